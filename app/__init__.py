@@ -1,0 +1,1 @@
+"""contextsynth: context compression for LLM agents."""

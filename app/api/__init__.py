@@ -1,0 +1,1 @@
+"""The thin HTTP layer: parse, limit, call a service, render."""

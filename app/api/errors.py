@@ -1,0 +1,120 @@
+"""Every error becomes an RFC 9457 problem+json response, here and nowhere else."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from app.engine import errors as e
+
+PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
+MEDIA_TYPE = "application/problem+json"
+log = logging.getLogger(__name__)
+
+STATUS: dict[type[e.ContextsynthError], int] = {
+    e.InvalidTranscript: 422,
+    e.UnknownFormat: 422,
+    e.AmbiguousFormat: 422,
+    e.InvalidOption: 422,
+    e.UnknownStrategy: 422,
+    e.LimitExceeded: 422,
+    e.StrategyFailed: 500,
+    e.LLMNotConfigured: 503,
+}
+
+
+def problem(
+    status: int, slug: str, title: str, detail: str, request: Request | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": PROBLEM_TYPE.format(slug=slug), "title": title, "status": status,
+        "detail": detail,
+    }
+    if request is not None:
+        body["instance"] = request.url.path
+    body.update({k: v for k, v in extra.items() if v is not None})
+    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE)
+
+
+def _status_of(exc: e.ContextsynthError) -> int:
+    for cls in type(exc).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]  # type: ignore[index]
+    return 500
+
+
+async def domain_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, e.ContextsynthError)
+    return problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
+                   pointer=exc.pointer)
+
+
+def _pointer(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc[1:]] if loc and loc[0] == "body" else [str(p) for p in loc]
+    return "/" + "/".join(parts)
+
+
+async def validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = list(exc.errors())
+    bad_json = next((err for err in errors if err.get("type") == "json_invalid"), None)
+    if bad_json is not None:
+        reason = (bad_json.get("ctx") or {}).get("error", "invalid JSON")
+        where = bad_json.get("loc", ("body", 0))[-1]
+        return problem(
+            400, "malformed-json", "The request body is not valid JSON",
+            f"the body could not be parsed as JSON ({reason} at character {where}). Send a "
+            "JSON object with Content-Type: application/json.", request)
+    items = [{"pointer": _pointer(tuple(err.get("loc", ()))), "detail": _message(err)}
+             for err in errors]
+    first = items[0] if items else {"pointer": "/", "detail": "invalid request"}
+    more = f" (and {len(items) - 1} more; see 'errors')" if len(items) > 1 else ""
+    return problem(
+        422, "validation-error", "The request does not match the schema",
+        f"{first['pointer']}: {first['detail']}{more}. The request schema is in openapi.yaml.",
+        request, errors=items)
+
+
+def _message(err: dict[str, Any]) -> str:
+    kind = err.get("type")
+    if kind == "missing":
+        return "this field is required"
+    if kind == "extra_forbidden":
+        return "this field is not part of the API; check its spelling"
+    return str(err.get("msg", "invalid value"))
+
+
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    title = HTTPStatus(status).phrase
+    if status == 404:
+        detail = f"there is no endpoint at {request.url.path}; the API is listed in openapi.yaml."
+    elif status == 405:
+        detail = f"{request.method} is not allowed on {request.url.path}; see openapi.yaml."
+    else:
+        detail = str(exc.detail)
+    return problem(status, title.lower().replace(" ", "-"), title, detail, request)
+
+
+async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    ref = uuid.uuid4().hex[:12]
+    log.exception("unhandled error %s on %s", ref, request.url.path)
+    return problem(500, "internal-error", "Internal error",
+                   f"the service failed unexpectedly; the logs have the details under {ref}. "
+                   "Retrying will not help until it is fixed.", request, reference=ref)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(e.ContextsynthError, domain_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected_error)

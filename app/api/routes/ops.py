@@ -1,0 +1,29 @@
+"""Liveness, readiness and Prometheus metrics."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from app.api.deps import Services, services
+from app.api.schemas import Health
+
+router = APIRouter()
+
+
+@router.get("/healthz", response_model=Health, summary="Liveness: the process serves HTTP")
+async def healthz() -> Health:
+    return Health(status="ok")
+
+
+@router.get("/readyz", response_model=Health, summary="Readiness: dependencies are usable")
+async def readyz() -> Health:
+    # The tokenizer is loaded before the app exists; Redis and LLM checks join with them.
+    return Health(status="ready", checks={"tokenizer": "ok"})
+
+
+@router.get("/metrics", summary="Prometheus metrics", response_class=Response)
+async def metrics(svc: Annotated[Services, Depends(services)]) -> Response:
+    return Response(generate_latest(svc.metrics.registry), media_type=CONTENT_TYPE_LATEST)

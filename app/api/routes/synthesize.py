@@ -1,0 +1,129 @@
+"""``POST /synthesize``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from app.api.deps import Services, services
+from app.api.schemas import Problem, SynthesizeRequest, SynthesizeResponse
+from app.engine.facts import Facts
+from app.engine.outcomes import shorten
+from app.engine.phases import PhaseOptions
+from app.service.synthesize import SynthesizeJob, SynthesizeOutcome
+
+router = APIRouter()
+_LOST_SHOWN = 50
+_PROBLEMS: dict[int | str, dict[str, Any]] = {
+    status: {"model": Problem, "content": {"application/problem+json": {}}}
+    for status in (400, 413, 422, 500, 503)
+}
+
+
+@router.post(
+    "/synthesize",
+    response_model=SynthesizeResponse,
+    responses=_PROBLEMS,
+    summary="Rebuild compact multi-turn context for the agent's next model call",
+)
+async def synthesize(
+    body: SynthesizeRequest, request: Request, svc: Annotated[Services, Depends(services)]
+) -> JSONResponse:
+    reasoning = body.reasoning
+    job = SynthesizeJob(
+        payload=body.model_dump(include={"messages", "system"}, exclude_none=True),
+        format=body.format,
+        model=body.model,
+        tier=body.tier,
+        strategy=body.strategy,
+        reasoning_top=reasoning.model_dump(exclude={"strategies"}, exclude_none=True),
+        reasoning_strategies={k: v.model_dump(exclude_none=True)
+                              for k, v in reasoning.strategies.items()},
+        phase=PhaseOptions(
+            required_tools=tuple(body.required_tools),
+            output_tools=tuple(body.output_tools) if body.output_tools is not None else None,
+            iteration=body.iteration,
+            max_iterations=body.max_iterations,
+        ),
+        steer=body.steer,
+    )
+    request.state.mode = "unknown"
+    outcome = await svc.synthesize.run(job)
+    request.state.mode = outcome.decision.mode.value
+    task = body.task if body.task is not None else _first_user_text(body.messages)
+    return JSONResponse(_render(outcome, task))
+
+
+def _first_user_text(messages: list[dict[str, Any]]) -> str | None:
+    for m in messages:
+        if m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                texts = [b.get("text", "") for b in content
+                         if isinstance(b, dict) and b.get("type") == "text"]
+                if texts:
+                    return "\n".join(texts)
+    return None
+
+
+def _lost(facts: Facts) -> dict[str, Any]:
+    return {
+        "total": len(facts),
+        "paths": sorted(facts.paths)[:_LOST_SHOWN],
+        "identifiers": sorted(facts.identifiers)[:_LOST_SHOWN],
+        "numbers": sorted(facts.numbers)[:_LOST_SHOWN],
+        "errors": sorted(facts.errors)[:_LOST_SHOWN],
+    }
+
+
+def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
+    s = outcome.synthesis
+    sig = s.signals
+    after = len(outcome.body["messages"])
+    reduction = 1 - s.tokens_after / s.tokens_before if s.tokens_before else 0.0
+    body: dict[str, Any] = {"messages": outcome.body["messages"]}
+    if "system" in outcome.body:
+        body["system"] = outcome.body["system"]
+    body.update({
+        "format": s.transcript.format,
+        "compacted": s.compacted,
+        "mode": outcome.decision.mode.value,
+        "requested_mode": outcome.requested_mode.value,
+        "mode_reason": outcome.decision.reason,
+        "phase": s.phase.value,
+        "nudge": s.nudge,
+        "tier": outcome.tier.value,
+        "tier_source": outcome.tier_source,
+        "signals": {
+            "iteration": sig.iteration,
+            "max_iterations": sig.max_iterations,
+            "task": shorten(task, 500) if task is not None else None,
+            "tools_called": sig.tools_called,
+            "required_missing": list(sig.required_missing),
+            "outputs_done": list(sig.outputs_done),
+            "recent_errors": list(sig.recent_errors),
+        },
+        "stats": {
+            "tokens_before": s.tokens_before,
+            "tokens_after": s.tokens_after,
+            "messages_before": outcome.messages_before,
+            "messages_after": after,
+            "reduction": round(reduction, 4),
+        },
+        "receipt": {
+            "dropped": [
+                {"handle": sp.handle, "kind": sp.kind, "first": sp.first, "last": sp.last,
+                 "messages": sp.messages, "tools": list(sp.tools)}
+                for sp in s.receipt.spans
+            ],
+            "lost_facts": _lost(s.receipt.lost),
+        },
+        "cache": {"hit": False},
+        "resolved_config": {k: {"value": v.value, "source": v.source}
+                            for k, v in outcome.resolved.items()},
+    })
+    return body

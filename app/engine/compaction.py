@@ -1,0 +1,151 @@
+"""What every compaction strategy shares: its interface, spans, handles, trimming."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from app.engine.ledger import LedgerBuilder
+from app.engine.memo import Memo
+from app.engine.prompts import CUT_MARKER
+from app.engine.tiers import TierBudget
+from app.engine.transcript import Message, Part, Segments, ToolCall
+
+HANDLE_PREFIX = "cs_"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Messages a compaction replaced or cut, and the handle that names the original."""
+
+    handle: str
+    kind: str  # "compacted" | "truncated" | "masked"
+    first: int  # wire index of the first message
+    last: int
+    messages: int
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    messages: tuple[Message, ...]
+    spans: tuple[Span, ...] = ()
+    # Originals of what was removed, scanned for facts the output lost.
+    dropped: tuple[Message, ...] = ()
+
+
+class Handles:
+    """Stable names for spans: the same content gives the same handle on any replica."""
+
+    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
+        self._memo: Memo[bytes] = Memo(cache_chars)
+
+    @staticmethod
+    def _digest(text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def of(self, messages: Sequence[Message]) -> str:
+        h = hashlib.blake2b(digest_size=10)
+        for m in messages:
+            h.update(m.role.encode())
+            h.update(self._memo.get(m.text, self._digest) if m.text else b"-")
+            for call in m.tool_calls:
+                h.update(call.id.encode("utf-8", "surrogatepass"))
+                h.update(self._memo.get(call.arguments, self._digest))
+        return HANDLE_PREFIX + h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyContext:
+    budget: TierBudget
+    segments: Segments
+    handles: Handles
+    ledger: LedgerBuilder
+
+
+class Strategy(Protocol):
+    name: str
+
+    def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction: ...
+
+
+def span_of(kind: str, messages: Sequence[Message], handles: Handles) -> Span:
+    tools = tuple(dict.fromkeys(c.name for m in messages for c in m.tool_calls))
+    return Span(handles.of(messages), kind, messages[0].index, messages[-1].index,
+                len(messages), tools)
+
+
+def cut_text(text: str, limit: int, handle: str) -> str:
+    """Keep the head and the tail (errors and results tend to sit at the end)."""
+    removed = len(text) - limit
+    head = (limit * 2) // 3
+    tail = limit - head
+    marker = CUT_MARKER.format(chars=removed, handle=handle)
+    return f"{text[:head]}\n{marker}\n{text[len(text) - tail:] if tail else ''}"
+
+
+def cut_result(message: Message, limit: int, handles: Handles) -> tuple[Message, Span | None]:
+    text = message.text
+    if len(text) <= limit:
+        return message, None
+    span = span_of("truncated", [message], handles)
+    others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
+    parts = (Part("text", cut_text(text, limit, span.handle)), *others)
+    return replace(message, parts=parts), span
+
+
+def _shorten_strings(value: Any, limit: int) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}…[cut {len(value) - limit} chars]"
+    if isinstance(value, dict):
+        return {k: _shorten_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shorten_strings(v, limit) for v in value]
+    return value
+
+
+def cut_arguments(call: ToolCall, limit: int) -> ToolCall:
+    """Shorten long string values so the arguments fit the budget and stay valid JSON."""
+    if len(call.arguments) <= limit:
+        return call
+    try:
+        value = json.loads(call.arguments)
+    except ValueError:
+        return call
+    per_string = max(limit // 2, 24)
+    while True:
+        text = json.dumps(_shorten_strings(value, per_string), ensure_ascii=False)
+        if len(text) <= limit or per_string <= 24:
+            break
+        per_string //= 2
+    if len(text) >= len(call.arguments):
+        return call
+    return replace(call, arguments=text)
+
+
+def trim_turn(
+    messages: Sequence[Message], context: StrategyContext, *, keep_results: bool
+) -> tuple[list[Message], list[Span], list[Message]]:
+    """A kept turn with long tool arguments and (unless ``keep_results``) results cut."""
+    budget = context.budget
+    out: list[Message] = []
+    spans: list[Span] = []
+    dropped: list[Message] = []
+    for m in messages:
+        new = m
+        if m.tool_calls:
+            calls = tuple(cut_arguments(c, budget.argument_chars) for c in m.tool_calls)
+            if any(a is not b for a, b in zip(calls, m.tool_calls, strict=True)):
+                new = replace(m, tool_calls=calls)
+                spans.append(span_of("truncated", [m], context.handles))
+        elif m.role == "tool" and not keep_results:
+            new, span = cut_result(m, budget.result_chars, context.handles)
+            if span is not None:
+                spans.append(span)
+        if new is not m:
+            dropped.append(m)
+        out.append(new)
+    return out, spans, dropped

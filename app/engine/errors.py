@@ -1,0 +1,60 @@
+"""Domain errors. The HTTP layer maps each class to a status in one place."""
+
+from __future__ import annotations
+
+
+class ContextsynthError(Exception):
+    """Base of every error the service reports to a caller.
+
+    ``slug`` names the problem type; ``title`` is its short, stable summary;
+    ``detail`` says what was wrong with this request and how to fix it;
+    ``pointer`` (a JSON Pointer into the request body) says where.
+    """
+
+    slug = "error"
+    title = "Request failed"
+
+    def __init__(self, detail: str, *, pointer: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.pointer = pointer
+
+
+class InvalidTranscript(ContextsynthError):
+    slug = "invalid-transcript"
+    title = "The transcript is not valid for its wire format"
+
+
+class UnknownFormat(ContextsynthError):
+    slug = "unknown-format"
+    title = "Unknown wire format"
+
+
+class AmbiguousFormat(ContextsynthError):
+    slug = "ambiguous-format"
+    title = "The payload mixes wire formats"
+
+
+class InvalidOption(ContextsynthError):
+    slug = "invalid-option"
+    title = "An option has a value the service cannot use"
+
+
+class UnknownStrategy(ContextsynthError):
+    slug = "unknown-strategy"
+    title = "Unknown synthesis strategy"
+
+
+class StrategyFailed(ContextsynthError):
+    slug = "strategy-failed"
+    title = "A synthesis strategy produced an invalid transcript"
+
+
+class LimitExceeded(ContextsynthError):
+    slug = "limit-exceeded"
+    title = "The request is over a configured limit"
+
+
+class LLMNotConfigured(ContextsynthError):
+    slug = "llm-not-configured"
+    title = "No LLM provider is configured"

@@ -1,0 +1,152 @@
+"""The ``fast`` strategy: older turns become compact prior-work notes, recent turns stay.
+
+User and system messages in the older part are kept where they were (they
+carry the constraints agents forget); each run of assistant and tool
+messages between them becomes one note, and the last note ends with the
+artifact ledger.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from app.engine.compaction import (
+    Compaction,
+    Span,
+    StrategyContext,
+    span_of,
+    trim_turn,
+)
+from app.engine.ledger import Ledger, recent
+from app.engine.memo import Memo
+from app.engine.outcomes import error_line, first_line, is_error, shorten
+from app.engine.prompts import LEDGER_HEADER, PRIOR_WORK_CONTINUED, PRIOR_WORK_HEADER
+from app.engine.transcript import Message, ToolCall, text_message
+
+_ARG_CHARS = 60
+_RESULT_CHARS = 120
+_SAID_CHARS = 200
+_MAX_ARGS = 3
+
+
+class FastStrategy:
+    name = "fast"
+
+    def __init__(self) -> None:
+        self._lines: Memo[str] = Memo(8_000_000)
+
+    def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
+        turns = context.segments.turns
+        keep = context.budget.full_turns
+        older = turns[: max(len(turns) - keep, 0)]
+        recent_turns = turns[len(older):]
+        out = list(messages[: context.segments.head_stop])
+        spans: list[Span] = []
+        dropped: list[Message] = []
+        if older:
+            region = messages[older[0].start : older[-1].stop]
+            notes, note_spans = self._notes(region, context)
+            out.extend(notes)
+            spans.extend(note_spans)
+            dropped.extend(m for m in region if m.role in ("assistant", "tool"))
+        for k, turn in enumerate(recent_turns):
+            kept, cut_spans, cut = trim_turn(
+                messages[turn.start : turn.stop], context,
+                keep_results=k == len(recent_turns) - 1,
+            )
+            out.extend(kept)
+            spans.extend(cut_spans)
+            dropped.extend(cut)
+        return Compaction(tuple(out), tuple(spans), tuple(dropped))
+
+    def _notes(
+        self, region: Sequence[Message], context: StrategyContext
+    ) -> tuple[list[Message], list[Span]]:
+        groups: list[Message | list[Message]] = []
+        for m in region:
+            if m.role not in ("assistant", "tool"):
+                groups.append(m)
+            elif groups and isinstance(groups[-1], list):
+                groups[-1].append(m)
+            else:
+                groups.append([m])
+        runs = sum(isinstance(g, list) for g in groups)
+        ledger = context.ledger.build(_pairs(region))
+        out: list[Message] = []
+        spans: list[Span] = []
+        for g in groups:
+            if isinstance(g, Message):
+                out.append(g)
+                continue
+            span = span_of("compacted", g, context.handles)
+            header = PRIOR_WORK_HEADER if not spans else PRIOR_WORK_CONTINUED
+            spans.append(span)
+            out.append(self._note(g, span, header, ledger if len(spans) == runs else None))
+        return out, spans
+
+    def _note(self, run: Sequence[Message], span: Span, header: str,
+              ledger: Ledger | None) -> Message:
+        calls = sum(len(m.tool_calls) for m in run)
+        lines = [header.format(calls=calls, handle=span.handle)]
+        results = {m.tool_call_id: m for m in run if m.role == "tool"}
+        for m in run:
+            if m.role != "assistant":
+                continue
+            if not m.tool_calls and m.text.strip():
+                lines.append(f"- said: {shorten(' '.join(m.text.split()), _SAID_CHARS)}")
+            for call in m.tool_calls:
+                lines.append(self._call_line(call, results.get(call.id)))
+        if ledger:
+            lines.append(_render_ledger(ledger))
+        return text_message("user", "\n".join(lines))
+
+    def _call_line(self, call: ToolCall, result: Message | None) -> str:
+        key = f"{call.name}\x00{call.arguments}"
+        head = self._lines.get(key, lambda _: f"- {call.name}({_key_args(call.arguments)})")
+        if result is None:
+            return head
+        if is_error(result):
+            return f"{head} → ✗ {shorten(error_line(result), _RESULT_CHARS)}"
+        line = first_line(result.text)
+        return f"{head} → {shorten(line, _RESULT_CHARS) if line else '(no output)'}"
+
+
+def _pairs(region: Sequence[Message]) -> list[tuple[ToolCall, Message | None]]:
+    results = {m.tool_call_id: m for m in region if m.role == "tool"}
+    return [(c, results.get(c.id)) for m in region for c in m.tool_calls]
+
+
+def _key_args(arguments: str) -> str:
+    try:
+        value: Any = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return shorten(arguments, _ARG_CHARS)
+    if not isinstance(value, dict):
+        return shorten(json.dumps(value, ensure_ascii=False), _ARG_CHARS)
+    shown = []
+    for k, v in list(value.items())[:_MAX_ARGS]:
+        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        shown.append(f"{k}={json.dumps(shorten(' '.join(text.split()), _ARG_CHARS), ensure_ascii=False)}")
+    if len(value) > _MAX_ARGS:
+        shown.append("…")
+    return ", ".join(shown)
+
+
+def _render_ledger(ledger: Ledger) -> str:
+    lines = [LEDGER_HEADER]
+    for label, items in (("files read", ledger.files_read),
+                         ("files written", ledger.files_written),
+                         ("URLs fetched", ledger.urls)):
+        if items:
+            shown, more = recent(items)
+            lines.append(f"- {label}: {', '.join(shown)}" + (f" (+{more} more)" if more else ""))
+    if ledger.commands:
+        shown, _ = recent(ledger.commands)
+        lines.append(f"- commands run ({ledger.command_count}, latest last): "
+                     + "; ".join(f"`{c}`" for c in shown[-6:]))
+    if ledger.last_error:
+        lines.append(f"- last error: {ledger.last_error}")
+    return "\n".join(lines)
+

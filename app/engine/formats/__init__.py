@@ -1,0 +1,64 @@
+"""Wire formats: each parses a request payload to a canonical transcript and renders it back.
+
+A payload is the part of a request body that carries the conversation
+(``messages`` plus, for Anthropic, the top-level ``system``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from app.engine.errors import AmbiguousFormat, UnknownFormat
+from app.engine.transcript import Transcript
+
+Payload = Mapping[str, Any]
+
+
+class WireFormat(Protocol):
+    name: str
+
+    def evidence(self, payload: Payload) -> list[str]:
+        """Where the payload shows shapes only this format has (empty: none)."""
+        ...
+
+    def parse(self, payload: Payload) -> Transcript: ...
+
+    def render(self, transcript: Transcript) -> dict[str, Any]: ...
+
+
+def build_formats() -> dict[str, WireFormat]:
+    # Imported here so the registry is built on demand, never at import time.
+    from app.engine.formats.anthropic import AnthropicFormat
+    from app.engine.formats.openai import OpenAIFormat
+
+    formats: list[WireFormat] = [OpenAIFormat(), AnthropicFormat()]
+    return {f.name: f for f in formats}
+
+
+# Plain role/content messages are valid in every format; OpenAI's shape is
+# what most agents speak, so an undecided payload is read as OpenAI.
+DEFAULT_FORMAT = "openai"
+
+
+def resolve_format(formats: Mapping[str, WireFormat], name: str, payload: Payload) -> WireFormat:
+    if name != "auto":
+        chosen = formats.get(name)
+        if chosen is None:
+            known = ", ".join(["auto", *formats])
+            raise UnknownFormat(
+                f"format {name!r} is not one this service speaks; use one of: {known}.",
+                pointer="/format",
+            )
+        return chosen
+    found = {n: ev for n, f in formats.items() if (ev := f.evidence(payload))}
+    if len(found) > 1:
+        shown = "; ".join(f"{n}: {', '.join(ev[:2])}" for n, ev in found.items())
+        raise AmbiguousFormat(
+            f"the payload has shapes of more than one wire format ({shown}). Send every "
+            "message in one format, or name it with the 'format' field.",
+            pointer="/messages",
+        )
+    if found:
+        return formats[next(iter(found))]
+    return formats[DEFAULT_FORMAT]

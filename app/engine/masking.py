@@ -1,0 +1,53 @@
+"""The ``observation-mask`` strategy: keep every action, hide old tool outputs.
+
+Cheaper than summarizing and often as good for coding agents: the model
+still sees what it did, in order, and can ask for an output back by handle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from app.engine.compaction import Compaction, Span, StrategyContext, span_of, trim_turn
+from app.engine.outcomes import first_line, shorten
+from app.engine.prompts import MASKED_RESULT
+from app.engine.transcript import Message, Part
+
+# Results shorter than this cost less than their placeholder.
+_MIN_MASKED_CHARS = 200
+
+
+class ObservationMask:
+    name = "observation-mask"
+
+    def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
+        turns = context.segments.turns
+        older = turns[: max(len(turns) - context.budget.full_turns, 0)]
+        cut_at = older[-1].stop if older else context.segments.head_stop
+        names = {c.id: c.name for m in messages for c in m.tool_calls}
+        out: list[Message] = []
+        spans: list[Span] = []
+        dropped: list[Message] = []
+        for m in messages[:cut_at]:
+            if m.role != "tool" or len(m.text) < _MIN_MASKED_CHARS:
+                out.append(m)
+                continue
+            span = span_of("masked", [m], context.handles)
+            first = shorten(first_line(m.text), 80)
+            text = MASKED_RESULT.format(
+                name=names.get(m.tool_call_id or "", "tool"), chars=len(m.text),
+                first=f"; began: {first}" if first else "", handle=span.handle,
+            )
+            out.append(replace(m, parts=(Part("text", text),)))
+            spans.append(span)
+            dropped.append(m)
+        recent = [t for t in turns if t.start >= cut_at]
+        for k, turn in enumerate(recent):
+            kept, cut_spans, cut = trim_turn(
+                messages[turn.start : turn.stop], context, keep_results=k == len(recent) - 1
+            )
+            out.extend(kept)
+            spans.extend(cut_spans)
+            dropped.extend(cut)
+        return Compaction(tuple(out), tuple(spans), tuple(dropped))

@@ -1,0 +1,100 @@
+"""Where an agent stands in its task, read deterministically from tool outcomes."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from app.engine.outcomes import error_line, is_error
+from app.engine.transcript import Message
+
+
+class Phase(StrEnum):
+    ORIENT = "orient"
+    GATHER = "gather"
+    PRODUCE = "produce"
+    SYNTHESIZE = "synthesize"
+    VERIFY = "verify"
+
+
+# Tools whose names say they create the deliverable, when the caller names none.
+DEFAULT_OUTPUT_TOOL = re.compile(r"write|create|save|send|submit|commit", re.IGNORECASE)
+# Share of the iteration budget after which an agent should wrap up.
+LATE_SHARE = 0.7
+RECENT_TURNS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseOptions:
+    required_tools: tuple[str, ...] = ()
+    # None: use DEFAULT_OUTPUT_TOOL on tool names.
+    output_tools: tuple[str, ...] | None = None
+    iteration: int | None = None
+    max_iterations: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    iteration: int
+    max_iterations: int | None
+    tools_called: dict[str, int]
+    required_tools: tuple[str, ...]
+    required_missing: tuple[str, ...]
+    outputs_done: tuple[str, ...]
+    recent_errors: tuple[str, ...]
+
+    @property
+    def late(self) -> bool:
+        return (self.max_iterations is not None
+                and self.iteration >= LATE_SHARE * self.max_iterations)
+
+
+def _is_output(name: str, options: PhaseOptions) -> bool:
+    if options.output_tools is not None:
+        return name in options.output_tools
+    return DEFAULT_OUTPUT_TOOL.search(name) is not None
+
+
+def observe(messages: Sequence[Message], options: PhaseOptions) -> Signals:
+    called: Counter[str] = Counter()
+    succeeded: set[str] = set()
+    names: dict[str, str] = {}
+    errors: list[tuple[int, str]] = []
+    turn = 0
+    for m in messages:
+        if m.role == "assistant":
+            turn += 1
+            for call in m.tool_calls:
+                called[call.name] += 1
+                names[call.id] = call.name
+        elif m.role == "tool":
+            name = names.get(m.tool_call_id or "", "tool")
+            if is_error(m):
+                errors.append((turn, f"{name} → {error_line(m)}"))
+            else:
+                succeeded.add(name)
+    iteration = options.iteration if options.iteration is not None else turn
+    missing = tuple(t for t in options.required_tools
+                    if not _is_output(t, options) and t not in succeeded)
+    outputs = tuple(sorted(n for n in succeeded if _is_output(n, options)))
+    recent = tuple(text for at, text in errors if at > turn - RECENT_TURNS)
+    return Signals(iteration, options.max_iterations, dict(called), options.required_tools,
+                   missing, outputs, recent)
+
+
+def classify(signals: Signals, options: PhaseOptions) -> Phase:
+    if not signals.tools_called:
+        return Phase.ORIENT
+    if signals.outputs_done:
+        return Phase.VERIFY
+    if signals.required_missing:
+        return Phase.GATHER
+    expects_output = options.output_tools is not None or any(
+        _is_output(t, options) for t in options.required_tools)
+    if signals.required_tools or signals.late:
+        return Phase.PRODUCE if expects_output else Phase.SYNTHESIZE
+    # Without required tools nothing says gathering is over until the budget runs low.
+    return Phase.GATHER

@@ -1,0 +1,42 @@
+"""Every text the service writes into a transcript, in one place.
+
+LLM prompt templates join this module with the LLM-backed modes.
+"""
+
+from __future__ import annotations
+
+from app.engine.phases import Phase, Signals
+
+MARKER = "[contextsynth]"
+
+PRIOR_WORK_HEADER = MARKER + " Earlier work, compacted ({calls} tool calls; expand: {handle}):"
+PRIOR_WORK_CONTINUED = MARKER + " More earlier work, compacted ({calls} tool calls; expand: {handle}):"
+LEDGER_HEADER = "Artifacts so far:"
+CUT_MARKER = "…[contextsynth cut {chars} chars; expand: {handle}]"
+MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"
+
+_NUDGES: dict[Phase, str] = {
+    Phase.ORIENT: "No tool has run yet. Start by gathering what the task needs{required}.",
+    Phase.GATHER: "Gather what is still missing{missing} before producing the result; skip "
+                  "calls whose answers are already above.",
+    Phase.PRODUCE: "The inputs are gathered. Create the deliverable now{outputs}.",
+    Phase.SYNTHESIZE: "Everything required has run. Answer the task from the evidence above; "
+                      "call another tool only if something essential is missing.",
+    Phase.VERIFY: "The deliverable exists ({done}). Check it against the task, then finish.",
+}
+
+
+def nudge(phase: Phase, signals: Signals, output_tools: tuple[str, ...]) -> str:
+    missing = ", ".join(signals.required_missing)
+    template = _NUDGES[phase]
+    body = template.format(
+        required=f" ({', '.join(signals.required_tools)})" if signals.required_tools else "",
+        missing=f": {missing}" if missing else "",
+        outputs=f" with {', '.join(output_tools)}" if output_tools else "",
+        done=", ".join(signals.outputs_done) or "output tool called",
+    )
+    text = f"{MARKER} Phase: {phase.value}. {body}"
+    if signals.recent_errors:
+        text += (f" The last failure was {signals.recent_errors[-1]}; change the approach "
+                 "rather than repeating the same call.")
+    return text

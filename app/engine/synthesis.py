@@ -1,0 +1,160 @@
+"""``/synthesize`` without an LLM: phase, nudge, compaction, stats and receipt."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.engine.compaction import Compaction, Handles, Span, Strategy, StrategyContext
+from app.engine.errors import InvalidOption, StrategyFailed, UnknownStrategy
+from app.engine.facts import FactExtractor, Facts
+from app.engine.ledger import LedgerBuilder
+from app.engine.modes import Mode
+from app.engine.phases import Phase, PhaseOptions, Signals, classify, observe
+from app.engine.prompts import nudge
+from app.engine.tiers import TIER_BUDGETS, Tier
+from app.engine.tokens import TokenCounter
+from app.engine.transcript import (
+    InvalidTranscript,
+    Message,
+    Transcript,
+    segment,
+    text_message,
+    validate_pairs,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisOptions:
+    mode: Mode = Mode.FAST  # fast, custom or off: auto and deep are decided before
+    tier: Tier = Tier.MID
+    strategy: str | None = None
+    phase: PhaseOptions = field(default_factory=PhaseOptions)
+    steer: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    spans: tuple[Span, ...] = ()
+    lost: Facts = field(default_factory=Facts)
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesis:
+    transcript: Transcript
+    compacted: bool
+    phase: Phase
+    nudge: str | None
+    signals: Signals
+    tokens_before: int
+    tokens_after: int
+    receipt: Receipt
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCaches:
+    """Per-content memos shared across requests; built once by the app."""
+
+    facts: FactExtractor = field(default_factory=FactExtractor)
+    ledger: LedgerBuilder = field(default_factory=LedgerBuilder)
+    handles: Handles = field(default_factory=Handles)
+
+
+class Synthesizer:
+    def __init__(
+        self,
+        counter: TokenCounter,
+        strategies: Mapping[str, Strategy],
+        caches: EngineCaches | None = None,
+    ) -> None:
+        self._counter = counter
+        self._strategies = strategies
+        self._caches = caches or EngineCaches()
+
+    @property
+    def strategies(self) -> Mapping[str, Strategy]:
+        return self._strategies
+
+    def run(self, transcript: Transcript, options: SynthesisOptions) -> Synthesis:
+        messages = transcript.messages
+        if not messages:
+            raise InvalidTranscript("'messages' is empty; send at least the task as a user "
+                                    "message.", pointer="/messages")
+        validate_pairs(messages)
+        signals = observe(messages, options.phase)
+        phase = classify(signals, options.phase)
+        budget = TIER_BUDGETS[options.tier]
+        text = None
+        if options.steer and (not budget.late_nudge_only or signals.max_iterations is None
+                              or signals.late):
+            text = nudge(phase, signals, options.phase.output_tools or ())
+        before = self._counter.messages(messages)
+        unchanged = Synthesis(transcript, False, phase, text, signals, before, before, Receipt())
+        if options.mode is Mode.OFF:
+            return unchanged
+        strategy = self._strategy(options)
+        context = StrategyContext(budget, segment(messages), self._caches.handles,
+                                  self._caches.ledger)
+        compaction = strategy.compact(messages, context)
+        out = list(compaction.messages)
+        _check_output(strategy.name, messages, out)
+        if text is not None:
+            out.append(text_message("user", text))
+        after = self._counter.messages(out)
+        if after >= before:
+            return unchanged
+        result = Transcript(tuple(out), transcript.format, transcript.envelope)
+        receipt = Receipt(compaction.spans, self._lost(compaction, out))
+        return Synthesis(result, True, phase, text, signals, before, after, receipt)
+
+    def _strategy(self, options: SynthesisOptions) -> Strategy:
+        if options.mode is Mode.FAST:
+            return self._strategies["fast"]
+        if not options.strategy:
+            raise InvalidOption(
+                "mode 'custom' needs 'synthesis_strategy' in 'reasoning' to name a strategy; "
+                f"available: {', '.join(sorted(self._strategies))}.",
+                pointer="/reasoning/synthesis_strategy",
+            )
+        found = self._strategies.get(options.strategy)
+        if found is None:
+            raise UnknownStrategy(
+                f"no strategy is registered as {options.strategy!r}; available: "
+                f"{', '.join(sorted(self._strategies))}. Plugins register in the "
+                "'contextsynth.strategies' entry-point group.",
+                pointer="/reasoning/synthesis_strategy",
+            )
+        return found
+
+    def _lost(self, compaction: Compaction, out: Sequence[Message]) -> Facts:
+        if not compaction.dropped:
+            return Facts()
+        facts = self._caches.facts
+        lost = facts.union(_texts(compaction.dropped)) - facts.union(_texts(out))
+        if lost.errors:
+            # An error line may survive inside a longer note line; only report real losses.
+            joined = "\n".join(_texts(out))
+            lost = Facts(lost.paths, lost.identifiers, lost.numbers,
+                         frozenset(e for e in lost.errors if e not in joined))
+        return lost
+
+
+def _texts(messages: Sequence[Message]) -> Iterator[str]:
+    for m in messages:
+        yield m.text
+        for call in m.tool_calls:
+            yield call.arguments
+
+
+def _check_output(name: str, before: Sequence[Message], after: Sequence[Message]) -> None:
+    """Hold every strategy, plugins included, to the invariants callers rely on."""
+    try:
+        validate_pairs(after)
+    except InvalidTranscript as exc:
+        raise StrategyFailed(f"strategy {name!r} broke tool-call pairing: {exc.detail}") from exc
+    kept = {id(m) for m in after}
+    for m in before:
+        if m.role in ("system", "user") and id(m) not in kept:
+            raise StrategyFailed(
+                f"strategy {name!r} dropped or changed messages[{m.index}] (role {m.role}); "
+                "system and user messages must be kept as they are.")

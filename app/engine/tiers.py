@@ -1,0 +1,59 @@
+"""Model tiers: how much of the recent past each size of model gets in full."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Tier(StrEnum):
+    LOCAL = "local"
+    MID = "mid"
+    LARGE = "large"
+    FRONTIER = "frontier"
+
+
+@dataclass(frozen=True, slots=True)
+class TierBudget:
+    full_turns: int
+    argument_chars: int
+    result_chars: int
+    # Large models follow long contexts well; they only need steering late.
+    late_nudge_only: bool
+
+
+TIER_BUDGETS: dict[Tier, TierBudget] = {
+    Tier.LOCAL: TierBudget(full_turns=2, argument_chars=100, result_chars=300,
+                           late_nudge_only=False),
+    Tier.MID: TierBudget(full_turns=3, argument_chars=200, result_chars=500,
+                         late_nudge_only=False),
+    Tier.LARGE: TierBudget(full_turns=5, argument_chars=400, result_chars=800,
+                           late_nudge_only=True),
+    Tier.FRONTIER: TierBudget(full_turns=8, argument_chars=600, result_chars=800,
+                              late_nudge_only=True),
+}
+
+# First match wins, so narrower names come before the families they belong to.
+_MODEL_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple(
+    (re.compile(pattern), tier)
+    for pattern, tier in (
+        (r"(mini|nano|haiku|flash|lite)\b|gpt-3\.5", Tier.MID),
+        (r"opus|gpt-5|\bo[134]\b|\bo[134]-|gemini-(2\.5|3)[\w.-]*-pro|grok-4", Tier.FRONTIER),
+        (r"sonnet|gpt-4|gemini-[\w.-]*pro|deepseek-(chat|reasoner|v3|r1)|mistral-large"
+         r"|command-r-plus|405b|qwen[\w.-]*-max", Tier.LARGE),
+        (r"mistral-(small|medium)|command-r|claude-instant", Tier.MID),
+        (r"llama|qwen|mistral|mixtral|phi-?\d|gemma|codellama|deepseek-coder|starcoder"
+         r"|:\d+b|\b\d+(\.\d+)?b\b|gguf|ollama", Tier.LOCAL),
+    )
+)
+
+
+def infer_tier(model: str | None) -> Tier | None:
+    if not model:
+        return None
+    name = model.lower().rsplit("/", 1)[-1]
+    for pattern, tier in _MODEL_RULES:
+        if pattern.search(name):
+            return tier
+    return None

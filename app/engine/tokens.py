@@ -1,0 +1,54 @@
+"""Token counting with a per-content cache.
+
+The encoder is handed in (the shell loads tiktoken's offline encoding) so the
+engine never touches files. Counts include tool-call names and arguments and
+a small per-message overhead, as the providers' own accounting does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from app.engine.memo import Memo
+from app.engine.transcript import Message
+
+# Role markers and separators cost a few tokens per message and per call.
+MESSAGE_OVERHEAD = 4
+TOOL_CALL_OVERHEAD = 3
+
+
+class Encoder(Protocol):
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+
+class TokenCounter:
+    def __init__(self, encoder: Encoder, *, cache_chars: int = 64_000_000) -> None:
+        self._encoder = encoder
+        self._memo: Memo[int] = Memo(cache_chars)
+
+    @property
+    def cache(self) -> Memo[int]:
+        return self._memo
+
+    def _encode_len(self, text: str) -> int:
+        return len(self._encoder.encode_ordinary(text))
+
+    def text(self, text: str) -> int:
+        if not text:
+            return 0
+        return self._memo.get(text, self._encode_len)
+
+    def message(self, message: Message) -> int:
+        total = MESSAGE_OVERHEAD
+        for part in message.parts:
+            total += self.text(part.text)
+        for call in message.tool_calls:
+            total += TOOL_CALL_OVERHEAD + self.text(call.name) + self.text(call.arguments)
+        return total
+
+    def messages(self, messages: Iterable[Message]) -> int:
+        return sum(self.message(m) for m in messages)
+
+    def per_message(self, messages: Sequence[Message]) -> list[int]:
+        return [self.message(m) for m in messages]

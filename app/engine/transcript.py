@@ -1,0 +1,155 @@
+"""Canonical transcript: the one shape every wire format parses into.
+
+``raw`` fields hold the wire object a message or part came from. The engine
+never looks inside them; each format uses them to render kept messages back
+with every field the caller sent, including ones this service does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.engine.errors import InvalidTranscript
+
+Role = Literal["system", "user", "assistant", "tool"]
+Raw = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of content. ``kind`` is ``text``, ``thinking`` or an opaque block type."""
+
+    kind: str
+    text: str = ""
+    raw: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+    raw: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    parts: tuple[Part, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    raw: Any = None
+    # Position of the wire message this came from (-1: written by the engine).
+    index: int = -1
+
+    @property
+    def text(self) -> str:
+        parts = self.parts
+        if len(parts) == 1:
+            return parts[0].text
+        return "\n".join(p.text for p in parts if p.text)
+
+    @property
+    def authored(self) -> bool:
+        """True for messages the caller sent, False for ones the engine wrote."""
+        return self.index >= 0
+
+
+def text_message(role: Role, text: str) -> Message:
+    return Message(role=role, parts=(Part("text", text),))
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """Messages plus format-level data (for example Anthropic's top-level fields)."""
+
+    messages: tuple[Message, ...]
+    format: str
+    envelope: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Messages ``[start, stop)`` of a transcript: one assistant message and what answers it."""
+
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True, slots=True)
+class Segments:
+    """The head (system messages and the task) and the turns after it."""
+
+    head_stop: int
+    turns: tuple[Turn, ...]
+    task_index: int | None
+
+
+def segment(messages: Sequence[Message]) -> Segments:
+    """Split messages into the head and turns.
+
+    The head runs up to the first assistant message, so it holds the system
+    prompt, the task (first user message) and anything the user added before
+    the agent first spoke. Each turn starts at an assistant message.
+    """
+    task_index = next((i for i, m in enumerate(messages) if m.role == "user"), None)
+    starts = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    if not starts:
+        return Segments(len(messages), (), task_index)
+    bounds = [*starts, len(messages)]
+    turns = tuple(Turn(a, b) for a, b in zip(bounds, bounds[1:], strict=False))
+    return Segments(starts[0], turns, task_index)
+
+
+def _describe(message: Message, position: int) -> str:
+    where = message.index if message.index >= 0 else position
+    return f"messages[{where}] (role {message.role})"
+
+
+def validate_pairs(messages: Sequence[Message]) -> None:
+    """Raise :class:`InvalidTranscript` on a tool result or call without its partner.
+
+    A tool result must answer a call of the closest assistant message before
+    it, once; every call must be answered before the next assistant message.
+    """
+    open_calls: dict[str, tuple[int, Message, str]] = {}
+    answered: set[str] = set()
+    for position, message in enumerate(messages):
+        if message.role == "assistant":
+            _raise_unanswered(open_calls)
+            answered.clear()
+            for call in message.tool_calls:
+                open_calls[call.id] = (position, message, call.name)
+        elif message.role == "tool":
+            call_id = message.tool_call_id or ""
+            if call_id in open_calls:
+                del open_calls[call_id]
+                answered.add(call_id)
+                continue
+            if call_id in answered:
+                problem = "answers it a second time"
+            else:
+                problem = "was not issued by the assistant message before it"
+            raise InvalidTranscript(
+                f"{_describe(message, position)} is a tool result for call id {call_id!r}, "
+                f"which {problem}. Put each tool result right after the assistant message "
+                "whose tool call it answers, or drop the orphaned result.",
+                pointer=f"/messages/{message.index if message.index >= 0 else position}",
+            )
+    _raise_unanswered(open_calls)
+
+
+def _raise_unanswered(open_calls: dict[str, tuple[int, Message, str]]) -> None:
+    if not open_calls:
+        return
+    call_id, (position, message, name) = next(iter(open_calls.items()))
+    raise InvalidTranscript(
+        f"{_describe(message, position)} calls tool {name!r} with id {call_id!r}, but no "
+        "tool result answers it before the next assistant message or the end. Send the "
+        "tool's result after the call (an error result is fine), or drop the call.",
+        pointer=f"/messages/{message.index if message.index >= 0 else position}",
+    )

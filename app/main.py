@@ -1,0 +1,64 @@
+"""``create_app(settings)``: the one place where the service is put together."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from importlib.metadata import EntryPoint
+
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry
+
+from app import plugins
+from app.api import errors
+from app.api.deps import Services
+from app.api.middleware import BodyLimit, RequestMetrics
+from app.api.routes import ops, synthesize
+from app.engine.formats import build_formats
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import Synthesizer
+from app.engine.tokens import Encoder, TokenCounter
+from app.metrics import Metrics
+from app.service.synthesize import SynthesizeService
+from app.settings import Settings
+from app.tokenizer import load_encoding
+
+VERSION = "0.1.0"
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    registry: CollectorRegistry | None = None,
+    encoder: Encoder | None = None,
+    discover: Callable[[], Iterable[EntryPoint]] | None = None,
+) -> FastAPI:
+    settings = settings or Settings()
+    metrics = Metrics(registry if registry is not None else CollectorRegistry())
+    counter = TokenCounter(encoder or load_encoding(settings.token_encoding),
+                           cache_chars=settings.token_cache_chars)
+    strategies = plugins.load_strategies(builtin_strategies(),
+                                         discover or plugins._installed)
+    synthesizer = Synthesizer(counter, strategies)
+    service = SynthesizeService(synthesizer, build_formats(), settings, metrics)
+
+    app = FastAPI(
+        title="contextsynth",
+        version=VERSION,
+        summary="Context compression for LLM agents.",
+        description="POST an agent's transcript; get compact context back in the same wire "
+                    "format, still valid for its provider, with a receipt of what was dropped.",
+    )
+    app.state.services = Services(synthesize=service, metrics=metrics)
+    app.state.settings = settings
+    errors.install(app)
+    app.include_router(synthesize.router)
+    app.include_router(ops.router)
+    # Outermost first: metrics see the 413s the body limit sends.
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestMetrics, metrics=metrics)
+    return app
+
+
+def factory() -> FastAPI:
+    """Entry for ``uvicorn --factory``: settings from the environment."""
+    return create_app(Settings())

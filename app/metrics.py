@@ -1,0 +1,30 @@
+"""Prometheus metrics, built against a registry the app is given."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+# Engine work is milliseconds; LLM-backed modes will take seconds.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+                   30, 60, 120)
+RATIO_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.requests = Counter(
+            "contextsynth_requests", "HTTP requests handled.",
+            ["endpoint", "mode", "status"], registry=registry)
+        self.duration = Histogram(
+            "contextsynth_request_duration_seconds", "Time to handle a request.",
+            ["endpoint", "mode"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.tokens = Counter(
+            "contextsynth_tokens", "Tokens in requests and responses.",
+            ["endpoint", "direction"], registry=registry)
+        self.compression = Histogram(
+            "contextsynth_compression_ratio", "Output tokens divided by input tokens.",
+            ["endpoint"], buckets=RATIO_BUCKETS, registry=registry)
+        self.phases = Counter(
+            "contextsynth_phase", "Agent phases seen by /synthesize.", ["phase"],
+            registry=registry)

@@ -1,0 +1,145 @@
+"""Serving ``/synthesize``: format, limits, mode, the engine off the event loop, metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+
+from app.engine.errors import LimitExceeded
+from app.engine.formats import Payload, WireFormat, resolve_format
+from app.engine.modes import Mode, ModeDecision, decide
+from app.engine.phases import PhaseOptions
+from app.engine.reasoning import Resolved, resolve
+from app.engine.synthesis import Synthesis, SynthesisOptions, Synthesizer
+from app.engine.tiers import Tier, infer_tier
+from app.engine.transcript import Transcript
+from app.metrics import Metrics
+from app.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesizeJob:
+    """One request, already validated for types by the API layer."""
+
+    payload: Payload
+    format: str
+    model: str | None
+    tier: Tier | None
+    strategy: str
+    reasoning_top: Mapping[str, Any]
+    reasoning_strategies: Mapping[str, Mapping[str, Any]]
+    phase: PhaseOptions
+    steer: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesizeOutcome:
+    synthesis: Synthesis
+    body: dict[str, Any]  # the rendered payload: messages (+ system for Anthropic)
+    messages_before: int
+    tier: Tier
+    tier_source: str
+    decision: ModeDecision
+    requested_mode: Mode
+    resolved: dict[str, Resolved]
+
+
+class SynthesizeService:
+    def __init__(
+        self,
+        synthesizer: Synthesizer,
+        formats: Mapping[str, WireFormat],
+        settings: Settings,
+        metrics: Metrics,
+        *,
+        llm_available: bool = False,
+    ) -> None:
+        self._synthesizer = synthesizer
+        self._formats = formats
+        self._settings = settings
+        self._metrics = metrics
+        self._llm_available = llm_available
+
+    async def run(self, job: SynthesizeJob) -> SynthesizeOutcome:
+        self._check_limits(job.payload)
+        wire = resolve_format(self._formats, job.format, job.payload)
+        resolved = resolve(job.reasoning_top, job.reasoning_strategies, job.strategy)
+        requested = Mode(resolved["synthesis"].value)
+        decision = decide(requested, llm_available=self._llm_available)
+        tier, tier_source = self._tier(job)
+        strategy = resolved.get("synthesis_strategy")
+        options = SynthesisOptions(
+            mode=decision.mode, tier=tier, phase=job.phase, steer=job.steer,
+            strategy=str(strategy.value) if strategy else None,
+        )
+        size = sum(len(str(m.get("content") or "")) for m in _wire_messages(job.payload))
+        if size > self._settings.offload_chars:
+            synthesis, body = await anyio.to_thread.run_sync(self._work, wire, job, options)
+        else:
+            synthesis, body = self._work(wire, job, options)
+        self._record(synthesis)
+        return SynthesizeOutcome(
+            synthesis, body, len(_wire_messages(job.payload)), tier, tier_source, decision,
+            requested, resolved,
+        )
+
+    def _work(
+        self, wire: WireFormat, job: SynthesizeJob, options: SynthesisOptions
+    ) -> tuple[Synthesis, dict[str, Any]]:
+        transcript = wire.parse(job.payload)
+        synthesis = self._synthesizer.run(transcript, options)
+        if synthesis.compacted:
+            body = wire.render(synthesis.transcript)
+        else:
+            body = _unchanged(job.payload, transcript)
+        return synthesis, body
+
+    def _tier(self, job: SynthesizeJob) -> tuple[Tier, str]:
+        if job.tier is not None:
+            return job.tier, "request"
+        inferred = infer_tier(job.model)
+        if inferred is not None:
+            return inferred, "model"
+        return self._settings.default_tier, "default"
+
+    def _check_limits(self, payload: Payload) -> None:
+        messages = _wire_messages(payload)
+        limit = self._settings.max_messages
+        if len(messages) > limit:
+            raise LimitExceeded(
+                f"the request has {len(messages)} messages; this service accepts at most "
+                f"{limit}. Send the most recent {limit}, or compress in parts.",
+                pointer="/messages")
+        most = self._settings.max_message_chars
+        for i, m in enumerate(messages):
+            content = m.get("content") if isinstance(m, dict) else None
+            if isinstance(content, str) and len(content) > most:
+                raise LimitExceeded(
+                    f"messages[{i}] has {len(content)} characters of content; the limit is "
+                    f"{most}. Cut the message (for example a huge tool output) before sending.",
+                    pointer=f"/messages/{i}/content")
+
+    def _record(self, synthesis: Synthesis) -> None:
+        m = self._metrics
+        m.tokens.labels("synthesize", "in").inc(synthesis.tokens_before)
+        m.tokens.labels("synthesize", "out").inc(synthesis.tokens_after)
+        if synthesis.tokens_before:
+            m.compression.labels("synthesize").observe(
+                synthesis.tokens_after / synthesis.tokens_before)
+        m.phases.labels(synthesis.phase.value).inc()
+
+
+def _wire_messages(payload: Payload) -> list[Any]:
+    messages = payload.get("messages")
+    return messages if isinstance(messages, list) else []
+
+
+def _unchanged(payload: Payload, transcript: Transcript) -> dict[str, Any]:
+    """The caller's own conversation fields, as sent."""
+    body: dict[str, Any] = {"messages": payload.get("messages", [])}
+    if transcript.format == "anthropic" and "system" in payload:
+        body["system"] = payload["system"]
+    return body
