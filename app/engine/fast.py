@@ -22,8 +22,13 @@ from app.engine.compaction import (
 from app.engine.ledger import Ledger, recent
 from app.engine.memo import Memo
 from app.engine.outcomes import error_line, first_line, is_error, shorten
-from app.engine.prompts import LEDGER_HEADER, PRIOR_WORK_CONTINUED, PRIOR_WORK_HEADER
-from app.engine.transcript import Message, ToolCall, text_message
+from app.engine.prompts import (
+    LEDGER_HEADER,
+    PRIOR_WORK_CONTINUED,
+    PRIOR_WORK_HEADER,
+    counted,
+)
+from app.engine.transcript import Message, Part, ToolCall
 
 _ARG_CHARS = 60
 _RESULT_CHARS = 120
@@ -89,7 +94,8 @@ class FastStrategy:
     def _note(self, run: Sequence[Message], span: Span, header: str,
               ledger: Ledger | None) -> Message:
         calls = sum(len(m.tool_calls) for m in run)
-        lines = [header.format(calls=calls, handle=span.handle)]
+        replies = sum(1 for m in run if m.role == "assistant" and not m.tool_calls)
+        lines = [header.format(what=counted(calls, replies), handle=span.handle)]
         results = {m.tool_call_id: m for m in run if m.role == "tool"}
         for m in run:
             if m.role != "assistant":
@@ -100,7 +106,9 @@ class FastStrategy:
                 lines.append(self._call_line(call, results.get(call.id)))
         if ledger:
             lines.append(_render_ledger(ledger))
-        return text_message("user", "\n".join(lines))
+        # One part per line: lines repeat from call to call, so their token counts and
+        # facts come from the caches; renderers join parts with newlines.
+        return Message("user", tuple(Part("text", line) for line in lines))
 
     def _call_line(self, call: ToolCall, result: Message | None) -> str:
         key = f"{call.name}\x00{call.arguments}"

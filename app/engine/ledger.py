@@ -44,6 +44,16 @@ class Ledger:
                     or self.last_error)
 
 
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """What one call touched; memoized, since calls come back on every step."""
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+
+
 def _add(items: list[str], value: str) -> None:
     if value in items:
         items.remove(value)
@@ -58,45 +68,51 @@ def _arguments(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def record(key: str) -> CallRecord:
+    """``key`` is the tool name, a NUL, then the arguments."""
+    name, _, arguments = key.partition("\0")
+    args = _arguments(arguments) if arguments else {}
+    reads: list[str] = []
+    writes: list[str] = []
+    commands: list[str] = []
+    writing = _WRITE_TOOL.search(name) is not None
+    for k in _PATH_KEYS:
+        value = args.get(k)
+        if isinstance(value, str) and value:
+            (writes if writing else reads).append(value)
+    for k in _COMMAND_KEYS:
+        value = args.get(k)
+        if isinstance(value, str) and value:
+            commands.append(shorten(" ".join(value.split()), 100))
+            # The first line names the files; what follows is usually a heredoc body.
+            line = value.split("\n", 1)[0][:_SHELL_SCAN_CHARS]
+            writes.extend(_SHELL_WRITE.findall(line))
+            reads.extend(p for p in _SHELL_READ.findall(line) if p not in writes)
+    urls = [u for v in args.values() if isinstance(v, str) and "http" in v
+            for u in _URL.findall(v)]
+    return CallRecord(tuple(reads), tuple(writes), tuple(commands), tuple(urls))
+
+
 class LedgerBuilder:
     def __init__(self, *, cache_chars: int = 8_000_000) -> None:
-        self._args: Memo[dict[str, Any]] = Memo(cache_chars)
+        self._records: Memo[CallRecord] = Memo(cache_chars)
 
     def build(self, pairs: Iterable[tuple[ToolCall, Message | None]]) -> Ledger:
         ledger = Ledger()
         for call, result in pairs:
-            self._record(ledger, call)
+            rec = self._records.get(f"{call.name}\0{call.arguments}", record)
+            for path in rec.reads:
+                _add(ledger.files_read, path)
+            for path in rec.writes:
+                _add(ledger.files_written, path)
+            for command in rec.commands:
+                ledger.command_count += 1
+                _add(ledger.commands, command)
+            for url in rec.urls:
+                _add(ledger.urls, url)
             if result is not None and is_error(result):
                 ledger.last_error = f"{call.name} → {error_line(result)}"
         return ledger
-
-    def _record(self, ledger: Ledger, call: ToolCall) -> None:
-        args = self._args.get(call.arguments, _arguments) if call.arguments else {}
-        writes = _WRITE_TOOL.search(call.name) is not None
-        for key in _PATH_KEYS:
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                _add(ledger.files_written if writes else ledger.files_read, value)
-        for key in _COMMAND_KEYS:
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                ledger.command_count += 1
-                _add(ledger.commands, shorten(" ".join(value.split()), 100))
-                self._shell_files(ledger, value)
-        for value in args.values():
-            if isinstance(value, str) and "http" in value:
-                for url in _URL.findall(value):
-                    _add(ledger.urls, url)
-
-    @staticmethod
-    def _shell_files(ledger: Ledger, command: str) -> None:
-        # The first line names the files; what follows is usually a heredoc body.
-        command = command.split("\n", 1)[0][:_SHELL_SCAN_CHARS]
-        for path in _SHELL_WRITE.findall(command):
-            _add(ledger.files_written, path)
-        for path in _SHELL_READ.findall(command):
-            if path not in ledger.files_written:
-                _add(ledger.files_read, path)
 
 
 def recent(items: list[str]) -> tuple[list[str], int]:

@@ -9,11 +9,17 @@ from app.engine.phases import Phase, Signals
 
 MARKER = "[contextsynth]"
 
-PRIOR_WORK_HEADER = MARKER + " Earlier work, compacted ({calls} tool calls; expand: {handle}):"
-PRIOR_WORK_CONTINUED = MARKER + " More earlier work, compacted ({calls} tool calls; expand: {handle}):"
+PRIOR_WORK_HEADER = MARKER + " Earlier work, compacted ({what}; expand: {handle}):"
+PRIOR_WORK_CONTINUED = MARKER + " More earlier work, compacted ({what}; expand: {handle}):"
 LEDGER_HEADER = "Artifacts so far:"
 CUT_MARKER = "…[contextsynth cut {chars} chars; expand: {handle}]"
 MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"
+
+def counted(calls: int, replies: int) -> str:
+    parts = [f"{n} {word}{'' if n == 1 else 's'}"
+             for n, word in ((calls, "tool call"), (replies, "reply")) if n]
+    return ", ".join(parts).replace("replys", "replies") or "no actions"
+
 
 _NUDGES: dict[Phase, str] = {
     Phase.ORIENT: "No tool has run yet. Start by gathering what the task needs{required}.",

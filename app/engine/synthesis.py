@@ -23,6 +23,9 @@ from app.engine.transcript import (
     validate_pairs,
 )
 
+# Above this share of the input, output is recounted exactly before it is kept.
+_MARGIN = 0.9
+
 
 @dataclass(frozen=True, slots=True)
 class SynthesisOptions:
@@ -101,6 +104,9 @@ class Synthesizer:
         if text is not None:
             out.append(text_message("user", text))
         after = self._counter.messages(out)
+        if after >= before * _MARGIN:
+            # Part-wise counts can be a few tokens off the rendered text; be exact here.
+            after, before = self._counter.exact(out), self._counter.exact(messages)
         if after >= before:
             return unchanged
         result = Transcript(tuple(out), transcript.format, transcript.envelope)
@@ -141,7 +147,8 @@ class Synthesizer:
 
 def _texts(messages: Sequence[Message]) -> Iterator[str]:
     for m in messages:
-        yield m.text
+        for part in m.parts:
+            yield part.text
         for call in m.tool_calls:
             yield call.arguments
 

@@ -38,7 +38,7 @@ TIER_BUDGETS: dict[Tier, TierBudget] = {
 _MODEL_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple(
     (re.compile(pattern), tier)
     for pattern, tier in (
-        (r"(mini|nano|haiku|flash|lite)\b|gpt-3\.5", Tier.MID),
+        (r"(?:^|[-_./:])(mini|nano|haiku|flash|lite)\b|gpt-3\.5", Tier.MID),
         (r"opus|gpt-5|\bo[134]\b|\bo[134]-|gemini-(2\.5|3)[\w.-]*-pro|grok-4", Tier.FRONTIER),
         (r"sonnet|gpt-4|gemini-[\w.-]*pro|deepseek-(chat|reasoner|v3|r1)|mistral-large"
          r"|command-r-plus|405b|qwen[\w.-]*-max", Tier.LARGE),

@@ -40,7 +40,7 @@ class TokenCounter:
         return self._memo.get(text, self._encode_len)
 
     def message(self, message: Message) -> int:
-        total = MESSAGE_OVERHEAD
+        total = MESSAGE_OVERHEAD + max(len(message.parts) - 1, 0)  # separators
         for part in message.parts:
             total += self.text(part.text)
         for call in message.tool_calls:
@@ -49,6 +49,15 @@ class TokenCounter:
 
     def messages(self, messages: Iterable[Message]) -> int:
         return sum(self.message(m) for m in messages)
+
+    def exact(self, messages: Iterable[Message]) -> int:
+        """Count as rendered: multi-part text joined, for decisions at the margin."""
+        total = 0
+        for m in messages:
+            total += MESSAGE_OVERHEAD + len(self._encoder.encode_ordinary(m.text))
+            for call in m.tool_calls:
+                total += TOOL_CALL_OVERHEAD + self.text(call.name) + self.text(call.arguments)
+        return total
 
     def per_message(self, messages: Sequence[Message]) -> list[int]:
         return [self.message(m) for m in messages]

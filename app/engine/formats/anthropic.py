@@ -197,6 +197,8 @@ def _was_plain_text(m: Message) -> bool:
 def _render_blocks(m: Message) -> list[Any]:
     if m.role == "tool":
         return [_render_tool_result(m)]
+    if m.raw is None:  # written by the engine: one block, however many parts
+        return [{"type": "text", "text": m.text}]
     calls = {c.id: c for c in m.tool_calls}
     out: list[Any] = []
     for p in m.parts:

@@ -1,0 +1,113 @@
+"""``contextsynth bench``: engine time per transcript against the tokenizer floor.
+
+For each transcript, with fresh caches every repetition and the best time kept:
+- floor: tiktoken encoding every text the engine counts (content, tool names and arguments);
+- cold: parse, synthesize (fast) and render with empty caches;
+- warm: the same after the caches saw the transcript without its last turn, as when an
+  agent resends its prefix plus one new turn.
+Targets: cold <= 1.5x floor, warm <= 10% of cold.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.engine.formats.openai import OpenAIFormat
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import SynthesisOptions, Synthesizer
+from app.engine.tiers import Tier
+from app.engine.tokens import Encoder, TokenCounter
+from app.engine.transcript import Transcript, segment
+from app.tokenizer import load_encoding
+
+COLD_TARGET = 1.5
+WARM_TARGET = 0.10
+
+
+def _best(repeat: int, setup: Callable[[], Any], timed: Callable[[Any], object]) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        state = setup()
+        started = time.perf_counter()
+        timed(state)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def _texts(transcript: Transcript) -> list[str]:
+    out: list[str] = []
+    for m in transcript.messages:
+        out.extend(p.text for p in m.parts if p.text)
+        for c in m.tool_calls:
+            out.extend((c.name, c.arguments))
+    return out
+
+
+def measure(path: Path, encoder: Encoder, repeat: int, tier: Tier) -> dict[str, Any]:
+    wire = OpenAIFormat()
+    messages = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    payload = {"messages": messages}
+    parsed = wire.parse(payload)
+    last_turn = segment(parsed.messages).turns[-1].start
+    prefix = {"messages": messages[:last_turn]}
+    options = SynthesisOptions(tier=tier)
+    texts = _texts(parsed)
+
+    def fresh() -> Synthesizer:
+        return Synthesizer(TokenCounter(encoder), builtin_strategies())
+
+    def primed() -> Synthesizer:
+        synthesizer = fresh()
+        synthesizer.run(wire.parse(prefix), options)
+        return synthesizer
+
+    def call(synthesizer: Synthesizer) -> object:
+        result = synthesizer.run(wire.parse(payload), options)
+        return wire.render(result.transcript)
+
+    floor = _best(repeat, lambda: None, lambda _: [encoder.encode_ordinary(t) for t in texts])
+    cold = _best(repeat, fresh, call)
+    warm = _best(repeat, primed, call)
+    result = fresh().run(parsed, options)
+    return {
+        "file": path.name, "messages": len(messages), "kb": path.stat().st_size / 1024,
+        "floor_ms": floor * 1000, "cold_ms": cold * 1000, "warm_ms": warm * 1000,
+        "cold_x": cold / floor, "warm_share": warm / cold,
+        "reduction": 1 - result.tokens_after / result.tokens_before,
+        "lost_facts": len(result.receipt.lost),
+    }
+
+
+def run(directory: Path, *, repeat: int = 5, tier: str = "mid") -> int:
+    encoder = load_encoding("cl100k_base")
+    files = sorted(directory.glob("*.jsonl"))
+    if not files:
+        print(f"no .jsonl transcripts in {directory}")
+        return 1
+    # One throwaway call so regex compilation and imports are not billed to the first file.
+    measure(files[0], encoder, 1, Tier(tier))
+    rows = [measure(f, encoder, repeat, Tier(tier)) for f in files]
+    header = (f"{'transcript':58} {'msgs':>5} {'KB':>6} {'floor ms':>9} {'cold ms':>8} "
+              f"{'warm ms':>8} {'cold/floor':>10} {'warm/cold':>9} {'reduction':>9} {'lost':>5}")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['file'][:58]:58} {r['messages']:>5} {r['kb']:>6.0f} {r['floor_ms']:>9.2f} "
+              f"{r['cold_ms']:>8.2f} {r['warm_ms']:>8.2f} {r['cold_x']:>9.2f}x "
+              f"{r['warm_share']:>8.1%} {r['reduction']:>8.1%} {r['lost_facts']:>5}")
+    cold = [r["cold_x"] for r in rows]
+    warm = [r["warm_share"] for r in rows]
+    total = {k: sum(r[k] for r in rows) for k in ("floor_ms", "cold_ms", "warm_ms")}
+    print("-" * len(header))
+    print(f"median cold/floor {statistics.median(cold):.2f}x (worst {max(cold):.2f}x, "
+          f"target <= {COLD_TARGET}x); median warm/cold {statistics.median(warm):.1%} "
+          f"(worst {max(warm):.1%}, target <= {WARM_TARGET:.0%})")
+    print(f"whole corpus: cold/floor {total['cold_ms'] / total['floor_ms']:.2f}x, "
+          f"warm/cold {total['warm_ms'] / total['cold_ms']:.1%}; median reduction "
+          f"{statistics.median(r['reduction'] for r in rows):.1%}")
+    return 0

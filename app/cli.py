@@ -1,0 +1,140 @@
+"""``contextsynth serve | compress | openapi | bench``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from app.settings import Settings
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = Settings()
+    uvicorn.run(
+        "app.main:factory",
+        factory=True,
+        host=args.host or settings.host,
+        port=args.port or settings.port,
+        workers=args.workers or settings.workers,
+        log_level=settings.log_level,
+    )
+    return 0
+
+
+def read_transcript(path: Path) -> dict[str, Any]:
+    """A ``.jsonl`` file of messages, or JSON: a message array or a request body."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        return {"messages": [json.loads(line) for line in text.splitlines() if line.strip()]}
+    data = json.loads(text)
+    return {"messages": data} if isinstance(data, list) else dict(data)
+
+
+async def _post(body: dict[str, Any]) -> httpx.Response:
+    from app.main import create_app
+
+    app = create_app(Settings(max_body_bytes=1 << 30, max_messages=1_000_000))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://cli") as client:
+        return await client.post("/synthesize", json=body)
+
+
+def _compress(args: argparse.Namespace) -> int:
+    body = read_transcript(Path(args.file))
+    for key in ("tier", "model", "format"):
+        if getattr(args, key):
+            body[key] = getattr(args, key)
+    reasoning: dict[str, Any] = {"synthesis": args.mode}
+    if args.strategy:
+        reasoning["synthesis_strategy"] = args.strategy
+    body["reasoning"] = reasoning
+    response = asyncio.run(_post(body))
+    result = response.json()
+    if response.status_code != 200:
+        print(json.dumps(result, indent=2), file=sys.stderr)
+        return 1
+    if args.stats:
+        result = {k: result[k] for k in ("mode", "phase", "tier", "stats", "compacted")}
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    stats = result["stats"]
+    print(f"{stats['tokens_before']} -> {stats['tokens_after']} tokens "
+          f"({stats['reduction']:.1%} smaller), {stats['messages_before']} -> "
+          f"{stats['messages_after']} messages", file=sys.stderr)
+    return 0
+
+
+def openapi_document() -> dict[str, Any]:
+    from app.main import create_app
+
+    return create_app(Settings()).openapi()
+
+
+def render_openapi() -> str:
+    return yaml.safe_dump(openapi_document(), sort_keys=False, allow_unicode=True, width=100)
+
+
+def _openapi(args: argparse.Namespace) -> int:
+    text = render_openapi()
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from app.bench import run
+
+    return run(Path(args.dir), repeat=args.repeat, tier=args.tier)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="contextsynth", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP service (settings: CONTEXTSYNTH_*)")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--workers", type=int)
+    serve.set_defaults(run=_serve)
+
+    compress = sub.add_parser("compress", help="compact a transcript file, print the result")
+    compress.add_argument("file", help=".jsonl of messages, or .json messages / request body")
+    compress.add_argument("--tier", choices=["local", "mid", "large", "frontier"])
+    compress.add_argument("--model")
+    compress.add_argument("--format", choices=["auto", "openai", "anthropic"])
+    compress.add_argument("--mode", default="fast", choices=["auto", "fast", "custom", "off"])
+    compress.add_argument("--strategy", help="strategy for --mode custom")
+    compress.add_argument("--stats", action="store_true", help="print only mode, phase, stats")
+    compress.set_defaults(run=_compress)
+
+    openapi = sub.add_parser("openapi", help="write the OpenAPI document as YAML")
+    openapi.add_argument("--output", "-o", default="openapi.yaml", help="path, or - for stdout")
+    openapi.set_defaults(run=_openapi)
+
+    bench = sub.add_parser("bench", help="engine time against the tokenizer floor")
+    bench.add_argument("--dir", default=str(Path("..") / "shared" / "transcripts"))
+    bench.add_argument("--repeat", type=int, default=5)
+    bench.add_argument("--tier", default="mid", choices=["local", "mid", "large", "frontier"])
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    runner: Callable[[argparse.Namespace], int] = args.run
+    return runner(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+import tiktoken
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry
+
+from app.engine.formats import build_formats
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import Synthesizer
+from app.engine.tokens import TokenCounter
+from app.main import create_app
+from app.settings import Settings
+from app.tokenizer import load_encoding
+
+
+@pytest.fixture(scope="session")
+def encoder() -> tiktoken.Encoding:
+    return load_encoding("cl100k_base")
+
+
+@pytest.fixture
+def synthesizer(encoder: tiktoken.Encoding) -> Synthesizer:
+    return Synthesizer(TokenCounter(encoder), builtin_strategies())
+
+
+@pytest.fixture(scope="session")
+def formats() -> dict[str, Any]:
+    return build_formats()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def make_app(encoder: tiktoken.Encoding) -> Callable[..., FastAPI]:
+    def make(**settings: Any) -> FastAPI:
+        return create_app(Settings(**settings), registry=CollectorRegistry(), encoder=encoder,
+                          discover=lambda: [])
+    return make
+
+
+@pytest.fixture
+async def client(make_app: Callable[..., FastAPI]) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=make_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        yield c

@@ -1,0 +1,126 @@
+import copy
+import json
+
+import pytest
+
+from app.engine.errors import AmbiguousFormat, InvalidTranscript, UnknownFormat
+from app.engine.formats import resolve_format
+from tests.support.convert import to_anthropic
+from tests.support.corpus import load_named
+
+OPENAI = [
+    {"role": "system", "content": "be brief", "x_trace": {"id": 7}},
+    {"role": "user", "content": "list files", "name": "alice"},
+    {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
+        {"id": "c1", "type": "function", "x_meta": 1,
+         "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "a.py\nb.py"},
+    {"role": "user", "content": [{"type": "text", "text": "and?", "x": 1},
+                                 {"type": "image_url", "image_url": {"url": "data:,"}}]},
+]
+
+ANTHROPIC = {
+    "system": [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}],
+    "messages": [
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "let me look", "signature": "sig"},
+            {"type": "text", "text": "Looking."},
+            {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "a.py", "is_error": False,
+             "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": "thanks"},
+        ]},
+    ],
+}
+
+
+def test_openai_round_trip_keeps_unknown_fields(formats):
+    wire = formats["openai"]
+    payload = {"messages": copy.deepcopy(OPENAI)}
+    assert wire.render(wire.parse(payload)) == {"messages": OPENAI}
+
+
+def test_anthropic_round_trip_keeps_blocks_and_fields(formats):
+    wire = formats["anthropic"]
+    transcript = wire.parse(copy.deepcopy(ANTHROPIC))
+    roles = [m.role for m in transcript.messages]
+    assert roles == ["system", "user", "assistant", "tool", "user"]
+    assert transcript.messages[2].tool_calls[0].arguments == '{"command": "ls"}'
+    assert wire.render(transcript) == ANTHROPIC
+
+
+def test_anthropic_is_error_is_read(formats):
+    payload = copy.deepcopy(ANTHROPIC)
+    payload["messages"][2]["content"][0]["is_error"] = True
+    tool = formats["anthropic"].parse(payload).messages[3]
+    assert tool.is_error
+
+
+def test_real_transcript_round_trips_in_both_formats(formats):
+    messages = load_named("tau-airline-gpt4o-task002")
+    assert formats["openai"].render(formats["openai"].parse({"messages": messages})) == {
+        "messages": messages}
+    body = to_anthropic(messages)
+    assert formats["anthropic"].render(formats["anthropic"].parse(body)) == body
+
+
+@pytest.mark.parametrize(("payload", "expected"), [
+    ({"messages": OPENAI}, "openai"),
+    (ANTHROPIC, "anthropic"),
+    ({"messages": [{"role": "user", "content": "hi"}]}, "openai"),
+    ({"messages": [{"role": "user", "content": "hi"}], "system": "s"}, "anthropic"),
+])
+def test_auto_detection(formats, payload, expected):
+    assert resolve_format(formats, "auto", payload).name == expected
+
+
+def test_mixed_payload_is_rejected_with_both_shapes_named(formats):
+    mixed = {"messages": [OPENAI[0], *ANTHROPIC["messages"]]}
+    with pytest.raises(AmbiguousFormat) as err:
+        resolve_format(formats, "auto", mixed)
+    assert "openai" in err.value.detail and "anthropic" in err.value.detail
+    assert "tool_use" in err.value.detail
+
+
+def test_unknown_format_lists_known_ones(formats):
+    with pytest.raises(UnknownFormat) as err:
+        resolve_format(formats, "gemini-ish", {"messages": []})
+    assert "auto, openai, anthropic" in err.value.detail
+
+
+@pytest.mark.parametrize(("message", "needle"), [
+    ({"role": "robot", "content": "x"}, "role 'robot'"),
+    ({"role": "tool", "content": "x"}, "tool_call_id"),
+    ({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]},
+     "JSON string"),
+    ({"role": "user", "content": 5}, "content"),
+    ("not an object", "must be an object"),
+])
+def test_openai_parse_errors_say_what_and_where(formats, message, needle):
+    with pytest.raises(InvalidTranscript) as err:
+        formats["openai"].parse({"messages": [{"role": "user", "content": "t"}, message]})
+    assert needle in err.value.detail
+    assert err.value.pointer == "/messages/1"
+
+
+def test_anthropic_rejects_system_role_in_messages(formats):
+    with pytest.raises(InvalidTranscript, match="top-level 'system'"):
+        formats["anthropic"].parse({"messages": [{"role": "system", "content": "x"}]})
+
+
+def test_anthropic_renders_edited_tool_input_as_object(formats):
+    from dataclasses import replace
+
+    wire = formats["anthropic"]
+    t = wire.parse(copy.deepcopy(ANTHROPIC))
+    assistant = t.messages[2]
+    edited = replace(assistant, tool_calls=(
+        replace(assistant.tool_calls[0], arguments=json.dumps({"command": "ls -la"})),))
+    out = wire.render(replace(t, messages=(*t.messages[:2], edited, *t.messages[3:])))
+    block = out["messages"][1]["content"][2]
+    assert block == {"type": "tool_use", "id": "t1", "name": "bash",
+                     "input": {"command": "ls -la"}}

@@ -1,0 +1,70 @@
+import pytest
+
+from app.engine.phases import Phase, PhaseOptions, classify, observe
+from app.engine.prompts import nudge
+from tests.support.build import tool_turn
+
+
+def run(formats, messages, **options):
+    transcript = formats["openai"].parse({"messages": messages})
+    opts = PhaseOptions(**options)
+    signals = observe(transcript.messages, opts)
+    return classify(signals, opts), signals
+
+
+TASK = [{"role": "user", "content": "Book the cheapest flight and email the receipt."}]
+
+
+def test_orient_before_any_call(formats):
+    phase, signals = run(formats, TASK)
+    assert phase is Phase.ORIENT
+    assert signals.iteration == 0
+
+
+def test_gather_names_missing_required_tools(formats):
+    messages = TASK + tool_turn("a", "search_flights", {"to": "SEA"}, '{"flights": []}')
+    phase, signals = run(formats, messages,
+                         required_tools=("search_flights", "get_user", "send_email"))
+    assert phase is Phase.GATHER
+    assert signals.required_missing == ("get_user",)
+    text = nudge(phase, signals, ())
+    assert "get_user" in text and "Phase: gather" in text
+
+
+def test_failed_required_call_does_not_count_as_gathered(formats):
+    messages = TASK + tool_turn("a", "get_user", {"id": 1}, "Error: user not found")
+    phase, signals = run(formats, messages, required_tools=("get_user",))
+    assert phase is Phase.GATHER
+    assert signals.recent_errors and "user not found" in signals.recent_errors[0]
+
+
+def test_produce_when_inputs_are_in_and_the_output_tool_has_not_run(formats):
+    messages = TASK + tool_turn("a", "get_user", {"id": 1}, '{"name": "Mia"}')
+    phase, _ = run(formats, messages, required_tools=("get_user", "send_email"))
+    assert phase is Phase.PRODUCE
+
+
+def test_synthesize_when_everything_required_ran_and_no_output_tool(formats):
+    messages = TASK + tool_turn("a", "get_user", {"id": 1}, '{"name": "Mia"}')
+    phase, _ = run(formats, messages, required_tools=("get_user",))
+    assert phase is Phase.SYNTHESIZE
+
+
+def test_verify_once_a_deliverable_exists(formats):
+    messages = TASK + tool_turn("a", "send_email", {"to": "m@x"}, "sent")
+    phase, signals = run(formats, messages)
+    assert phase is Phase.VERIFY
+    assert "send_email" in nudge(phase, signals, ())
+
+
+def test_explicit_output_tools_replace_the_name_rule(formats):
+    messages = TASK + tool_turn("a", "send_email", {"to": "m@x"}, "sent")
+    phase, _ = run(formats, messages, output_tools=("book_flight",))
+    assert phase is Phase.GATHER
+
+
+@pytest.mark.parametrize(("iteration", "expected"), [(5, Phase.GATHER), (15, Phase.SYNTHESIZE)])
+def test_late_in_the_budget_without_required_tools(formats, iteration, expected):
+    messages = TASK + tool_turn("a", "search", {"q": "x"}, "results")
+    phase, _ = run(formats, messages, iteration=iteration, max_iterations=20)
+    assert phase is expected

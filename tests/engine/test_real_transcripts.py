@@ -1,0 +1,81 @@
+"""The 31 shared agent runs, in OpenAI form and converted to Anthropic."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from app.engine.modes import Mode
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import Synthesizer, SynthesisOptions
+from app.engine.tiers import Tier
+from app.engine.tokens import TokenCounter
+from tests.support.convert import to_anthropic
+from tests.support.corpus import load, transcript_files
+from tests.support.invariants import check_anthropic, check_openai
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+GOLDEN_FILES = ["tau-airline-gpt4o-task000-trial3.jsonl", "sweagent-ctf-crypto-eps.jsonl",
+                "minisweagent-ds-chat-dev-pydicom__pydicom-901.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def engine(encoder):
+    return Synthesizer(TokenCounter(encoder), builtin_strategies())
+
+
+@pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])
+def test_every_transcript_compacts_validly(engine, formats, path):
+    messages = load(path)
+    payloads = {"openai": {"messages": messages}, "anthropic": to_anthropic(messages)}
+    for name, payload in payloads.items():
+        wire = formats[name]
+        for tier in Tier:
+            result = engine.run(wire.parse(payload), SynthesisOptions(tier=tier))
+            assert result.compacted, f"{name}/{tier}: nothing compacted"
+            out = wire.render(result.transcript)
+            if name == "openai":
+                check_openai(messages, out["messages"])
+            else:
+                check_anthropic(payload, out)
+            assert result.tokens_after < result.tokens_before
+        mid = engine.run(wire.parse(payload), SynthesisOptions(tier=Tier.MID))
+        reduction = 1 - mid.tokens_after / mid.tokens_before
+        # long coding runs must shrink a lot; short support chats still shrink
+        assert reduction >= (0.7 if len(messages) >= 80 else 0.2), f"{name}: {reduction:.0%}"
+
+
+@pytest.mark.parametrize("path", transcript_files()[::5], ids=lambda p: p.stem[:48])
+def test_observation_mask_on_real_transcripts(engine, formats, path):
+    messages = load(path)
+    result = engine.run(formats["openai"].parse({"messages": messages}),
+                        SynthesisOptions(mode=Mode.CUSTOM, strategy="observation-mask"))
+    out = formats["openai"].render(result.transcript)["messages"]
+    check_openai(messages, out)
+    assert result.tokens_after < result.tokens_before
+
+
+def _snapshot(engine, formats, messages):
+    result = engine.run(formats["openai"].parse({"messages": messages}), SynthesisOptions())
+    return {
+        "messages": formats["openai"].render(result.transcript)["messages"],
+        "phase": result.phase.value,
+        "tokens": [result.tokens_before, result.tokens_after],
+        "spans": [[s.handle, s.kind, s.first, s.last, s.messages] for s in result.receipt.spans],
+        "lost": {k: sorted(getattr(result.receipt.lost, k))
+                 for k in ("paths", "identifiers", "numbers", "errors")},
+    }
+
+
+@pytest.mark.parametrize("name", GOLDEN_FILES)
+def test_golden_output(engine, formats, name):
+    path = next(p for p in transcript_files() if p.name == name)
+    snapshot = _snapshot(engine, formats, load(path))
+    golden = GOLDEN / f"{path.stem}.json"
+    if os.environ.get("UPDATE_GOLDEN") or not golden.exists():
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(json.dumps(snapshot, indent=1, ensure_ascii=False) + "\n")
+        if not os.environ.get("UPDATE_GOLDEN"):
+            pytest.fail(f"wrote missing golden file {golden.name}; review and commit it")
+    assert snapshot == json.loads(golden.read_text())

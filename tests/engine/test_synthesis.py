@@ -1,0 +1,139 @@
+import json
+from dataclasses import replace
+
+import pytest
+
+from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
+from app.engine.modes import Mode
+from app.engine.phases import PhaseOptions
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import Synthesizer, SynthesisOptions
+from app.engine.tiers import Tier
+from app.engine.tokens import TokenCounter
+from tests.support.build import coding_run, tool_turn
+from tests.support.plugin import DropsUsers, KeepLastTurns
+
+
+def synth(synthesizer, formats, messages, **options):
+    wire = formats["openai"]
+    result = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions(**options))
+    return result, wire.render(result.transcript)["messages"]
+
+
+def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, formats):
+    messages = coding_run(10)
+    result, out = synth(synthesizer, formats, messages, tier=Tier.MID)
+    assert result.compacted
+    assert out[:2] == messages[:2]
+    note = out[2]["content"]
+    assert note.startswith("[contextsynth] Earlier work, compacted (7 tool calls;")
+    assert 'bash(command="cat src/module_0.py") → # module 0' in note
+    assert "files read: src/module_0.py" in note
+    # the last three turns stay as multi-turn messages, the nudge closes the list
+    assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 3 + ["user"]
+    assert out[-3]["tool_calls"] == messages[-2]["tool_calls"]
+    assert out[-2] == messages[-1]  # the newest observation is never cut
+    assert result.tokens_after < result.tokens_before / 3
+
+
+def test_kept_results_before_the_last_turn_are_cut_with_a_handle(synthesizer, formats):
+    result, out = synth(synthesizer, formats, coding_run(6, output_chars=3000), tier=Tier.MID)
+    cut = out[-4]["content"]
+    assert len(cut) < 700 and "…[contextsynth cut" in cut
+    handle = cut.split("expand: ")[1].split("]")[0]
+    assert handle in {s.handle for s in result.receipt.spans if s.kind == "truncated"}
+
+
+def test_long_arguments_are_cut_and_stay_valid_json(synthesizer, formats):
+    script = "print('hello')\n" * 100
+    messages = coding_run(4) + tool_turn("w", "write_file", {"path": "a.py", "content": script},
+                                         "written")
+    _, out = synth(synthesizer, formats, messages, tier=Tier.LOCAL)
+    args = out[-3]["tool_calls"][0]["function"]["arguments"]
+    assert len(args) <= 100
+    value = json.loads(args)
+    assert value["path"] == "a.py" and "…[cut" in value["content"]
+
+
+def test_user_messages_in_older_turns_stay_in_place(synthesizer, formats):
+    messages = [{"role": "user", "content": "Book a flight to Seattle."}]
+    for i in range(6):
+        flights = json.dumps([{"flight": f"HAT{i:03d}{k}", "price": 100 + k} for k in range(20)])
+        messages += tool_turn(f"c{i}", "search_flights", {"day": i}, flights)
+        messages.append({"role": "user", "content": f"Constraint {i}: economy only."})
+    _, out = synth(synthesizer, formats, messages, tier=Tier.LOCAL)
+    users = [m["content"] for m in out if m["role"] == "user"]
+    authored = [u for u in users if not u.startswith("[contextsynth]")]
+    assert authored == [m["content"] for m in messages if m["role"] == "user"]
+    assert sum(u.startswith("[contextsynth] ") and "compacted" in u for u in users) == 4
+
+
+def test_receipt_reports_facts_the_output_lost(synthesizer, formats):
+    found = "reservation found\nstatus: confirmed\ntotal $1,234.50\n" + "pad\n" * 200
+    messages = coding_run(0) + tool_turn("r", "get_reservation", {"id": "ZFA04Y"}, found)
+    messages += coding_run(5)[2:]
+    result, _ = synth(synthesizer, formats, messages, tier=Tier.LOCAL)
+    lost = result.receipt.lost
+    assert "$1,234.50" in lost.numbers  # only the first line of a result survives
+    assert "ZFA04Y" not in lost.identifiers  # the prior-work line keeps the arguments
+
+
+def test_off_returns_input_but_still_reports_phase_and_counts(synthesizer, formats):
+    messages = coding_run(8)
+    result, out = synth(synthesizer, formats, messages, mode=Mode.OFF)
+    assert not result.compacted and out == messages
+    assert result.phase.value == "gather"
+    assert result.tokens_before == result.tokens_after > 0
+
+
+def test_nothing_to_gain_returns_the_input_unchanged(synthesizer, formats):
+    messages = [{"role": "user", "content": "hi"}]
+    result, out = synth(synthesizer, formats, messages)
+    assert not result.compacted and out == messages
+    assert result.nudge is not None  # still offered to the caller
+
+
+def test_large_tiers_get_the_nudge_only_late(synthesizer, formats):
+    messages = coding_run(12)
+    early, _ = synth(synthesizer, formats, messages, tier=Tier.LARGE,
+                     phase=PhaseOptions(iteration=3, max_iterations=20))
+    late, out = synth(synthesizer, formats, messages, tier=Tier.LARGE,
+                      phase=PhaseOptions(iteration=15, max_iterations=20))
+    assert early.nudge is None
+    assert late.nudge is not None and out[-1]["content"] == late.nudge
+
+
+def test_observation_mask_keeps_every_action(synthesizer, formats):
+    messages = coding_run(8)
+    result, out = synth(synthesizer, formats, messages, mode=Mode.CUSTOM,
+                        strategy="observation-mask", steer=False)
+    calls_in = [m["tool_calls"][0]["function"]["name"] for m in messages if m.get("tool_calls")]
+    calls_out = [m["tool_calls"][0]["function"]["name"] for m in out if m.get("tool_calls")]
+    assert calls_in == calls_out
+    masked = [m["content"] for m in out if m["role"] == "tool" and "omitted" in m["content"]]
+    assert len(masked) == 5
+    assert {s.kind for s in result.receipt.spans} >= {"masked"}
+
+
+def test_custom_needs_a_known_strategy(synthesizer, formats):
+    with pytest.raises(InvalidOption, match="synthesis_strategy"):
+        synth(synthesizer, formats, coding_run(4), mode=Mode.CUSTOM)
+    with pytest.raises(UnknownStrategy, match="observation-mask"):
+        synth(synthesizer, formats, coding_run(4), mode=Mode.CUSTOM, strategy="nope")
+
+
+def test_plugins_are_held_to_the_invariants(encoder, formats):
+    strategies = {**builtin_strategies(), "keep-last": KeepLastTurns(),
+                  "drops-users": DropsUsers()}
+    synthesizer = Synthesizer(TokenCounter(encoder), strategies)
+    result, out = synth(synthesizer, formats, coding_run(5), mode=Mode.CUSTOM,
+                        strategy="keep-last")
+    assert result.compacted and out[3]["content"] == "[elided]"
+    with pytest.raises(StrategyFailed, match="drops-users"):
+        synth(synthesizer, formats, coding_run(5), mode=Mode.CUSTOM, strategy="drops-users")
+
+
+def test_empty_transcript_is_rejected(synthesizer, formats):
+    transcript = formats["openai"].parse({"messages": [{"role": "user", "content": "x"}]})
+    with pytest.raises(InvalidTranscript, match="empty"):
+        synthesizer.run(replace(transcript, messages=()), SynthesisOptions())

@@ -1,0 +1,42 @@
+from app.engine.tokens import MESSAGE_OVERHEAD, TOOL_CALL_OVERHEAD, TokenCounter
+from app.engine.transcript import Message, Part, ToolCall
+
+
+class CountingEncoder:
+    """Wraps the real encoder and counts how often it is asked."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls = 0
+
+    def encode_ordinary(self, text):
+        self.calls += 1
+        return self.inner.encode_ordinary(text)
+
+
+def test_counts_include_tool_names_and_arguments(encoder):
+    counter = TokenCounter(encoder)
+    args = '{"command": "grep -rn TODO src/"}'
+    m = Message("assistant", (Part("text", "Searching."),), (ToolCall("c1", "bash", args),))
+    expected = (MESSAGE_OVERHEAD + len(encoder.encode_ordinary("Searching.")) + TOOL_CALL_OVERHEAD
+                + len(encoder.encode_ordinary("bash")) + len(encoder.encode_ordinary(args)))
+    assert counter.message(m) == expected
+
+
+def test_resent_prefix_is_not_encoded_again(encoder):
+    spy = CountingEncoder(encoder)
+    counter = TokenCounter(spy)
+    prefix = [Message("user", (Part("text", f"message number {i}"),)) for i in range(20)]
+    first = counter.messages(prefix)
+    calls_after_first = spy.calls
+    new = Message("user", (Part("text", "the new step"),))
+    second = counter.messages([*prefix, new])
+    assert spy.calls == calls_after_first + 1
+    assert second == first + counter.message(new)
+
+
+def test_cache_is_bounded(encoder):
+    counter = TokenCounter(encoder, cache_chars=100)
+    for i in range(50):
+        counter.text(f"some text number {i:04d}")
+    assert len(counter.cache) <= 5

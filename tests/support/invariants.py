@@ -1,0 +1,81 @@
+"""DESIGN section 3's invariants, checked on wire output in each format's own terms."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MARKER = "[contextsynth]"
+
+
+def _user_texts_openai(messages: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for m in messages:
+        if m.get("role") in ("user", "system", "developer"):
+            c = m.get("content")
+            out.append(c if isinstance(c, str) else json.dumps(c, sort_keys=True))
+    return out
+
+
+def check_openai(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
+    # 1. pairing: every result follows its call's assistant message, every call answered
+    pending: set[str] = set()
+    for i, m in enumerate(after):
+        role = m["role"]
+        if role == "assistant":
+            assert not pending, f"calls {pending} unanswered before messages[{i}]"
+            pending = {c["id"] for c in m.get("tool_calls") or []}
+        elif role == "tool":
+            assert m["tool_call_id"] in pending, f"orphaned tool result at messages[{i}]"
+            pending.discard(m["tool_call_id"])
+    assert not pending, f"calls {pending} unanswered at the end"
+    # 2. roles the provider accepts
+    assert all(m["role"] in ("system", "developer", "user", "assistant", "tool") for m in after)
+    for m in after:
+        for c in m.get("tool_calls") or []:
+            json.loads(c["function"]["arguments"])  # arguments stay valid JSON
+    # 3. every system and user message kept, verbatim and in order
+    kept = [t for t in _user_texts_openai(after) if not t.startswith(MARKER)]
+    assert kept == _user_texts_openai(before)
+    # 4. unknown fields survive on kept messages
+    originals = {json.dumps(m, sort_keys=True) for m in before}
+    for m in after:
+        if m.get("role") in ("user", "system") and not str(m.get("content")).startswith(MARKER):
+            assert json.dumps(m, sort_keys=True) in originals
+
+
+def _blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
+    c = m["content"]
+    return [{"type": "text", "text": c}] if isinstance(c, str) else c
+
+
+def check_anthropic(before: dict[str, Any], after: dict[str, Any]) -> None:
+    messages = after["messages"]
+    # 2. alternation, first message from the user
+    assert messages[0]["role"] == "user"
+    for a, b in zip(messages, messages[1:], strict=False):
+        assert a["role"] != b["role"], "same-role neighbours must be merged"
+    # 1. each tool_result answers a tool_use of the assistant message right before it
+    open_calls: set[str] = set()
+    for i, m in enumerate(messages):
+        blocks = _blocks(m)
+        if m["role"] == "assistant":
+            assert not open_calls, f"calls {open_calls} unanswered before messages[{i}]"
+            open_calls = {b["id"] for b in blocks if b["type"] == "tool_use"}
+            assert all(b.get("text") != "" for b in blocks if b["type"] == "text")
+        else:
+            results = [b for b in blocks if b["type"] == "tool_result"]
+            assert {b["tool_use_id"] for b in results} == open_calls, f"messages[{i}] pairing"
+            # tool results come first in a user message
+            kinds = [b["type"] == "tool_result" for b in blocks]
+            assert kinds == sorted(kinds, reverse=True)
+            open_calls = set()
+    assert not open_calls
+    # 3. system prompt and all user text kept
+    assert after.get("system") == before.get("system")
+    user_before = [b["text"] for m in before["messages"] if m["role"] == "user"
+                   for b in _blocks(m) if b["type"] == "text"]
+    user_after = [b["text"] for m in messages if m["role"] == "user"
+                  for b in _blocks(m) if b["type"] == "text" and not b["text"].startswith(MARKER)]
+    assert user_after == user_before
+

@@ -1,0 +1,36 @@
+"""Strategies a plugin package might register, for the entry-point tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from app.engine.compaction import Compaction, StrategyContext
+from app.engine.transcript import Message, Part
+
+
+class KeepLastTurns:
+    """Drops old tool results' text down to a word: a well-behaved plugin."""
+
+    name = "keep-last"
+
+    def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
+        out = []
+        dropped = []
+        cut = context.segments.turns[-1].start if context.segments.turns else len(messages)
+        for i, m in enumerate(messages):
+            if m.role == "tool" and i < cut:
+                out.append(replace(m, parts=(Part("text", "[elided]"),)))
+                dropped.append(m)
+            else:
+                out.append(m)
+        return Compaction(tuple(out), (), tuple(dropped))
+
+
+class DropsUsers:
+    """A broken plugin: it loses user messages."""
+
+    name = "drops-users"
+
+    def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
+        return Compaction(tuple(m for m in messages if m.role != "user"))
