@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 from prometheus_client import CollectorRegistry
 
 from app import plugins
@@ -48,6 +50,7 @@ def create_app(
         description="POST an agent's transcript; get compact context back in the same wire "
                     "format, still valid for its provider, with a receipt of what was dropped.",
     )
+    app.openapi = lambda: _openapi_with_problems(app)  # type: ignore[method-assign]
     app.state.services = Services(synthesize=service, metrics=metrics)
     app.state.settings = settings
     errors.install(app)
@@ -57,6 +60,22 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestMetrics, metrics=metrics)
     return app
+
+
+def _openapi_with_problems(app: FastAPI) -> dict[str, Any]:
+    """Error responses are served as application/problem+json; say so in the contract."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version, summary=app.summary,
+                             description=app.description, routes=app.routes)
+        for path in schema["paths"].values():
+            for operation in path.values():
+                for status, response in operation.get("responses", {}).items():
+                    content = response.get("content", {})
+                    if status[0] in "45" and "application/json" in content:
+                        response["content"] = {
+                            "application/problem+json": content["application/json"]}
+        app.openapi_schema = schema
+    return app.openapi_schema
 
 
 def factory() -> FastAPI:

@@ -47,7 +47,7 @@ def problem(
 def _status_of(exc: e.ContextsynthError) -> int:
     for cls in type(exc).__mro__:
         if cls in STATUS:
-            return STATUS[cls]  # type: ignore[index]
+            return STATUS[cls]
     return 500
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonValue
 
 from app.engine.tiers import Tier
 
 SynthesisMode = Literal["auto", "fast", "deep", "custom", "off"]
 AgentStrategy = Literal["reactive", "planExecute", "treeOfThought", "reflexion", "adaptive"]
 
-_EXAMPLE_MESSAGES: list[dict[str, Any]] = [
+_EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent. Use the tools to fix the bug."},
     {"role": "user", "content": "Fix the failing test in tests/test_dates.py."},
     {"role": "assistant", "content": None, "tool_calls": [

@@ -21,9 +21,10 @@ from app.engine.memo import Memo
 _SEPARATORS = str.maketrans(dict.fromkeys("\"'`()[]{}<>=;|", " "))
 _STRIP = ".,:*!?"
 _DIGIT = re.compile(r"\d")
-_EXTENSIONS = frozenset(
-    ["py", "js", "ts", "tsx", "go", "rs", "java", "rb", "c", "h", "cpp", "md", "json", "yaml", "yml", "toml", "txt", "cfg", "ini", "sh", "html", "css", "sql", "csv", "log", "xml", "lock"]
-)
+_EXTENSIONS = frozenset({
+    "py", "js", "ts", "tsx", "go", "rs", "java", "rb", "c", "h", "cpp", "md", "json", "yaml",
+    "yml", "toml", "txt", "cfg", "ini", "sh", "html", "css", "sql", "csv", "log", "xml", "lock",
+})
 _NUMBER = re.compile(r"\$?\d{1,3}(?:,\d{3})+(?:\.\d+)?|\$?\d{3,}(?:\.\d+)?|\$?\d+\.\d+")
 _IDENT = re.compile(r"[A-Za-z_][\w-]*\d[\w-]*|\d+[A-Za-z_][\w-]*")
 _ERROR_MARK = re.compile(r"Error|Exception|error:|failed|FAILED|Traceback")

@@ -136,7 +136,8 @@ def _key_args(arguments: str) -> str:
     shown = []
     for k, v in list(value.items())[:_MAX_ARGS]:
         text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-        shown.append(f"{k}={json.dumps(shorten(' '.join(text.split()), _ARG_CHARS), ensure_ascii=False)}")
+        short = shorten(" ".join(text.split()), _ARG_CHARS)
+        shown.append(f"{k}={json.dumps(short, ensure_ascii=False)}")
     if len(value) > _MAX_ARGS:
         shown.append("…")
     return ", ".join(shown)

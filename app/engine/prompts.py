@@ -16,9 +16,12 @@ CUT_MARKER = "…[contextsynth cut {chars} chars; expand: {handle}]"
 MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"
 
 def counted(calls: int, replies: int) -> str:
-    parts = [f"{n} {word}{'' if n == 1 else 's'}"
-             for n, word in ((calls, "tool call"), (replies, "reply")) if n]
-    return ", ".join(parts).replace("replys", "replies") or "no actions"
+    parts = []
+    if calls:
+        parts.append(f"{calls} tool call" + ("" if calls == 1 else "s"))
+    if replies:
+        parts.append(f"{replies} " + ("reply" if replies == 1 else "replies"))
+    return ", ".join(parts) or "no actions"
 
 
 _NUDGES: dict[Phase, str] = {

@@ -1,4 +1,4 @@
-"""Resolving a ``.withReasoning({...})``-style config: per strategy, then top level, then default."""
+"""Resolving a ``.withReasoning({...})`` config: per strategy, then top level, then default."""
 
 from __future__ import annotations
 

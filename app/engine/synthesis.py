@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.engine.compaction import Compaction, Handles, Span, Strategy, StrategyContext
-from app.engine.errors import InvalidOption, StrategyFailed, UnknownStrategy
+from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
 from app.engine.facts import FactExtractor, Facts
 from app.engine.ledger import LedgerBuilder
 from app.engine.modes import Mode
@@ -15,7 +15,6 @@ from app.engine.prompts import nudge
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.tokens import TokenCounter
 from app.engine.transcript import (
-    InvalidTranscript,
     Message,
     Transcript,
     segment,

@@ -7,6 +7,7 @@ with every field the caller sent, including ones this service does not know.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -101,7 +102,7 @@ def segment(messages: Sequence[Message]) -> Segments:
     if not starts:
         return Segments(len(messages), (), task_index)
     bounds = [*starts, len(messages)]
-    turns = tuple(Turn(a, b) for a, b in zip(bounds, bounds[1:], strict=False))
+    turns = tuple(Turn(a, b) for a, b in itertools.pairwise(bounds))
     return Segments(starts[0], turns, task_index)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from app.engine.modes import Mode
 from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import Synthesizer, SynthesisOptions
+from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
 from app.engine.tokens import TokenCounter
 from tests.support.convert import to_anthropic

@@ -7,7 +7,7 @@ from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, 
 from app.engine.modes import Mode
 from app.engine.phases import PhaseOptions
 from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import Synthesizer, SynthesisOptions
+from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
 from app.engine.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -53,7 +54,7 @@ def check_anthropic(before: dict[str, Any], after: dict[str, Any]) -> None:
     messages = after["messages"]
     # 2. alternation, first message from the user
     assert messages[0]["role"] == "user"
-    for a, b in zip(messages, messages[1:], strict=False):
+    for a, b in itertools.pairwise(messages):
         assert a["role"] != b["role"], "same-role neighbours must be merged"
     # 1. each tool_result answers a tool_use of the assistant message right before it
     open_calls: set[str] = set()

@@ -17,8 +17,11 @@ from app.service.synthesize import SynthesizeJob, SynthesizeOutcome
 router = APIRouter()
 _LOST_SHOWN = 50
 _PROBLEMS: dict[int | str, dict[str, Any]] = {
-    status: {"model": Problem, "content": {"application/problem+json": {}}}
-    for status in (400, 413, 422, 500, 503)
+    400: {"model": Problem, "description": "The body is not valid JSON."},
+    413: {"model": Problem, "description": "The body is over the configured size limit."},
+    422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},
+    500: {"model": Problem, "description": "A strategy broke the output invariants."},
+    503: {"model": Problem, "description": "The mode needs an LLM and none is configured."},
 }
 
 

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set up on first use, then run the whole suite: lint, strict types, tests.
+# Arguments go to pytest (for example: scripts/test.sh tests/engine -k phases).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+.venv/bin/ruff check app tests
+.venv/bin/mypy
+.venv/bin/python -m pytest "$@"

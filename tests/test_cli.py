@@ -1,0 +1,69 @@
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+
+from app.cli import main
+from tests.support.corpus import TRANSCRIPTS
+
+
+def test_compress_prints_the_compacted_transcript(capsys):
+    path = TRANSCRIPTS / "sweagent-ctf-crypto-eps.jsonl"
+    assert main(["compress", str(path), "--tier", "local"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert result["tier"] == "local" and result["compacted"]
+    assert [m["role"] for m in result["messages"][:3]] == ["system", "user", "user"]
+    assert result["messages"][2]["content"].startswith("[contextsynth] Earlier work")
+    assert "tokens" in err and "smaller" in err
+
+
+def test_compress_reports_bad_input(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"role": "tool", "tool_call_id": "x", "content": "?"}]))
+    assert main(["compress", str(bad)]) == 1
+    assert "invalid-transcript" in capsys.readouterr().err
+
+
+def test_openapi_to_stdout(capsys):
+    assert main(["openapi", "-o", "-"]) == 0
+    assert "/synthesize:" in capsys.readouterr().out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_answers_over_real_http():
+    port = _free_port()
+    env = {**os.environ, "CONTEXTSYNTH_LOG_LEVEL": "warning"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "server did not start"
+            assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+            time.sleep(0.2)
+        messages = [json.loads(line) for line in
+                    (TRANSCRIPTS / "tau-airline-gpt4o-task013-trial0.jsonl").read_text()
+                    .splitlines()]
+        r = httpx.post(f"{url}/synthesize", json={"messages": messages}, timeout=30)
+        assert r.status_code == 200 and r.json()["compacted"]
+        assert "contextsynth_requests_total" in httpx.get(f"{url}/metrics").text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
