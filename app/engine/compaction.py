@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
-from app.engine.ledger import LedgerBuilder
+from app.engine.calls import CallSummaries
 from app.engine.memo import Memo
+from app.engine.outcomes import Outcomes
 from app.engine.prompts import CUT_MARKER
 from app.engine.tiers import TierBudget
-from app.engine.transcript import Message, Part, Segments, ToolCall
+from app.engine.transcript import Message, Part, Segments
 
 HANDLE_PREFIX = "cs_"
 
@@ -63,7 +63,8 @@ class StrategyContext:
     budget: TierBudget
     segments: Segments
     handles: Handles
-    ledger: LedgerBuilder
+    calls: CallSummaries
+    outcomes: Outcomes
 
 
 class Strategy(Protocol):
@@ -97,35 +98,6 @@ def cut_result(message: Message, limit: int, handles: Handles) -> tuple[Message,
     return replace(message, parts=parts), span
 
 
-def _shorten_strings(value: Any, limit: int) -> Any:
-    if isinstance(value, str) and len(value) > limit:
-        return f"{value[:limit]}…[cut {len(value) - limit} chars]"
-    if isinstance(value, dict):
-        return {k: _shorten_strings(v, limit) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shorten_strings(v, limit) for v in value]
-    return value
-
-
-def cut_arguments(call: ToolCall, limit: int) -> ToolCall:
-    """Shorten long string values so the arguments fit the budget and stay valid JSON."""
-    if len(call.arguments) <= limit:
-        return call
-    try:
-        value = json.loads(call.arguments)
-    except ValueError:
-        return call
-    per_string = max(limit // 2, 24)
-    while True:
-        text = json.dumps(_shorten_strings(value, per_string), ensure_ascii=False)
-        if len(text) <= limit or per_string <= 24:
-            break
-        per_string //= 2
-    if len(text) >= len(call.arguments):
-        return call
-    return replace(call, arguments=text)
-
-
 def trim_turn(
     messages: Sequence[Message], context: StrategyContext, *, keep_results: bool
 ) -> tuple[list[Message], list[Span], list[Message]]:
@@ -137,7 +109,7 @@ def trim_turn(
     for m in messages:
         new = m
         if m.tool_calls:
-            calls = tuple(cut_arguments(c, budget.argument_chars) for c in m.tool_calls)
+            calls = tuple(context.calls.cut(c, budget.argument_chars) for c in m.tool_calls)
             if any(a is not b for a, b in zip(calls, m.tool_calls, strict=True)):
                 new = replace(m, tool_calls=calls)
                 spans.append(span_of("truncated", [m], context.handles))

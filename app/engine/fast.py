@@ -8,9 +8,7 @@ artifact ledger.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any
 
 from app.engine.compaction import (
     Compaction,
@@ -19,9 +17,8 @@ from app.engine.compaction import (
     span_of,
     trim_turn,
 )
-from app.engine.ledger import Ledger, recent
-from app.engine.memo import Memo
-from app.engine.outcomes import error_line, first_line, is_error, shorten
+from app.engine.ledger import Ledger, build_ledger, recent
+from app.engine.outcomes import shorten
 from app.engine.prompts import (
     LEDGER_HEADER,
     PRIOR_WORK_CONTINUED,
@@ -30,17 +27,12 @@ from app.engine.prompts import (
 )
 from app.engine.transcript import Message, Part, ToolCall
 
-_ARG_CHARS = 60
 _RESULT_CHARS = 120
 _SAID_CHARS = 200
-_MAX_ARGS = 3
 
 
 class FastStrategy:
     name = "fast"
-
-    def __init__(self) -> None:
-        self._lines: Memo[str] = Memo(8_000_000)
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
         turns = context.segments.turns
@@ -78,7 +70,7 @@ class FastStrategy:
             else:
                 groups.append([m])
         runs = sum(isinstance(g, list) for g in groups)
-        ledger = context.ledger.build(_pairs(region))
+        ledger = build_ledger(_pairs(region), context.calls, context.outcomes)
         out: list[Message] = []
         spans: list[Span] = []
         for g in groups:
@@ -88,59 +80,45 @@ class FastStrategy:
             span = span_of("compacted", g, context.handles)
             header = PRIOR_WORK_HEADER if not spans else PRIOR_WORK_CONTINUED
             spans.append(span)
-            out.append(self._note(g, span, header, ledger if len(spans) == runs else None))
+            last = len(spans) == runs
+            out.append(_note(g, span, header, ledger if last else None, context))
         return out, spans
 
-    def _note(self, run: Sequence[Message], span: Span, header: str,
-              ledger: Ledger | None) -> Message:
-        calls = sum(len(m.tool_calls) for m in run)
-        replies = sum(1 for m in run if m.role == "assistant" and not m.tool_calls)
-        lines = [header.format(what=counted(calls, replies), handle=span.handle)]
-        results = {m.tool_call_id: m for m in run if m.role == "tool"}
-        for m in run:
-            if m.role != "assistant":
-                continue
-            if not m.tool_calls and m.text.strip():
-                lines.append(f"- said: {shorten(' '.join(m.text.split()), _SAID_CHARS)}")
-            for call in m.tool_calls:
-                lines.append(self._call_line(call, results.get(call.id)))
-        if ledger:
-            lines.append(_render_ledger(ledger))
-        # One part per line: lines repeat from call to call, so their token counts and
-        # facts come from the caches; renderers join parts with newlines.
-        return Message("user", tuple(Part("text", line) for line in lines))
 
-    def _call_line(self, call: ToolCall, result: Message | None) -> str:
-        key = f"{call.name}\x00{call.arguments}"
-        head = self._lines.get(key, lambda _: f"- {call.name}({_key_args(call.arguments)})")
-        if result is None:
-            return head
-        if is_error(result):
-            return f"{head} → ✗ {shorten(error_line(result), _RESULT_CHARS)}"
-        line = first_line(result.text)
-        return f"{head} → {shorten(line, _RESULT_CHARS) if line else '(no output)'}"
+def _note(run: Sequence[Message], span: Span, header: str, ledger: Ledger | None,
+          context: StrategyContext) -> Message:
+    calls = sum(len(m.tool_calls) for m in run)
+    replies = sum(1 for m in run if m.role == "assistant" and not m.tool_calls)
+    lines = [header.format(what=counted(calls, replies), handle=span.handle)]
+    results = {m.tool_call_id: m for m in run if m.role == "tool"}
+    for m in run:
+        if m.role != "assistant":
+            continue
+        if not m.tool_calls and m.text.strip():
+            said = " ".join(m.text[: _SAID_CHARS * 2].split())
+            lines.append(f"- said: {shorten(said, _SAID_CHARS)}")
+        for call in m.tool_calls:
+            lines.append(_call_line(call, results.get(call.id), context))
+    if ledger:
+        lines.append(_render_ledger(ledger))
+    # One part per line: lines repeat from call to call, so their token counts and
+    # facts come from the caches; renderers join parts with newlines.
+    return Message("user", tuple(Part("text", line) for line in lines))
+
+
+def _call_line(call: ToolCall, result: Message | None, context: StrategyContext) -> str:
+    head = f"- {context.calls.of(call).head}"
+    if result is None:
+        return head
+    outcome = context.outcomes.of(result)
+    if outcome.error:
+        return f"{head} → ✗ {shorten(outcome.line, _RESULT_CHARS)}"
+    return f"{head} → {shorten(outcome.line, _RESULT_CHARS) if outcome.line else '(no output)'}"
 
 
 def _pairs(region: Sequence[Message]) -> list[tuple[ToolCall, Message | None]]:
     results = {m.tool_call_id: m for m in region if m.role == "tool"}
     return [(c, results.get(c.id)) for m in region for c in m.tool_calls]
-
-
-def _key_args(arguments: str) -> str:
-    try:
-        value: Any = json.loads(arguments) if arguments else {}
-    except ValueError:
-        return shorten(arguments, _ARG_CHARS)
-    if not isinstance(value, dict):
-        return shorten(json.dumps(value, ensure_ascii=False), _ARG_CHARS)
-    shown = []
-    for k, v in list(value.items())[:_MAX_ARGS]:
-        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-        short = shorten(" ".join(text.split()), _ARG_CHARS)
-        shown.append(f"{k}={json.dumps(short, ensure_ascii=False)}")
-    if len(value) > _MAX_ARGS:
-        shown.append("…")
-    return ", ".join(shown)
 
 
 def _render_ledger(ledger: Ledger) -> str:

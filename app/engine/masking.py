@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from app.engine.compaction import Compaction, Span, StrategyContext, span_of, trim_turn
-from app.engine.outcomes import first_line, shorten
+from app.engine.outcomes import shorten
 from app.engine.prompts import MASKED_RESULT
 from app.engine.transcript import Message, Part
 
@@ -34,10 +34,12 @@ class ObservationMask:
                 out.append(m)
                 continue
             span = span_of("masked", [m], context.handles)
-            first = shorten(first_line(m.text), 80)
+            outcome = context.outcomes.of(m)
+            label = "failed: " if outcome.error else "began: "
+            first = label + shorten(outcome.line, 80) if outcome.line else ""
             text = MASKED_RESULT.format(
                 name=names.get(m.tool_call_id or "", "tool"), chars=len(m.text),
-                first=f"; began: {first}" if first else "", handle=span.handle,
+                first=f"; {first}" if first else "", handle=span.handle,
             )
             out.append(replace(m, parts=(Part("text", text),)))
             spans.append(span)

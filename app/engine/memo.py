@@ -22,16 +22,17 @@ class Memo(Generic[V]):
         self._chars = 0
         self._items: OrderedDict[str, V] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
 
     def get(self, key: str, compute: Callable[[str], V]) -> V:
-        with self._lock:
-            found = self._items.get(key, _MISSING)
-            if found is not _MISSING:
+        # Reads take no lock: dict lookups are atomic, and a lost recency update or
+        # a duplicate computation under a race costs nothing but time.
+        found = self._items.get(key, _MISSING)
+        if found is not _MISSING:
+            try:  # noqa: SIM105 (contextlib.suppress costs an object per hit on a hot path)
                 self._items.move_to_end(key)
-                self.hits += 1
-                return found  # type: ignore[return-value]
+            except KeyError:
+                pass
+            return found  # type: ignore[return-value]
         value = compute(key)
         self._store(key, value)
         return value
@@ -41,7 +42,6 @@ class Memo(Generic[V]):
         if size > self._max_chars:
             return
         with self._lock:
-            self.misses += 1
             if key in self._items:
                 return
             self._items[key] = value

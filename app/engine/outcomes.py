@@ -1,43 +1,80 @@
-"""Did a tool call fail? Read from the result, since most formats carry no error flag."""
+"""Did a tool call fail, and what line says so? Read from the result text.
+
+Most formats carry no error flag, so results are read for the markers shells,
+Python, HTTP tools and JSON APIs leave. Each result is read once and the
+answer memoized: phases, the ledger and the prior-work notes all ask.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from app.engine.memo import Memo
 from app.engine.transcript import Message
 
-# Markers seen in real agent observations: shells, Python, HTTP tools, JSON APIs.
-_ERROR_LINE = re.compile(
-    r"^(?:Traceback \(most recent call last\)|[\w.]*(?:Error|Exception)\b:?|error[:\[]"
-    r"|fatal:|E\s{2,}\w|FAILED\b|.*: command not found|.*No such file or directory"
-    r"|.*Permission denied|\{\"error\")",
+# Markers that open a line.
+_LINE_START = re.compile(
+    r"^(?:Traceback \(most recent call last\)|[\w.]*(?:Error|Exception)\b|error[:\[]|fatal:"
+    r"|FAILED\b|\{\"error\")",
     re.MULTILINE | re.IGNORECASE,
 )
+# Markers that may sit anywhere in a line.
+_ANYWHERE = re.compile(r"command not found|No such file or directory|Permission denied")
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit (?:code|status):? (-?\d+)")
+_HEAD = 2000
+_SCAN = 20000
+_LINE_CHARS = 200
 
 
-def is_error(message: Message) -> bool:
-    if message.is_error:
-        return True
-    text = message.text
-    head = text[:2000]
-    code = _RETURN_CODE.search(head)
-    if code is not None:
-        return (code.group(1) or code.group(2)) != "0"
-    return _ERROR_LINE.search(head) is not None
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    error: bool
+    line: str  # the error line when it failed, else the first line with content
 
 
-def error_line(message: Message) -> str:
-    """The most telling line of a failed result, for ledgers and signals."""
-    text = message.text
-    found = _ERROR_LINE.search(text[:20000])
-    if found is not None:
-        start = found.start()
-        end = text.find("\n", start)
-        line = text[start : end if end >= 0 else len(text)]
-    else:
-        line = first_line(text)
-    return shorten(line.strip(), 200)
+def _find_error(text: str) -> re.Match[str] | None:
+    head = text[:_SCAN]
+    found = _LINE_START.search(head)
+    other = _ANYWHERE.search(head)
+    if found is None or (other is not None and other.start() < found.start()):
+        return other
+    return found
+
+
+def _line_at(text: str, position: int) -> str:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
+def read(text: str, *, flagged: bool = False) -> Outcome:
+    error = flagged
+    if not error:
+        code = _RETURN_CODE.search(text[:_HEAD])
+        if code is not None:
+            error = (code.group(1) or code.group(2)) != "0"
+        else:
+            error = _find_error(text[:_HEAD]) is not None
+    if not error:
+        return Outcome(False, first_line(text))
+    found = _find_error(text)
+    line = _line_at(text, found.start()) if found is not None else first_line(text)
+    return Outcome(True, shorten(line, _LINE_CHARS))
+
+
+def _read_unflagged(text: str) -> Outcome:
+    return read(text)
+
+
+class Outcomes:
+    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
+        self._memo: Memo[Outcome] = Memo(cache_chars)
+
+    def of(self, message: Message) -> Outcome:
+        if message.is_error:  # the format said so; only the line is left to find
+            return read(message.text, flagged=True)
+        return self._memo.get(message.text, _read_unflagged)
 
 
 def first_line(text: str) -> str:

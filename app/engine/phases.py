@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from app.engine.outcomes import error_line, is_error
+from app.engine.outcomes import Outcomes
 from app.engine.transcript import Message
 
 
@@ -58,7 +58,10 @@ def _is_output(name: str, options: PhaseOptions) -> bool:
     return DEFAULT_OUTPUT_TOOL.search(name) is not None
 
 
-def observe(messages: Sequence[Message], options: PhaseOptions) -> Signals:
+def observe(
+    messages: Sequence[Message], options: PhaseOptions, outcomes: Outcomes | None = None
+) -> Signals:
+    outcomes = outcomes or Outcomes()
     called: Counter[str] = Counter()
     succeeded: set[str] = set()
     names: dict[str, str] = {}
@@ -72,8 +75,9 @@ def observe(messages: Sequence[Message], options: PhaseOptions) -> Signals:
                 names[call.id] = call.name
         elif m.role == "tool":
             name = names.get(m.tool_call_id or "", "tool")
-            if is_error(m):
-                errors.append((turn, f"{name} → {error_line(m)}"))
+            outcome = outcomes.of(m)
+            if outcome.error:
+                errors.append((turn, f"{name} → {outcome.line}"))
             else:
                 succeeded.add(name)
     iteration = options.iteration if options.iteration is not None else turn

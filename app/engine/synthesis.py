@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.engine.calls import CallSummaries
 from app.engine.compaction import Compaction, Handles, Span, Strategy, StrategyContext
 from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
 from app.engine.facts import FactExtractor, Facts
-from app.engine.ledger import LedgerBuilder
 from app.engine.modes import Mode
+from app.engine.outcomes import Outcomes
 from app.engine.phases import Phase, PhaseOptions, Signals, classify, observe
 from app.engine.prompts import nudge
 from app.engine.tiers import TIER_BUDGETS, Tier
@@ -53,13 +54,14 @@ class Synthesis:
     receipt: Receipt
 
 
-@dataclass(frozen=True, slots=True)
 class EngineCaches:
     """Per-content memos shared across requests; built once by the app."""
 
-    facts: FactExtractor = field(default_factory=FactExtractor)
-    ledger: LedgerBuilder = field(default_factory=LedgerBuilder)
-    handles: Handles = field(default_factory=Handles)
+    def __init__(self) -> None:
+        self.outcomes = Outcomes()
+        self.facts = FactExtractor()
+        self.calls = CallSummaries()
+        self.handles = Handles()
 
 
 class Synthesizer:
@@ -83,7 +85,8 @@ class Synthesizer:
             raise InvalidTranscript("'messages' is empty; send at least the task as a user "
                                     "message.", pointer="/messages")
         validate_pairs(messages)
-        signals = observe(messages, options.phase)
+        caches = self._caches
+        signals = observe(messages, options.phase, caches.outcomes)
         phase = classify(signals, options.phase)
         budget = TIER_BUDGETS[options.tier]
         text = None
@@ -95,8 +98,8 @@ class Synthesizer:
         if options.mode is Mode.OFF:
             return unchanged
         strategy = self._strategy(options)
-        context = StrategyContext(budget, segment(messages), self._caches.handles,
-                                  self._caches.ledger)
+        context = StrategyContext(budget, segment(messages), caches.handles, caches.calls,
+                                  caches.outcomes)
         compaction = strategy.compact(messages, context)
         out = list(compaction.messages)
         _check_output(strategy.name, messages, out)
@@ -134,14 +137,7 @@ class Synthesizer:
     def _lost(self, compaction: Compaction, out: Sequence[Message]) -> Facts:
         if not compaction.dropped:
             return Facts()
-        facts = self._caches.facts
-        lost = facts.union(_texts(compaction.dropped)) - facts.union(_texts(out))
-        if lost.errors:
-            # An error line may survive inside a longer note line; only report real losses.
-            joined = "\n".join(_texts(out))
-            lost = Facts(lost.paths, lost.identifiers, lost.numbers,
-                         frozenset(e for e in lost.errors if e not in joined))
-        return lost
+        return self._caches.facts.lost(_texts(compaction.dropped), _texts(out))
 
 
 def _texts(messages: Sequence[Message]) -> Iterator[str]:

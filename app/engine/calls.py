@@ -1,0 +1,136 @@
+"""One summary per tool call: its compact head for notes and what it touched for the ledger.
+
+Arguments are parsed once per distinct call and the summary memoized, since
+an agent resends the same calls on every step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.engine.memo import Memo
+from app.engine.outcomes import shorten
+from app.engine.transcript import ToolCall
+
+_PATH_KEYS = ("path", "file", "file_path", "filepath", "filename", "target_file", "directory")
+_COMMAND_KEYS = ("command", "cmd", "script")
+_WRITE_TOOL = re.compile(r"write|create|edit|save|insert|replace|patch|append|delete|remove"
+                         r"|move|rename|update", re.IGNORECASE)
+_URL = re.compile(r"https?://[^\s\"'<>)]+")
+_FILE = r"((?:\.{0,2}/)?[\w.@/-]*\w\.\w{1,5})"
+_SHELL_WRITE = re.compile(r"(?:>>?|\btee(?:\s+-a)?|sed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+))\s*"
+                          + _FILE)
+_SHELL_READ = re.compile(r"\b(?:cat|head|tail|nl|less|sed\s+-n\s+(?:'[^']*'|\S+)|grep\s+[^|;&]*?)"
+                         r"\s+(?:-\S+\s+)*" + _FILE)
+_SHELL_SCAN_CHARS = 400
+_ARG_CHARS = 60
+_MAX_ARGS = 3
+_COMMAND_CHARS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class CallSummary:
+    head: str  # "name(key=value, …)" for prior-work notes
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+
+
+def _parse(arguments: str) -> Any:
+    try:
+        return json.loads(arguments) if arguments else {}
+    except ValueError:
+        return None
+
+
+def _head(name: str, arguments: str, value: Any) -> str:
+    if value is None:
+        return f"{name}({shorten(arguments, _ARG_CHARS)})"
+    if not isinstance(value, dict):
+        return f"{name}({shorten(json.dumps(value, ensure_ascii=False), _ARG_CHARS)})"
+    shown = []
+    for k, v in list(value.items())[:_MAX_ARGS]:
+        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        short = shorten(" ".join(text[: _ARG_CHARS * 2].split()), _ARG_CHARS)
+        shown.append(f"{k}={json.dumps(short, ensure_ascii=False)}")
+    if len(value) > _MAX_ARGS:
+        shown.append("…")
+    return f"{name}({', '.join(shown)})"
+
+
+def summarize(key: str) -> CallSummary:
+    """``key`` is the tool name, a NUL, then the arguments."""
+    name, _, arguments = key.partition("\0")
+    value = _parse(arguments)
+    args: dict[str, Any] = value if isinstance(value, dict) else {}
+    reads: list[str] = []
+    writes: list[str] = []
+    commands: list[str] = []
+    writing = _WRITE_TOOL.search(name) is not None
+    for k in _PATH_KEYS:
+        path = args.get(k)
+        if isinstance(path, str) and path:
+            (writes if writing else reads).append(path)
+    for k in _COMMAND_KEYS:
+        command = args.get(k)
+        if isinstance(command, str) and command:
+            commands.append(shorten(" ".join(command[: _COMMAND_CHARS * 2].split()),
+                                    _COMMAND_CHARS))
+            # The first line names the files; what follows is usually a heredoc body.
+            line = command.split("\n", 1)[0][:_SHELL_SCAN_CHARS]
+            writes.extend(_SHELL_WRITE.findall(line))
+            reads.extend(p for p in _SHELL_READ.findall(line) if p not in writes)
+    urls = [u for v in args.values() if isinstance(v, str) and "http" in v
+            for u in _URL.findall(v)]
+    return CallSummary(_head(name, arguments, value), tuple(reads), tuple(writes),
+                       tuple(commands), tuple(urls))
+
+
+def _shorten_strings(value: Any, limit: int) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}…[cut {len(value) - limit} chars]"
+    if isinstance(value, dict):
+        return {k: _shorten_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shorten_strings(v, limit) for v in value]
+    return value
+
+
+def cut_arguments(key: str) -> str:
+    """Shorten long string values so arguments fit the budget and stay valid JSON.
+
+    ``key`` is the budget, a NUL, then the arguments; the result is the new
+    arguments, or the same text when cutting cannot help.
+    """
+    budget, _, arguments = key.partition("\0")
+    limit = int(budget)
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return arguments
+    per_string = max(limit // 2, 24)
+    while True:
+        text = json.dumps(_shorten_strings(value, per_string), ensure_ascii=False)
+        if len(text) <= limit or per_string <= 24:
+            break
+        per_string //= 2
+    return text if len(text) < len(arguments) else arguments
+
+
+class CallSummaries:
+    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
+        self._memo: Memo[CallSummary] = Memo(cache_chars)
+        self._cuts: Memo[str] = Memo(cache_chars)
+
+    def of(self, call: ToolCall) -> CallSummary:
+        return self._memo.get(f"{call.name}\0{call.arguments}", summarize)
+
+    def cut(self, call: ToolCall, limit: int) -> ToolCall:
+        if len(call.arguments) <= limit:
+            return call
+        arguments = self._cuts.get(f"{limit}\0{call.arguments}", cut_arguments)
+        return call if arguments == call.arguments else replace(call, arguments=arguments)
