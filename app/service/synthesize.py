@@ -64,7 +64,7 @@ class SynthesizeService:
         self._llm_available = llm_available
 
     async def run(self, job: SynthesizeJob) -> SynthesizeOutcome:
-        self._check_limits(job.payload)
+        size = self._check_limits(job.payload)
         wire = resolve_format(self._formats, job.format, job.payload)
         resolved = resolve(job.reasoning_top, job.reasoning_strategies, job.strategy)
         requested = Mode(resolved["synthesis"].value)
@@ -75,7 +75,6 @@ class SynthesizeService:
             mode=decision.mode, tier=tier, phase=job.phase, steer=job.steer,
             strategy=str(strategy.value) if strategy else None,
         )
-        size = sum(len(str(m.get("content") or "")) for m in _wire_messages(job.payload))
         if size > self._settings.offload_chars:
             synthesis, body = await anyio.to_thread.run_sync(self._work, wire, job, options)
         else:
@@ -105,7 +104,8 @@ class SynthesizeService:
             return inferred, "model"
         return self._settings.default_tier, "default"
 
-    def _check_limits(self, payload: Payload) -> None:
+    def _check_limits(self, payload: Payload) -> int:
+        """Raise on a limit; return the characters of content, to size the work."""
         messages = _wire_messages(payload)
         limit = self._settings.max_messages
         if len(messages) > limit:
@@ -114,13 +114,16 @@ class SynthesizeService:
                 f"{limit}. Send the most recent {limit}, or compress in parts.",
                 pointer="/messages")
         most = self._settings.max_message_chars
+        total = 0
         for i, m in enumerate(messages):
-            content = m.get("content") if isinstance(m, dict) else None
-            if isinstance(content, str) and len(content) > most:
+            chars = _content_chars(m.get("content") if isinstance(m, dict) else None)
+            if chars > most:
                 raise LimitExceeded(
-                    f"messages[{i}] has {len(content)} characters of content; the limit is "
-                    f"{most}. Cut the message (for example a huge tool output) before sending.",
+                    f"messages[{i}] has {chars} characters of content; the limit is {most}. "
+                    "Cut the message (for example a huge tool output) before sending.",
                     pointer=f"/messages/{i}/content")
+            total += chars
+        return total
 
     def _record(self, synthesis: Synthesis) -> None:
         m = self._metrics
@@ -135,6 +138,20 @@ class SynthesizeService:
 def _wire_messages(payload: Payload) -> list[Any]:
     messages = payload.get("messages")
     return messages if isinstance(messages, list) else []
+
+
+def _content_chars(content: Any) -> int:
+    """Text in a message's content, whatever its shape (string, parts or blocks)."""
+    if isinstance(content, str):
+        return len(content)
+    if not isinstance(content, list):
+        return 0
+    total = 0
+    for block in content:
+        if isinstance(block, dict):
+            for key in ("text", "thinking", "content"):
+                total += _content_chars(block.get(key))
+    return total
 
 
 def _unchanged(payload: Payload, transcript: Transcript) -> dict[str, Any]:

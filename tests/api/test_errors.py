@@ -139,3 +139,18 @@ async def test_oversized_message(make_app):
 async def test_unknown_route_and_method(client):
     assert_problem(await client.get("/nowhere"), 404, "not-found")
     assert_problem(await client.get("/synthesize"), 405, "method-not-allowed")
+
+
+async def test_oversized_anthropic_tool_result_is_caught(make_app):
+    big = "x" * 500
+    payload = {"system": "s", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f",
+                                           "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                      "content": [{"type": "text", "text": big}]}]}]}
+    transport = httpx.ASGITransport(app=make_app(max_message_chars=100))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        r = await c.post("/synthesize", json=payload)
+    body = assert_problem(r, 422, "limit-exceeded")
+    assert body["pointer"] == "/messages/2/content"

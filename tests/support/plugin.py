@@ -34,3 +34,22 @@ class DropsUsers:
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
         return Compaction(tuple(m for m in messages if m.role != "user"))
+
+
+class RecordsThread:
+    """Keeps everything, and notes which thread ran it."""
+
+    name = "records-thread"
+
+    def __init__(self) -> None:
+        self.threads: list[str] = []
+
+    def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
+        import threading
+
+        self.threads.append(threading.current_thread().name)
+        return Compaction(tuple(messages))
+
+
+# Entry points may name an instance; the offload test reads what this one saw.
+RECORDER = RecordsThread()

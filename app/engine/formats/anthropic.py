@@ -13,6 +13,7 @@ from typing import Any
 
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
+from app.engine.formats.parts import render_text_part
 from app.engine.transcript import Message, Part, Role, ToolCall, Transcript
 
 # Index given to the system prompt, which lives outside ``messages``.
@@ -205,16 +206,8 @@ def _render_blocks(m: Message) -> list[Any]:
         if p.kind == "tool_use":
             out.append(_render_call(calls[p.raw["id"]]))
         else:
-            out.append(_render_part(p))
+            out.append(render_text_part(p))
     return out
-
-
-def _render_part(p: Part) -> Any:
-    if p.raw is None:
-        return {"type": "text", "text": p.text}
-    if p.kind == "text" and p.raw.get("text") is not p.text:
-        return {**p.raw, "text": p.text}
-    return p.raw
 
 
 def _render_call(call: ToolCall) -> dict[str, Any]:
@@ -234,7 +227,7 @@ def _render_tool_result(m: Message) -> dict[str, Any]:
     if isinstance(original, str) and len(m.parts) == 1 and m.parts[0].text is original:
         return dict(block)
     if isinstance(original, list):
-        return {**block, "content": [_render_part(p) for p in m.parts]}
+        return {**block, "content": [render_text_part(p) for p in m.parts]}
     return {**block, "content": m.text}
 
 
@@ -244,4 +237,4 @@ def _render_system(system: list[Message]) -> Any:
         original = only.raw.get("system") if only.raw is not None else None
         if isinstance(original, str) and only.parts and only.parts[0].text is original:
             return original
-    return [_render_part(p) for m in system for p in m.parts]
+    return [render_text_part(p) for m in system for p in m.parts]

@@ -7,6 +7,7 @@ from typing import Any
 
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
+from app.engine.formats.parts import render_text_part
 from app.engine.transcript import Message, Part, Role, ToolCall, Transcript
 
 _ROLES: dict[str, Role] = {
@@ -150,16 +151,8 @@ def _render_content(original: Any, parts: tuple[Part, ...]) -> Any:
     if original is None and not parts:
         return None
     if isinstance(original, list):
-        return [_render_part(p) for p in parts]
+        return [render_text_part(p) for p in parts]
     return "\n".join(p.text for p in parts if p.text)
-
-
-def _render_part(part: Part) -> Any:
-    if part.raw is None:
-        return {"type": "text", "text": part.text}
-    if part.kind == "text" and part.raw.get("text") is not part.text:
-        return {**part.raw, "text": part.text}
-    return part.raw
 
 
 def _render_call(call: ToolCall) -> dict[str, Any]:
