@@ -93,9 +93,11 @@ def cut_result(message: Message, limit: int, handles: Handles) -> tuple[Message,
     if len(text) <= limit:
         return message, None
     span = span_of("truncated", [message], handles)
+    cut = cut_text(text, limit, span.handle)
+    if len(cut) >= len(text):  # just over the budget: the marker would cost more
+        return message, None
     others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
-    parts = (Part("text", cut_text(text, limit, span.handle)), *others)
-    return replace(message, parts=parts), span
+    return replace(message, parts=(Part("text", cut), *others)), span
 
 
 def trim_turn(

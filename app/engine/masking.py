@@ -41,6 +41,9 @@ class ObservationMask:
                 name=names.get(m.tool_call_id or "", "tool"), chars=len(m.text),
                 first=f"; {first}" if first else "", handle=span.handle,
             )
+            if len(text) >= len(m.text):
+                out.append(m)
+                continue
             out.append(replace(m, parts=(Part("text", text),)))
             spans.append(span)
             dropped.append(m)

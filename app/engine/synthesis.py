@@ -118,6 +118,9 @@ class Synthesizer:
     def _strategy(self, options: SynthesisOptions) -> Strategy:
         if options.mode is Mode.FAST:
             return self._strategies["fast"]
+        if options.mode is not Mode.CUSTOM:
+            raise InvalidOption(f"mode {options.mode.value!r} is decided before synthesis; "
+                                "the engine runs fast, custom or off.")
         if not options.strategy:
             raise InvalidOption(
                 "mode 'custom' needs 'synthesis_strategy' in 'reasoning' to name a strategy; "

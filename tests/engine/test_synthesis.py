@@ -137,3 +137,17 @@ def test_empty_transcript_is_rejected(synthesizer, formats):
     transcript = formats["openai"].parse({"messages": [{"role": "user", "content": "x"}]})
     with pytest.raises(InvalidTranscript, match="empty"):
         synthesizer.run(replace(transcript, messages=()), SynthesisOptions())
+
+
+def test_a_result_just_over_the_budget_is_not_made_longer(synthesizer, formats):
+    messages = coding_run(0)
+    for i in range(5):
+        messages += tool_turn(f"c{i}", "bash", {"command": "ls"}, "y" * 320)
+    result, out = synth(synthesizer, formats, messages, tier=Tier.LOCAL, steer=False)
+    assert all(len(m["content"]) <= 320 for m in out if m["role"] == "tool")
+    assert not [s for s in result.receipt.spans if s.kind == "truncated"]
+
+
+def test_engine_refuses_modes_it_does_not_run(synthesizer, formats):
+    with pytest.raises(InvalidOption, match="decided before"):
+        synth(synthesizer, formats, coding_run(4), mode=Mode.DEEP)
