@@ -1,5 +1,9 @@
+import pytest
+
+from app.engine.errors import InvalidOption
 from app.engine.tokens import MESSAGE_OVERHEAD, TOOL_CALL_OVERHEAD, TokenCounter
 from app.engine.transcript import Message, Part, ToolCall
+from app.tokenizer import load_encoding
 
 
 class CountingEncoder:
@@ -43,10 +47,5 @@ def test_cache_is_bounded(encoder):
 
 
 def test_unknown_encoding_is_refused_without_a_download():
-    import pytest
-
-    from app.engine.errors import InvalidOption
-    from app.tokenizer import load_encoding
-
     with pytest.raises(InvalidOption, match="cl100k_base"):
         load_encoding("r50k_base")

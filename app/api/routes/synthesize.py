@@ -35,8 +35,11 @@ async def synthesize(
     body: SynthesizeRequest, request: Request, svc: Annotated[Services, Depends(services)]
 ) -> JSONResponse:
     reasoning = body.reasoning
+    payload: dict[str, Any] = {"messages": body.messages}
+    if body.system is not None:
+        payload["system"] = body.system
     job = SynthesizeJob(
-        payload=body.model_dump(include={"messages", "system"}, exclude_none=True),
+        payload=payload,
         format=body.format,
         model=body.model,
         tier=body.tier,
