@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.config import JsonValue
 
 from app.engine.tiers import Tier
 
+CONVERSATION_KEYS = ("messages", "contents", "input")
+PAYLOAD_KEYS = ("messages", "system", "contents", "systemInstruction", "input", "instructions")
 SynthesisMode = Literal["auto", "fast", "deep", "custom", "off"]
 AgentStrategy = Literal["reactive", "planExecute", "treeOfThought", "reflexion", "adaptive"]
 
@@ -50,11 +52,18 @@ class SynthesizeRequest(BaseModel):
         }]},
     )
 
-    messages: list[dict[str, Any]] = Field(
-        min_length=1, description="The transcript, in its own wire format.")
+    messages: list[dict[str, Any]] | None = Field(
+        None, min_length=1, description="OpenAI Chat Completions or Anthropic messages.")
     system: str | list[dict[str, Any]] | None = Field(
-        None, description="Anthropic only: the top-level system prompt.")
-    format: str = Field("auto", description="auto, openai or anthropic.")
+        None, description="Anthropic: the top-level system prompt.")
+    contents: list[dict[str, Any]] | None = Field(
+        None, min_length=1, description="Gemini: the conversation's contents.")
+    systemInstruction: dict[str, Any] | None = Field(
+        None, description="Gemini: the system instruction.")
+    input: str | list[dict[str, Any]] | None = Field(
+        None, description="OpenAI Responses: the input items.")
+    instructions: str | None = Field(None, description="OpenAI Responses: the instructions.")
+    format: str = Field("auto", description="auto, openai, anthropic, gemini or responses.")
     model: str | None = Field(None, description="The agent's model; used to infer the tier.")
     tier: Tier | None = Field(None, description="Overrides the tier inferred from the model.")
     task: str | None = Field(None, description="The task; defaults to the first user message.")
@@ -67,6 +76,22 @@ class SynthesizeRequest(BaseModel):
     strategy: AgentStrategy = "reactive"
     reasoning: Reasoning = Field(default_factory=Reasoning)
     steer: bool = Field(True, description="Append the phase nudge as the last user message.")
+
+    @model_validator(mode="after")
+    def _one_conversation(self) -> SynthesizeRequest:
+        given = [k for k in CONVERSATION_KEYS if getattr(self, k) is not None]
+        if len(given) != 1:
+            found = f"got {', '.join(given)}" if given else "got none"
+            raise ValueError(
+                "send the conversation in exactly one of 'messages' (OpenAI, Anthropic), "
+                f"'contents' (Gemini) or 'input' (OpenAI Responses); {found}")
+        if self.input == [] or self.input == "":
+            raise ValueError("'input' is empty; send at least the task")
+        return self
+
+    def payload(self) -> dict[str, Any]:
+        """The conversation fields as the caller sent them, for the wire formats."""
+        return {k: getattr(self, k) for k in PAYLOAD_KEYS if getattr(self, k) is not None}
 
 
 class ResolvedField(BaseModel):
@@ -119,9 +144,14 @@ class CacheOut(BaseModel):
 
 
 class SynthesizeResponse(BaseModel):
-    messages: list[dict[str, Any]]
-    system: str | list[dict[str, Any]] | None = Field(
-        None, description="Anthropic only; absent for other formats.")
+    """The conversation comes back under the keys it was sent in; the others are absent."""
+
+    messages: list[dict[str, Any]] | None = None
+    system: str | list[dict[str, Any]] | None = None
+    contents: list[dict[str, Any]] | None = None
+    systemInstruction: dict[str, Any] | None = None
+    input: list[dict[str, Any]] | str | None = None
+    instructions: str | None = None
     format: str
     compacted: bool
     mode: str

@@ -52,6 +52,7 @@ class Synthesis:
     tokens_before: int
     tokens_after: int
     receipt: Receipt
+    task: str | None = None  # the first user message
 
 
 class EngineCaches:
@@ -94,11 +95,14 @@ class Synthesizer:
                               or signals.late):
             text = nudge(phase, signals, options.phase.output_tools or ())
         before = self._counter.messages(messages)
-        unchanged = Synthesis(transcript, False, phase, text, signals, before, before, Receipt())
+        segments = segment(messages)
+        task = messages[segments.task_index].text if segments.task_index is not None else None
+        unchanged = Synthesis(transcript, False, phase, text, signals, before, before, Receipt(),
+                              task)
         if options.mode is Mode.OFF:
             return unchanged
         strategy = self._strategy(options)
-        context = StrategyContext(budget, segment(messages), caches.handles, caches.calls,
+        context = StrategyContext(budget, segments, caches.handles, caches.calls,
                                   caches.outcomes)
         compaction = strategy.compact(messages, context)
         out = list(compaction.messages)
@@ -113,7 +117,7 @@ class Synthesizer:
             return unchanged
         result = Transcript(tuple(out), transcript.format, transcript.envelope)
         receipt = Receipt(compaction.spans, self._lost(compaction, out))
-        return Synthesis(result, True, phase, text, signals, before, after, receipt)
+        return Synthesis(result, True, phase, text, signals, before, after, receipt, task)
 
     def _strategy(self, options: SynthesisOptions) -> Strategy:
         if options.mode is Mode.FAST:

@@ -15,7 +15,6 @@ from app.engine.phases import PhaseOptions
 from app.engine.reasoning import Resolved, resolve
 from app.engine.synthesis import Synthesis, SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier, infer_tier
-from app.engine.transcript import Transcript
 from app.metrics import Metrics
 from app.settings import Settings
 
@@ -38,8 +37,9 @@ class SynthesizeJob:
 @dataclass(frozen=True, slots=True)
 class SynthesizeOutcome:
     synthesis: Synthesis
-    body: dict[str, Any]  # the rendered payload: messages (+ system for Anthropic)
+    body: dict[str, Any]  # the conversation, under the keys of its wire format
     messages_before: int
+    messages_after: int
     tier: Tier
     tier_source: str
     decision: ModeDecision
@@ -81,8 +81,8 @@ class SynthesizeService:
             synthesis, body = self._work(wire, job, options)
         self._record(synthesis)
         return SynthesizeOutcome(
-            synthesis, body, len(_wire_messages(job.payload)), tier, tier_source, decision,
-            requested, resolved,
+            synthesis, body, len(_conversation(job.payload)[1]), len(_conversation(body)[1]),
+            tier, tier_source, decision, requested, resolved,
         )
 
     def _work(
@@ -92,8 +92,8 @@ class SynthesizeService:
         synthesis = self._synthesizer.run(transcript, options)
         if synthesis.compacted:
             body = wire.render(synthesis.transcript)
-        else:
-            body = _unchanged(job.payload, transcript)
+        else:  # the caller's own fields, as sent
+            body = {k: job.payload[k] for k in wire.keys if k in job.payload}
         return synthesis, body
 
     def _tier(self, job: SynthesizeJob) -> tuple[Tier, str]:
@@ -106,22 +106,22 @@ class SynthesizeService:
 
     def _check_limits(self, payload: Payload) -> int:
         """Raise on a limit; return the characters of content, to size the work."""
-        messages = _wire_messages(payload)
+        key, messages = _conversation(payload)
         limit = self._settings.max_messages
         if len(messages) > limit:
             raise LimitExceeded(
                 f"the request has {len(messages)} messages; this service accepts at most "
                 f"{limit}. Send the most recent {limit}, or compress in parts.",
-                pointer="/messages")
+                pointer=f"/{key}")
         most = self._settings.max_message_chars
         total = 0
         for i, m in enumerate(messages):
-            chars = _content_chars(m.get("content") if isinstance(m, dict) else None)
+            chars = _content_chars(m)
             if chars > most:
                 raise LimitExceeded(
-                    f"messages[{i}] has {chars} characters of content; the limit is {most}. "
+                    f"{key}[{i}] has {chars} characters of content; the limit is {most}. "
                     "Cut the message (for example a huge tool output) before sending.",
-                    pointer=f"/messages/{i}/content")
+                    pointer=f"/{key}/{i}")
             total += chars
         return total
 
@@ -135,28 +135,33 @@ class SynthesizeService:
         m.phases.labels(synthesis.phase.value).inc()
 
 
-def _wire_messages(payload: Payload) -> list[Any]:
-    messages = payload.get("messages")
-    return messages if isinstance(messages, list) else []
+def _conversation(payload: Payload) -> tuple[str, list[Any]]:
+    """The key and the list of messages, contents or input items."""
+    for key in ("messages", "contents", "input"):
+        value = payload.get(key)
+        if isinstance(value, list):
+            return key, value
+        if isinstance(value, str):
+            return key, [value]
+    return "messages", []
 
 
-def _content_chars(content: Any) -> int:
-    """Text in a message's content, whatever its shape (string, parts or blocks)."""
-    if isinstance(content, str):
-        return len(content)
-    if not isinstance(content, list):
+# Where text sits in a message, content block, part or item, in any of the formats;
+# the values of the last three are tool arguments or results with keys of their own.
+_TEXT_KEYS = ("content", "text", "thinking", "parts", "output", "arguments", "summary",
+              "tool_calls", "function", "functionResponse", "functionCall")
+_FREE_KEYS = ("input", "args", "response")
+
+
+def _content_chars(value: Any, *, every_key: bool = False) -> int:
+    """Characters of text in a message, whatever its format's shape."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        return sum(_content_chars(v, every_key=every_key) for v in value)
+    if not isinstance(value, dict):
         return 0
-    total = 0
-    for block in content:
-        if isinstance(block, dict):
-            for key in ("text", "thinking", "content"):
-                total += _content_chars(block.get(key))
-    return total
-
-
-def _unchanged(payload: Payload, transcript: Transcript) -> dict[str, Any]:
-    """The caller's own conversation fields, as sent."""
-    body: dict[str, Any] = {"messages": payload.get("messages", [])}
-    if transcript.format == "anthropic" and "system" in payload:
-        body["system"] = payload["system"]
-    return body
+    if every_key:
+        return sum(_content_chars(v, every_key=True) for v in value.values())
+    return (sum(_content_chars(value.get(k)) for k in _TEXT_KEYS)
+            + sum(_content_chars(value.get(k), every_key=True) for k in _FREE_KEYS))

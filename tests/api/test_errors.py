@@ -133,7 +133,7 @@ async def test_oversized_message(make_app):
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         r = await c.post("/synthesize", json={"messages": coding_run(1)})
     body = assert_problem(r, 422, "limit-exceeded")
-    assert body["pointer"].endswith("/content")
+    assert body["pointer"] == "/messages/3"  # the 1,500-character tool result
 
 
 async def test_unknown_route_and_method(client):
@@ -153,4 +153,4 @@ async def test_oversized_anthropic_tool_result_is_caught(make_app):
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         r = await c.post("/synthesize", json=payload)
     body = assert_problem(r, 422, "limit-exceeded")
-    assert body["pointer"] == "/messages/2/content"
+    assert body["pointer"] == "/messages/2"

@@ -35,11 +35,8 @@ async def synthesize(
     body: SynthesizeRequest, request: Request, svc: Annotated[Services, Depends(services)]
 ) -> JSONResponse:
     reasoning = body.reasoning
-    payload: dict[str, Any] = {"messages": body.messages}
-    if body.system is not None:
-        payload["system"] = body.system
     job = SynthesizeJob(
-        payload=payload,
+        payload=body.payload(),
         format=body.format,
         model=body.model,
         tier=body.tier,
@@ -58,22 +55,8 @@ async def synthesize(
     request.state.mode = "unknown"
     outcome = await svc.synthesize.run(job)
     request.state.mode = outcome.decision.mode.value
-    task = body.task if body.task is not None else _first_user_text(body.messages)
+    task = body.task if body.task is not None else outcome.synthesis.task
     return JSONResponse(_render(outcome, task))
-
-
-def _first_user_text(messages: list[dict[str, Any]]) -> str | None:
-    for m in messages:
-        if m.get("role") == "user":
-            content = m.get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list):
-                texts = [b.get("text", "") for b in content
-                         if isinstance(b, dict) and b.get("type") == "text"]
-                if texts:
-                    return "\n".join(texts)
-    return None
 
 
 def _lost(facts: Facts) -> dict[str, Any]:
@@ -89,11 +72,8 @@ def _lost(facts: Facts) -> dict[str, Any]:
 def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
     s = outcome.synthesis
     sig = s.signals
-    after = len(outcome.body["messages"])
     reduction = 1 - s.tokens_after / s.tokens_before if s.tokens_before else 0.0
-    body: dict[str, Any] = {"messages": outcome.body["messages"]}
-    if "system" in outcome.body:
-        body["system"] = outcome.body["system"]
+    body: dict[str, Any] = dict(outcome.body)
     body.update({
         "format": s.transcript.format,
         "compacted": s.compacted,
@@ -117,7 +97,7 @@ def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
             "tokens_before": s.tokens_before,
             "tokens_after": s.tokens_after,
             "messages_before": outcome.messages_before,
-            "messages_after": after,
+            "messages_after": outcome.messages_after,
             "reduction": round(reduction, 4),
         },
         "receipt": {

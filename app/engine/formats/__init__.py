@@ -17,6 +17,8 @@ Payload = Mapping[str, Any]
 
 class WireFormat(Protocol):
     name: str
+    # The top-level request keys that carry this format's conversation.
+    keys: tuple[str, ...]
 
     def evidence(self, payload: Payload) -> list[str]:
         """Where the payload shows shapes only this format has (empty: none)."""
@@ -30,9 +32,12 @@ class WireFormat(Protocol):
 def build_formats() -> dict[str, WireFormat]:
     # Imported here so the registry is built on demand, never at import time.
     from app.engine.formats.anthropic import AnthropicFormat
+    from app.engine.formats.gemini import GeminiFormat
     from app.engine.formats.openai import OpenAIFormat
+    from app.engine.formats.responses import ResponsesFormat
 
-    formats: list[WireFormat] = [OpenAIFormat(), AnthropicFormat()]
+    formats: list[WireFormat] = [OpenAIFormat(), AnthropicFormat(), GeminiFormat(),
+                                 ResponsesFormat()]
     return {f.name: f for f in formats}
 
 

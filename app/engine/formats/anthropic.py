@@ -27,6 +27,7 @@ _WIRE_ROLE: dict[Role, str] = {"user": "user", "tool": "user", "assistant": "ass
 
 class AnthropicFormat:
     name = "anthropic"
+    keys: tuple[str, ...] = ("messages", "system")
 
     def evidence(self, payload: Payload) -> list[str]:
         found = ["top-level 'system'"] if "system" in payload else []

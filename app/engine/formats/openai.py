@@ -23,6 +23,7 @@ _OWN_PART_TYPES = frozenset({"image_url", "input_audio", "file", "refusal"})
 
 class OpenAIFormat:
     name = "openai"
+    keys: tuple[str, ...] = ("messages",)
 
     def evidence(self, payload: Payload) -> list[str]:
         found: list[str] = []
