@@ -43,8 +43,3 @@ async def test_plugin_strategy_served_over_http(encoder):
     assert bad.status_code == 500
     assert bad.json()["type"].endswith("strategy-failed")
     assert "drops-users" in bad.json()["detail"]
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"

@@ -45,11 +45,30 @@ class Reasoning(ReasoningBundle):
 class SynthesizeRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={"examples": [{
-            "messages": _EXAMPLE_MESSAGES, "model": "gpt-4o-mini", "iteration": 1,
-            "max_iterations": 20, "required_tools": ["bash"],
-            "reasoning": {"synthesis": "fast"},
-        }]},
+        json_schema_extra={"examples": [
+            {"messages": _EXAMPLE_MESSAGES, "model": "gpt-4o-mini", "iteration": 1,
+             "max_iterations": 20, "required_tools": ["bash"],
+             "reasoning": {"synthesis": "fast"}},
+            {"system": "You are a coding agent.", "tier": "large", "messages": [
+                {"role": "user", "content": "Fix the failing test."},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+                                                   "name": "bash",
+                                                   "input": {"command": "pytest -x -q"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                              "content": "1 failed", "is_error": True}]}]},
+            {"systemInstruction": {"parts": [{"text": "You are a coding agent."}]},
+             "model": "gemini-2.5-flash", "contents": [
+                {"role": "user", "parts": [{"text": "Fix the failing test."}]},
+                {"role": "model", "parts": [{"functionCall": {
+                    "name": "bash", "args": {"command": "pytest -x -q"}}}]},
+                {"role": "user", "parts": [{"functionResponse": {
+                    "name": "bash", "response": {"output": "1 failed"}}}]}]},
+            {"instructions": "You are a coding agent.", "model": "gpt-5", "input": [
+                {"role": "user", "content": "Fix the failing test."},
+                {"type": "function_call", "call_id": "call_1", "name": "bash",
+                 "arguments": "{\"command\": \"pytest -x -q\"}"},
+                {"type": "function_call_output", "call_id": "call_1", "output": "1 failed"}]},
+        ]},
     )
 
     messages: list[dict[str, Any]] | None = Field(

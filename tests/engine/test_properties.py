@@ -10,9 +10,8 @@ from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
 from app.engine.tokens import TokenCounter
-from tests.support.convert import to_anthropic
 from tests.support.generate import openai_transcript
-from tests.support.invariants import check_anthropic, check_openai
+from tests.support.wire import CASES
 
 RUNS = [(Mode.FAST, None), (Mode.OFF, None), (Mode.CUSTOM, "observation-mask")]
 
@@ -29,9 +28,9 @@ def _tokens(engine, wire, payload):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.data_too_large])
 @given(messages=openai_transcript())
-def test_invariants_hold_in_both_formats(engine, formats, messages):
-    payloads = {"openai": {"messages": messages}, "anthropic": to_anthropic(messages)}
-    for name, payload in payloads.items():
+def test_invariants_hold_in_every_format(engine, formats, messages):
+    for name, convert, check in CASES.values():
+        payload = convert(messages)
         wire = formats[name]
         sent = copy.deepcopy(payload)
         before = _tokens(engine, wire, payload)
@@ -40,10 +39,7 @@ def test_invariants_hold_in_both_formats(engine, formats, messages):
                 result = engine.run(wire.parse(payload),
                                     SynthesisOptions(mode=mode, tier=tier, strategy=strategy))
                 out = wire.render(result.transcript) if result.compacted else payload
-                if name == "openai":
-                    check_openai(payload["messages"], out["messages"])
-                else:
-                    check_anthropic(payload, out)
+                check(payload, out)
                 # 5. never more tokens than the input
                 assert _tokens(engine, wire, out) <= before
                 assert result.tokens_after <= result.tokens_before

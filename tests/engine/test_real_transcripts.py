@@ -11,9 +11,9 @@ from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
 from app.engine.tokens import TokenCounter
-from tests.support.convert import to_anthropic
 from tests.support.corpus import load, transcript_files
-from tests.support.invariants import check_anthropic, check_openai
+from tests.support.invariants import check_openai
+from tests.support.wire import CASES
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 GOLDEN_FILES = ["tau-airline-gpt4o-task000-trial3.jsonl", "sweagent-ctf-crypto-eps.jsonl",
@@ -25,25 +25,22 @@ def engine(encoder):
     return Synthesizer(TokenCounter(encoder), builtin_strategies())
 
 
+@pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])
-def test_every_transcript_compacts_validly(engine, formats, path):
+def test_every_transcript_compacts_validly(engine, formats, path, case):
     messages = load(path)
-    payloads = {"openai": {"messages": messages}, "anthropic": to_anthropic(messages)}
-    for name, payload in payloads.items():
-        wire = formats[name]
-        for tier in Tier:
-            result = engine.run(wire.parse(payload), SynthesisOptions(tier=tier))
-            assert result.compacted, f"{name}/{tier}: nothing compacted"
-            out = wire.render(result.transcript)
-            if name == "openai":
-                check_openai(messages, out["messages"])
-            else:
-                check_anthropic(payload, out)
-            assert result.tokens_after < result.tokens_before
-        mid = engine.run(wire.parse(payload), SynthesisOptions(tier=Tier.MID))
-        reduction = 1 - mid.tokens_after / mid.tokens_before
-        # long coding runs must shrink a lot; short support chats still shrink
-        assert reduction >= (0.7 if len(messages) >= 80 else 0.2), f"{name}: {reduction:.0%}"
+    name, convert, check = CASES[case]
+    payload = convert(messages)
+    wire = formats[name]
+    for tier in Tier:
+        result = engine.run(wire.parse(payload), SynthesisOptions(tier=tier))
+        assert result.compacted, f"{case}/{tier}: nothing compacted"
+        check(payload, wire.render(result.transcript))
+        assert result.tokens_after < result.tokens_before
+    mid = engine.run(wire.parse(payload), SynthesisOptions(tier=Tier.MID))
+    reduction = 1 - mid.tokens_after / mid.tokens_before
+    # long coding runs must shrink a lot; short support chats still shrink
+    assert reduction >= (0.7 if len(messages) >= 80 else 0.2), f"{case}: {reduction:.0%}"
 
 
 @pytest.mark.parametrize("path", transcript_files()[::5], ids=lambda p: p.stem[:48])

@@ -80,3 +80,61 @@ def check_anthropic(before: dict[str, Any], after: dict[str, Any]) -> None:
                   for b in _blocks(m) if b["type"] == "text" and not b["text"].startswith(MARKER)]
     assert user_after == user_before
 
+
+
+def check_gemini(before: dict[str, Any], after: dict[str, Any]) -> None:
+    contents = after["contents"]
+    assert contents[0]["role"] == "user"
+    for a, b in itertools.pairwise(contents):
+        assert a["role"] != b["role"], "user/model must alternate"
+    assert all(c["role"] in ("user", "model") for c in contents)
+    # 1. each response answers a call of the model turn right before it, every call answered
+    open_calls: list[str] = []
+    for i, c in enumerate(contents):
+        if c["role"] == "model":
+            assert not open_calls, f"calls {open_calls} unanswered before contents[{i}]"
+            open_calls = [p["functionCall"]["name"] for p in c["parts"] if "functionCall" in p]
+        else:
+            answered = [p["functionResponse"]["name"] for p in c["parts"]
+                        if "functionResponse" in p]
+            assert sorted(answered) == sorted(open_calls), f"contents[{i}] pairing"
+            open_calls = []
+    assert not open_calls
+    # 3. the system instruction and every user text kept
+    assert after.get("systemInstruction") == before.get("systemInstruction")
+    texts = [p["text"] for c in before["contents"] if c["role"] == "user"
+             for p in c["parts"] if "text" in p]
+    kept = [p["text"] for c in contents if c["role"] == "user" for p in c["parts"]
+            if "text" in p and not p["text"].startswith(MARKER)]
+    assert kept == texts
+
+
+def check_responses(before: dict[str, Any], after: dict[str, Any]) -> None:
+    items = after["input"]
+    # 1. every output follows its call, every call has its output
+    pending: set[str] = set()
+    seen_calls: set[str] = set()
+    for i, item in enumerate(items):
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            pending.add(item["call_id"])
+            seen_calls.add(item["call_id"])
+            json.loads(item["arguments"])
+        elif kind == "function_call_output":
+            assert item["call_id"] in pending, f"orphaned output at input[{i}]"
+            pending.discard(item["call_id"])
+        elif kind == "message" and item["role"] != "assistant":
+            assert not pending, f"calls {pending} unanswered before input[{i}]"
+    assert not pending
+    # reasoning items stay right before the calls they led to
+    for a, b in itertools.pairwise(items):
+        if a.get("type") == "reasoning":
+            assert b.get("type") in ("function_call", "message"), "reasoning split from its call"
+    # 3. instructions and every user message kept
+    assert after.get("instructions") == before.get("instructions")
+
+    def user_texts(xs: list[dict[str, Any]]) -> list[str]:
+        return [p["text"] for x in xs if x.get("role") == "user" for p in x["content"]]
+
+    assert [t for t in user_texts(items) if not t.startswith(MARKER)] == user_texts(
+        before["input"])

@@ -56,6 +56,14 @@ def resolve_format(formats: Mapping[str, WireFormat], name: str, payload: Payloa
                 pointer="/format",
             )
         return chosen
+    # Each format's first key holds its conversation; two of them is two conversations.
+    carriers = sorted({f.keys[0] for f in formats.values() if f.keys[0] in payload})
+    if len(carriers) > 1:
+        owners = ", ".join(f"'{k}' ({', '.join(n for n, f in formats.items() if f.keys[0] == k)})"
+                           for k in carriers)
+        raise AmbiguousFormat(
+            f"the payload carries more than one conversation: {owners}. Send exactly one of "
+            "them.", pointer="/")
     found = {n: ev for n, f in formats.items() if (ev := f.evidence(payload))}
     if len(found) > 1:
         shown = "; ".join(f"{n}: {', '.join(ev[:2])}" for n, ev in found.items())
