@@ -28,3 +28,15 @@ class Metrics:
         self.phases = Counter(
             "contextsynth_phase", "Agent phases seen by /synthesize.", ["phase"],
             registry=registry)
+        self.llm_requests = Counter(
+            "contextsynth_llm_requests", "Calls to LLM providers, retries included.",
+            ["provider", "model", "outcome"], registry=registry)
+        self.llm_duration = Histogram(
+            "contextsynth_llm_duration_seconds", "Time of one LLM call, retries included.",
+            ["provider", "model"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.llm_tokens = Counter(
+            "contextsynth_llm_tokens", "Tokens sent to and received from LLM providers.",
+            ["provider", "model", "direction"], registry=registry)
+        self.fallbacks = Counter(
+            "contextsynth_fallbacks", "Jobs that fell back from an LLM mode.", ["reason"],
+            registry=registry)

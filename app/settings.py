@@ -9,6 +9,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.engine.tiers import Tier
+from app.llm.config import ProviderConfig
 
 
 class Settings(BaseSettings):
@@ -30,3 +31,15 @@ class Settings(BaseSettings):
         64_000, ge=0,
         description="Requests larger than this run in a worker thread, off the event loop.")
     log_level: str = Field("info", description="uvicorn log level.")
+    llm_providers: list[ProviderConfig] = Field(
+        default_factory=list,
+        description="JSON list of providers; the first is the default. Empty: no LLM.")
+    llm_budget_s: float = Field(120.0, gt=0, description="Time for one LLM call, retries "
+                                "included (504 or a fallback past it).")
+    llm_retries: int = Field(3, ge=1, le=10, description="Attempts per LLM call.")
+    synthesis_model: str | None = Field(
+        None, description="A dedicated (small, cheap) model for summaries; auto uses deep on "
+        "local tiers only when one is set.")
+    deep_threshold_tokens: int = Field(
+        4000, ge=0, description="auto uses deep when the older part has at least this many "
+        "tokens (and the phase is synthesize or errors are recent).")

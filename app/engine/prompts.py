@@ -5,7 +5,18 @@ LLM prompt templates join this module with the LLM-backed modes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from app.engine.phases import Phase, Signals
+
+
+@dataclass(frozen=True, slots=True)
+class PromptMessage:
+    """One message of a prompt for the synthesis LLM (provider-neutral)."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
 
 MARKER = "[contextsynth]"
 

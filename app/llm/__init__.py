@@ -1,0 +1,1 @@
+"""LLM providers behind one async interface, with retries and a circuit breaker."""
