@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -19,6 +21,9 @@ from app.engine.formats import build_formats
 from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import Synthesizer
 from app.engine.tokens import Encoder, TokenCounter
+from app.llm.client import LLMClient
+from app.llm.registry import build_providers
+from app.llm.resilience import RetryPolicy
 from app.metrics import Metrics
 from app.service.synthesize import SynthesizeService
 from app.settings import Settings
@@ -33,6 +38,7 @@ def create_app(
     registry: CollectorRegistry | None = None,
     encoder: Encoder | None = None,
     discover: Callable[[], Iterable[EntryPoint]] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> FastAPI:
     settings = settings or Settings()
     metrics = Metrics(registry if registry is not None else CollectorRegistry())
@@ -41,9 +47,22 @@ def create_app(
     strategies = plugins.load_strategies(builtin_strategies(),
                                          discover or plugins._installed)
     synthesizer = Synthesizer(counter, strategies)
-    service = SynthesizeService(synthesizer, build_formats(), settings, metrics)
+    providers = build_providers(settings.llm_providers,
+                                os.environ if environ is None else environ)
+    llm = LLMClient(providers, metrics, policy=RetryPolicy(attempts=settings.llm_retries),
+                    budget_s=settings.llm_budget_s)
+    service = SynthesizeService(synthesizer, build_formats(), settings, metrics, llm)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await llm.start()
+        try:
+            yield
+        finally:
+            await llm.aclose()
 
     app = FastAPI(
+        lifespan=lifespan,
         title="contextsynth",
         version=VERSION,
         summary="Context compression for LLM agents.",
@@ -51,7 +70,7 @@ def create_app(
                     "format, still valid for its provider, with a receipt of what was dropped.",
     )
     app.openapi = lambda: _openapi_with_problems(app)  # type: ignore[method-assign]
-    app.state.services = Services(synthesize=service, metrics=metrics)
+    app.state.services = Services(synthesize=service, metrics=metrics, llm=llm)
     app.state.settings = settings
     errors.install(app)
     app.include_router(synthesize.router)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -42,12 +43,20 @@ def anyio_backend() -> str:
 def make_app(encoder: tiktoken.Encoding) -> Callable[..., FastAPI]:
     def make(**settings: Any) -> FastAPI:
         return create_app(Settings(**settings), registry=CollectorRegistry(), encoder=encoder,
-                          discover=lambda: [])
+                          discover=lambda: [], environ={})
     return make
 
 
 @pytest.fixture
 async def client(make_app: Callable[..., FastAPI]) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=make_app())
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+    async with serve(make_app()) as c:
         yield c
+
+
+@asynccontextmanager
+async def serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """An in-process client with the app's lifespan run, as a server would."""
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+            yield c

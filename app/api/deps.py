@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
+from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.synthesize import SynthesizeService
 
@@ -14,6 +15,7 @@ from app.service.synthesize import SynthesizeService
 class Services:
     synthesize: SynthesizeService
     metrics: Metrics
+    llm: LLMClient
 
 
 def services(request: Request) -> Services:

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from app.engine import errors as e
+from app.llm import base as llm
 
 PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
 MEDIA_TYPE = "application/problem+json"
@@ -27,6 +28,9 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.LimitExceeded: 422,
     e.StrategyFailed: 500,
     e.LLMNotConfigured: 503,
+    llm.LLMError: 502,
+    llm.LLMTimeout: 504,
+    llm.CircuitOpen: 503,
 }
 
 

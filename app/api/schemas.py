@@ -95,6 +95,9 @@ class SynthesizeRequest(BaseModel):
     strategy: AgentStrategy = "reactive"
     reasoning: Reasoning = Field(default_factory=Reasoning)
     steer: bool = Field(True, description="Append the phase nudge as the last user message.")
+    on_llm_error: Literal["fallback", "error"] = Field(
+        "fallback", description="When the LLM fails in deep mode: fall back to fast and say "
+        "so (degraded), or answer 502/504.")
 
     @model_validator(mode="after")
     def _one_conversation(self) -> SynthesizeRequest:
@@ -138,7 +141,7 @@ class StatsOut(BaseModel):
 
 class SpanOut(BaseModel):
     handle: str
-    kind: Literal["compacted", "truncated", "masked"]
+    kind: Literal["compacted", "summarized", "truncated", "masked"]
     first: int = Field(description="Index of the first input message in the span.")
     last: int
     messages: int
@@ -162,6 +165,13 @@ class CacheOut(BaseModel):
     hit: bool
 
 
+class LLMUsageOut(BaseModel):
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+
+
 class SynthesizeResponse(BaseModel):
     """The conversation comes back under the keys it was sent in; the others are absent."""
 
@@ -176,6 +186,9 @@ class SynthesizeResponse(BaseModel):
     mode: str
     requested_mode: str
     mode_reason: str
+    degraded: bool = Field(description="An LLM mode failed and a deterministic one ran.")
+    fallback_reason: str | None
+    llm: LLMUsageOut | None = Field(description="The LLM call made, if any.")
     phase: str
     nudge: str | None
     tier: Tier

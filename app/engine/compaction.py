@@ -22,7 +22,7 @@ class Span:
     """Messages a compaction replaced or cut, and the handle that names the original."""
 
     handle: str
-    kind: str  # "compacted" | "truncated" | "masked"
+    kind: str  # "compacted" | "summarized" | "truncated" | "masked"
     first: int  # wire index of the first message
     last: int
     messages: int

@@ -25,7 +25,7 @@ from app.engine.prompts import (
     PRIOR_WORK_HEADER,
     counted,
 )
-from app.engine.transcript import Message, Part, ToolCall
+from app.engine.transcript import Message, Part, ToolCall, Turn
 
 _RESULT_CHARS = 120
 _SAID_CHARS = 200
@@ -35,10 +35,7 @@ class FastStrategy:
     name = "fast"
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
-        turns = context.segments.turns
-        keep = context.budget.full_turns
-        older = turns[: max(len(turns) - keep, 0)]
-        recent_turns = turns[len(older):]
+        older, recent_turns = older_and_recent(context)
         out = list(messages[: context.segments.head_stop])
         spans: list[Span] = []
         dropped: list[Message] = []
@@ -70,7 +67,7 @@ class FastStrategy:
             else:
                 groups.append([m])
         runs = sum(isinstance(g, list) for g in groups)
-        ledger = build_ledger(_pairs(region), context.calls, context.outcomes)
+        ledger = build_ledger(pairs(region), context.calls, context.outcomes)
         out: list[Message] = []
         spans: list[Span] = []
         for g in groups:
@@ -100,7 +97,7 @@ def _note(run: Sequence[Message], span: Span, header: str, ledger: Ledger | None
         for call in m.tool_calls:
             lines.append(_call_line(call, results.get(call.id), context))
     if ledger:
-        lines.append(_render_ledger(ledger))
+        lines.append(render_ledger(ledger))
     # One part per line: lines repeat from call to call, so their token counts and
     # facts come from the caches; renderers join parts with newlines.
     return Message("user", tuple(Part("text", line) for line in lines))
@@ -116,12 +113,19 @@ def _call_line(call: ToolCall, result: Message | None, context: StrategyContext)
     return f"{head} → {shorten(outcome.line, _RESULT_CHARS) if outcome.line else '(no output)'}"
 
 
-def _pairs(region: Sequence[Message]) -> list[tuple[ToolCall, Message | None]]:
+def older_and_recent(context: StrategyContext) -> tuple[tuple[Turn, ...], tuple[Turn, ...]]:
+    """Turns past the tier's window, and the ones it keeps in full."""
+    turns = context.segments.turns
+    older = turns[: max(len(turns) - context.budget.full_turns, 0)]
+    return older, turns[len(older):]
+
+
+def pairs(region: Sequence[Message]) -> list[tuple[ToolCall, Message | None]]:
     results = {m.tool_call_id: m for m in region if m.role == "tool"}
     return [(c, results.get(c.id)) for m in region for c in m.tool_calls]
 
 
-def _render_ledger(ledger: Ledger) -> str:
+def render_ledger(ledger: Ledger) -> str:
     lines = [LEDGER_HEADER]
     for label, items in (("files read", ledger.files_read),
                          ("files written", ledger.files_written),

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from app.engine.compaction import Compaction, Span, StrategyContext, span_of, trim_turn
+from app.engine.fast import older_and_recent
 from app.engine.outcomes import shorten
 from app.engine.prompts import MASKED_RESULT
 from app.engine.transcript import Message, Part
@@ -23,7 +24,7 @@ class ObservationMask:
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
         turns = context.segments.turns
-        older = turns[: max(len(turns) - context.budget.full_turns, 0)]
+        older, _ = older_and_recent(context)
         cut_at = older[-1].stop if older else context.segments.head_stop
         names = {c.id: c.name for m in messages for c in m.tool_calls}
         out: list[Message] = []

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from app.engine.errors import LLMNotConfigured
+from app.engine.phases import Phase
+from app.engine.tiers import Tier
 
 
 class Mode(StrEnum):
@@ -34,7 +36,7 @@ def decide(requested: Mode, *, llm_available: bool) -> ModeDecision:
             return ModeDecision(
                 Mode.FAST, "auto chose fast: no LLM provider is configured, so compaction is "
                 "deterministic")
-        return ModeDecision(Mode.FAST, "auto chose fast")
+        return ModeDecision(Mode.AUTO, "auto decides once the transcript is read")
     if requested is Mode.DEEP and not llm_available:
         raise LLMNotConfigured(
             f"mode 'deep' needs an LLM to summarize older turns, and none is configured. "
@@ -42,3 +44,36 @@ def decide(requested: Mode, *, llm_available: bool) -> ModeDecision:
             pointer="/reasoning/synthesis",
         )
     return ModeDecision(requested, f"{requested.value} was requested")
+
+
+@dataclass(frozen=True, slots=True)
+class AutoInputs:
+    """What ``auto`` weighs once an LLM is available."""
+
+    tier: Tier
+    dedicated_model: bool
+    older_tokens: int
+    threshold: int
+    phase: Phase
+    recent_errors: bool
+
+
+def decide_auto(inputs: AutoInputs) -> ModeDecision:
+    if inputs.older_tokens == 0:
+        return ModeDecision(Mode.FAST, "auto chose fast: nothing is older than the recent "
+                            "turns the tier keeps")
+    if inputs.tier is Tier.LOCAL and not inputs.dedicated_model:
+        return ModeDecision(Mode.FAST, "auto chose fast: local tiers use deep only with a "
+                            "dedicated synthesis model (set synthesis_model)")
+    if inputs.older_tokens < inputs.threshold:
+        return ModeDecision(Mode.FAST, f"auto chose fast: the older part has "
+                            f"{inputs.older_tokens} tokens, under the {inputs.threshold}-token "
+                            "threshold for deep")
+    if inputs.phase is Phase.SYNTHESIZE:
+        return ModeDecision(Mode.DEEP, f"auto chose deep: {inputs.older_tokens} older tokens "
+                            "and the agent is about to synthesize its answer")
+    if inputs.recent_errors:
+        return ModeDecision(Mode.DEEP, f"auto chose deep: {inputs.older_tokens} older tokens "
+                            "and recent errors to learn from")
+    return ModeDecision(Mode.FAST, f"auto chose fast: the older part is large but the phase "
+                        f"is {inputs.phase.value} with no recent errors")

@@ -1,14 +1,18 @@
-"""``/synthesize`` without an LLM: phase, nudge, compaction, stats and receipt."""
+"""``/synthesize``: phase, nudge, compaction (fast, custom, or deep with a summary the
+service got from an LLM), stats and receipt."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from app.engine import deep
 from app.engine.calls import CallSummaries
 from app.engine.compaction import Compaction, Handles, Span, Strategy, StrategyContext
+from app.engine.deep import DeepPlan
 from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
 from app.engine.facts import FactExtractor, Facts
+from app.engine.fast import older_and_recent
 from app.engine.modes import Mode
 from app.engine.outcomes import Outcomes
 from app.engine.phases import Phase, PhaseOptions, Signals, classify, observe
@@ -55,6 +59,22 @@ class Synthesis:
     task: str | None = None  # the first user message
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    transcript: Transcript
+    options: SynthesisOptions
+    context: StrategyContext
+    signals: Signals
+    phase: Phase
+    nudge: str | None
+    task: str | None
+    tokens_before: int
+
+    def unchanged(self) -> Synthesis:
+        return Synthesis(self.transcript, False, self.phase, self.nudge, self.signals,
+                         self.tokens_before, self.tokens_before, Receipt(), self.task)
+
+
 class EngineCaches:
     """Per-content memos shared across requests; built once by the app."""
 
@@ -80,7 +100,8 @@ class Synthesizer:
     def strategies(self) -> Mapping[str, Strategy]:
         return self._strategies
 
-    def run(self, transcript: Transcript, options: SynthesisOptions) -> Synthesis:
+    def prepare(self, transcript: Transcript, options: SynthesisOptions) -> Prepared:
+        """Validate, read the phase and count the input: what every mode needs first."""
         messages = transcript.messages
         if not messages:
             raise InvalidTranscript("'messages' is empty; send at least the task as a user "
@@ -94,30 +115,56 @@ class Synthesizer:
         if options.steer and (not budget.late_nudge_only or signals.max_iterations is None
                               or signals.late):
             text = nudge(phase, signals, options.phase.output_tools or ())
-        before = self._counter.messages(messages)
         segments = segment(messages)
         task = messages[segments.task_index].text if segments.task_index is not None else None
-        unchanged = Synthesis(transcript, False, phase, text, signals, before, before, Receipt(),
-                              task)
-        if options.mode is Mode.OFF:
-            return unchanged
-        strategy = self._strategy(options)
         context = StrategyContext(budget, segments, caches.handles, caches.calls,
                                   caches.outcomes)
-        compaction = strategy.compact(messages, context)
+        before = self._counter.messages(messages)
+        return Prepared(transcript, options, context, signals, phase, text, task, before)
+
+    def run(self, transcript: Transcript, options: SynthesisOptions) -> Synthesis:
+        """fast, custom or off."""
+        return self.compact(self.prepare(transcript, options))
+
+    def compact(self, prepared: Prepared, mode: Mode | None = None) -> Synthesis:
+        """Run ``mode`` (default: the prepared options') without an LLM."""
+        options = prepared.options if mode is None else replace(prepared.options, mode=mode)
+        if options.mode is Mode.OFF:
+            return prepared.unchanged()
+        strategy = self._strategy(options)
+        compaction = strategy.compact(prepared.transcript.messages, prepared.context)
+        return self._finish(prepared, compaction, strategy.name)
+
+    def plan_deep(self, prepared: Prepared) -> DeepPlan | None:
+        """The prompt for the older turns; None when everything fits the recent window."""
+        older, _ = older_and_recent(prepared.context)
+        messages = prepared.transcript.messages
+        tokens = self._counter.messages(messages[older[0].start : older[-1].stop]) if older else 0
+        return deep.plan(messages, prepared.context, prepared.task or "", tokens)
+
+    def finish_deep(self, prepared: Prepared, plan: DeepPlan, summary: str) -> Synthesis:
+        compaction = deep.summarized(prepared.transcript.messages, prepared.context, plan,
+                                     summary)
+        return self._finish(prepared, compaction, "deep")
+
+    def _finish(self, prepared: Prepared, compaction: Compaction, name: str) -> Synthesis:
+        messages = prepared.transcript.messages
         out = list(compaction.messages)
-        _check_output(strategy.name, messages, out)
-        if text is not None:
-            out.append(text_message("user", text))
+        _check_output(name, messages, out)
+        if prepared.nudge is not None:
+            out.append(text_message("user", prepared.nudge))
+        before = prepared.tokens_before
         after = self._counter.messages(out)
         if after >= before * _MARGIN:
             # Part-wise counts can be a few tokens off the rendered text; be exact here.
             after, before = self._counter.exact(out), self._counter.exact(messages)
         if after >= before:
-            return unchanged
-        result = Transcript(tuple(out), transcript.format, transcript.envelope)
+            return prepared.unchanged()
+        t = prepared.transcript
+        result = Transcript(tuple(out), t.format, t.envelope)
         receipt = Receipt(compaction.spans, self._lost(compaction, out))
-        return Synthesis(result, True, phase, text, signals, before, after, receipt, task)
+        return Synthesis(result, True, prepared.phase, prepared.nudge, prepared.signals, before,
+                         after, receipt, prepared.task)
 
     def _strategy(self, options: SynthesisOptions) -> Strategy:
         if options.mode is Mode.FAST:

@@ -1,22 +1,29 @@
-"""Serving ``/synthesize``: format, limits, mode, the engine off the event loop, metrics."""
+"""Serving ``/synthesize``: format, limits, mode, LLM with fallback, the engine off the loop."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import anyio.to_thread
 
+from app.engine.deep import DeepPlan
 from app.engine.errors import LimitExceeded
 from app.engine.formats import Payload, WireFormat, resolve_format
-from app.engine.modes import Mode, ModeDecision, decide
+from app.engine.modes import AutoInputs, Mode, ModeDecision, decide, decide_auto
 from app.engine.phases import PhaseOptions
 from app.engine.reasoning import Resolved, resolve
-from app.engine.synthesis import Synthesis, SynthesisOptions, Synthesizer
+from app.engine.synthesis import Prepared, Synthesis, SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier, infer_tier
+from app.llm.base import Completion, CompletionRequest, LLMError
+from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.settings import Settings
+
+T = TypeVar("T")
+SUMMARY_MAX_TOKENS = 1500
+DEFAULT_TEMPERATURE = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +39,7 @@ class SynthesizeJob:
     reasoning_strategies: Mapping[str, Mapping[str, Any]]
     phase: PhaseOptions
     steer: bool
+    on_llm_error: Literal["fallback", "error"] = "fallback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +53,8 @@ class SynthesizeOutcome:
     decision: ModeDecision
     requested_mode: Mode
     resolved: dict[str, Resolved]
+    fallback_reason: str | None = None
+    completion: Completion | None = None
 
 
 class SynthesizeService:
@@ -54,47 +64,96 @@ class SynthesizeService:
         formats: Mapping[str, WireFormat],
         settings: Settings,
         metrics: Metrics,
-        *,
-        llm_available: bool = False,
+        llm: LLMClient | None = None,
     ) -> None:
         self._synthesizer = synthesizer
         self._formats = formats
         self._settings = settings
         self._metrics = metrics
-        self._llm_available = llm_available
+        self._llm = llm if llm is not None and llm.available else None
 
     async def run(self, job: SynthesizeJob) -> SynthesizeOutcome:
         size = self._check_limits(job.payload)
         wire = resolve_format(self._formats, job.format, job.payload)
         resolved = resolve(job.reasoning_top, job.reasoning_strategies, job.strategy)
         requested = Mode(resolved["synthesis"].value)
-        decision = decide(requested, llm_available=self._llm_available)
+        decision = decide(requested, llm_available=self._llm is not None)
         tier, tier_source = self._tier(job)
         strategy = resolved.get("synthesis_strategy")
         options = SynthesisOptions(
-            mode=decision.mode, tier=tier, phase=job.phase, steer=job.steer,
+            mode=decision.mode if decision.mode in (Mode.FAST, Mode.CUSTOM, Mode.OFF)
+            else Mode.FAST,
+            tier=tier, phase=job.phase, steer=job.steer,
             strategy=str(strategy.value) if strategy else None,
         )
-        if size > self._settings.offload_chars:
-            synthesis, body = await anyio.to_thread.run_sync(self._work, wire, job, options)
-        else:
-            synthesis, body = self._work(wire, job, options)
+        # CPU-heavy engine steps on large inputs go to a worker thread.
+        offload = size > self._settings.offload_chars
+
+        async def call(fn: Callable[..., T], *args: Any) -> T:
+            if offload:
+                return await anyio.to_thread.run_sync(fn, *args)
+            return fn(*args)
+
+        transcript = await call(wire.parse, job.payload)
+        prepared = await call(self._synthesizer.prepare, transcript, options)
+        synthesis: Synthesis | None = None
+        fallback: str | None = None
+        completion: Completion | None = None
+        if decision.mode in (Mode.AUTO, Mode.DEEP):
+            plan = await call(self._synthesizer.plan_deep, prepared)
+            decision = self._decide(decision, plan, prepared, tier, resolved)
+            if decision.mode is Mode.DEEP and plan is not None:
+                try:
+                    completion = await self._summarize(plan, resolved)
+                    synthesis = await call(self._synthesizer.finish_deep, prepared, plan,
+                                           completion.text)
+                except LLMError as exc:
+                    if job.on_llm_error == "error":
+                        raise
+                    self._metrics.fallbacks.labels(exc.reason).inc()
+                    fallback = f"{exc.reason}: {exc.detail}"
+                    decision = ModeDecision(Mode.FAST, f"deep failed ({exc.reason}), so fast "
+                                            "ran instead")
+        if synthesis is None:
+            synthesis = await call(self._synthesizer.compact, prepared,
+                                   decision.mode if decision.mode is not Mode.DEEP
+                                   else Mode.FAST)
+        if synthesis.compacted:
+            body = await call(wire.render, synthesis.transcript)
+        else:  # the caller's own fields, as sent
+            body = {k: job.payload[k] for k in wire.keys if k in job.payload}
         self._record(synthesis)
         return SynthesizeOutcome(
             synthesis, body, len(_conversation(job.payload)[1]), len(_conversation(body)[1]),
-            tier, tier_source, decision, requested, resolved,
+            tier, tier_source, decision, requested, resolved, fallback, completion,
         )
 
-    def _work(
-        self, wire: WireFormat, job: SynthesizeJob, options: SynthesisOptions
-    ) -> tuple[Synthesis, dict[str, Any]]:
-        transcript = wire.parse(job.payload)
-        synthesis = self._synthesizer.run(transcript, options)
-        if synthesis.compacted:
-            body = wire.render(synthesis.transcript)
-        else:  # the caller's own fields, as sent
-            body = {k: job.payload[k] for k in wire.keys if k in job.payload}
-        return synthesis, body
+    def _decide(self, decision: ModeDecision, plan: DeepPlan | None, prepared: Prepared,
+                tier: Tier, resolved: Mapping[str, Resolved]) -> ModeDecision:
+        if decision.mode is Mode.AUTO:
+            dedicated = "synthesis_model" in resolved or bool(self._settings.synthesis_model)
+            return decide_auto(AutoInputs(
+                tier=tier, dedicated_model=dedicated,
+                older_tokens=plan.older_tokens if plan is not None else 0,
+                threshold=self._settings.deep_threshold_tokens, phase=prepared.phase,
+                recent_errors=bool(prepared.signals.recent_errors)))
+        if plan is None:
+            return ModeDecision(Mode.FAST, "deep found nothing older than the recent turns "
+                                "to summarize, so fast ran instead")
+        return decision
+
+    async def _summarize(self, plan: DeepPlan, resolved: Mapping[str, Resolved]) -> Completion:
+        assert self._llm is not None
+        model = resolved.get("synthesis_model")
+        temperature = resolved.get("synthesis_temperature")
+        provider = resolved.get("synthesis_provider")
+        request = CompletionRequest(
+            plan.prompt,
+            model=str(model.value) if model else self._settings.synthesis_model,
+            temperature=float(temperature.value) if temperature else DEFAULT_TEMPERATURE,
+            max_tokens=SUMMARY_MAX_TOKENS,
+        )
+        return await self._llm.complete(request, str(provider.value) if provider else None)
 
     def _tier(self, job: SynthesizeJob) -> tuple[Tier, str]:
         if job.tier is not None:

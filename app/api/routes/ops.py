@@ -19,9 +19,13 @@ async def healthz() -> Health:
 
 
 @router.get("/readyz", response_model=Health, summary="Readiness: dependencies are usable")
-async def readyz() -> Health:
-    # The tokenizer is loaded before the app exists; Redis and LLM checks join with them.
-    return Health(status="ready", checks={"tokenizer": "ok"})
+async def readyz(svc: Annotated[Services, Depends(services)]) -> Health:
+    # The tokenizer is loaded before the app exists. LLM trouble degrades deep modes to
+    # fast, so it is reported but does not take the pod out of rotation.
+    checks = {"tokenizer": "ok"}
+    for name in svc.llm.names:
+        checks[f"llm:{name}"] = "circuit open" if svc.llm.breaker(name).open else "ok"
+    return Health(status="ready", checks=checks)
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)

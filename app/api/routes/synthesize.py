@@ -51,12 +51,21 @@ async def synthesize(
             max_iterations=body.max_iterations,
         ),
         steer=body.steer,
+        on_llm_error=body.on_llm_error,
     )
     request.state.mode = "unknown"
     outcome = await svc.synthesize.run(job)
     request.state.mode = outcome.decision.mode.value
     task = body.task if body.task is not None else outcome.synthesis.task
     return JSONResponse(_render(outcome, task))
+
+
+def _usage(outcome: SynthesizeOutcome) -> dict[str, Any] | None:
+    c = outcome.completion
+    if c is None:
+        return None
+    return {"provider": c.provider, "model": c.model, "input_tokens": c.usage.input_tokens,
+            "output_tokens": c.usage.output_tokens}
 
 
 def _lost(facts: Facts) -> dict[str, Any]:
@@ -80,6 +89,9 @@ def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
         "mode": outcome.decision.mode.value,
         "requested_mode": outcome.requested_mode.value,
         "mode_reason": outcome.decision.reason,
+        "degraded": outcome.fallback_reason is not None,
+        "fallback_reason": outcome.fallback_reason,
+        "llm": _usage(outcome),
         "phase": s.phase.value,
         "nudge": s.nudge,
         "tier": outcome.tier.value,

@@ -1,0 +1,91 @@
+"""The ``deep`` mode's pure halves: the prompt for the older turns, and the result.
+
+The service calls the LLM between them, so the engine never does I/O. The
+summary replaces the older assistant and tool messages; older user and
+system messages stay where they were, and recent turns stay verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.engine.compaction import Compaction, Span, StrategyContext, span_of
+from app.engine.fast import older_and_recent, pairs, render_ledger
+from app.engine.ledger import build_ledger
+from app.engine.outcomes import shorten
+from app.engine.prompts import (
+    DEEP_SYSTEM,
+    DEEP_USER,
+    SUMMARY_HEADER,
+    PromptMessage,
+    counted,
+    fence,
+)
+from app.engine.transcript import Message, Part
+
+# The older part is sent within this many characters (about 15k tokens).
+PROMPT_CHARS = 60_000
+_MIN_RESULT_CHARS = 200
+_ARGUMENT_CHARS = 1_000
+_TEXT_CHARS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class DeepPlan:
+    prompt: tuple[PromptMessage, ...]
+    start: int  # the older region: messages[start:stop]
+    stop: int
+    older_tokens: int
+
+
+def plan(messages: Sequence[Message], context: StrategyContext, task: str,
+         older_tokens: int) -> DeepPlan | None:
+    older, _ = older_and_recent(context)
+    if not older:
+        return None
+    start, stop = older[0].start, older[-1].stop
+    text = render_region(messages[start:stop], context)
+    prompt = (PromptMessage("system", DEEP_SYSTEM),
+              PromptMessage("user", DEEP_USER.format(task=shorten(task, 4_000),
+                                                    transcript=fence(text))))
+    return DeepPlan(prompt, start, stop, older_tokens)
+
+
+def render_region(region: Sequence[Message], context: StrategyContext) -> str:
+    """The older messages as plain text for the prompt, tool results cut to share a budget."""
+    names = {c.id: c.name for m in region for c in m.tool_calls}
+    results = sum(1 for m in region if m.role == "tool")
+    per_result = max(PROMPT_CHARS // max(results, 1) // 2, _MIN_RESULT_CHARS)
+    lines: list[str] = []
+    for m in region:
+        if m.role == "tool":
+            outcome = context.outcomes.of(m)
+            label = "ERROR from" if outcome.error else "RESULT of"
+            lines.append(f"{label} {names.get(m.tool_call_id or '', 'tool')}: "
+                         f"{shorten(m.text, per_result)}")
+            continue
+        if m.text.strip():
+            lines.append(f"{m.role.upper()}: {shorten(m.text, _TEXT_CHARS)}")
+        lines.extend(f"CALL {c.name}({shorten(c.arguments, _ARGUMENT_CHARS)})"
+                     for c in m.tool_calls)
+    return shorten("\n".join(lines), PROMPT_CHARS)
+
+
+def summarized(messages: Sequence[Message], context: StrategyContext, deep: DeepPlan,
+               summary: str) -> Compaction:
+    region = messages[deep.start : deep.stop]
+    work = [m for m in region if m.role in ("assistant", "tool")]
+    span = span_of("summarized", work, context.handles)
+    calls = sum(len(m.tool_calls) for m in work)
+    replies = sum(1 for m in work if m.role == "assistant" and not m.tool_calls)
+    lines = [SUMMARY_HEADER.format(what=counted(calls, replies), handle=span.handle),
+             summary.strip()]
+    ledger = build_ledger(pairs(region), context.calls, context.outcomes)
+    if ledger:
+        lines.append(render_ledger(ledger))
+    note = Message("user", tuple(Part("text", line) for line in lines))
+    kept = [m for m in region if m.role not in ("assistant", "tool")]
+    out = [*messages[: deep.start], note, *kept, *messages[deep.stop :]]
+    spans: tuple[Span, ...] = (span,)
+    return Compaction(tuple(out), spans, tuple(work))
