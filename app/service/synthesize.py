@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
-
-import anyio.to_thread
+from typing import Any, Literal
 
 from app.engine.deep import DeepPlan
-from app.engine.errors import LimitExceeded
 from app.engine.formats import Payload, WireFormat, resolve_format
 from app.engine.modes import AutoInputs, Mode, ModeDecision, decide, decide_auto
 from app.engine.phases import PhaseOptions
@@ -19,9 +16,10 @@ from app.engine.tiers import Tier, infer_tier
 from app.llm.base import Completion, CompletionRequest, LLMError
 from app.llm.client import LLMClient
 from app.metrics import Metrics
+from app.service.limits import check_limits, conversation
+from app.service.work import Worker
 from app.settings import Settings
 
-T = TypeVar("T")
 SUMMARY_MAX_TOKENS = 1500
 DEFAULT_TEMPERATURE = 0.2
 
@@ -73,7 +71,7 @@ class SynthesizeService:
         self._llm = llm if llm is not None and llm.available else None
 
     async def run(self, job: SynthesizeJob) -> SynthesizeOutcome:
-        size = self._check_limits(job.payload)
+        size = check_limits(job.payload, self._settings)
         wire = resolve_format(self._formats, job.format, job.payload)
         resolved = resolve(job.reasoning_top, job.reasoning_strategies, job.strategy)
         requested = Mode(resolved["synthesis"].value)
@@ -86,13 +84,7 @@ class SynthesizeService:
             tier=tier, phase=job.phase, steer=job.steer,
             strategy=str(strategy.value) if strategy else None,
         )
-        # CPU-heavy engine steps on large inputs go to a worker thread.
-        offload = size > self._settings.offload_chars
-
-        async def call(fn: Callable[..., T], *args: Any) -> T:
-            if offload:
-                return await anyio.to_thread.run_sync(fn, *args)
-            return fn(*args)
+        call = Worker(offload=size > self._settings.offload_chars)
 
         transcript = await call(wire.parse, job.payload)
         prepared = await call(self._synthesizer.prepare, transcript, options)
@@ -124,7 +116,7 @@ class SynthesizeService:
             body = {k: job.payload[k] for k in wire.keys if k in job.payload}
         self._record(synthesis)
         return SynthesizeOutcome(
-            synthesis, body, len(_conversation(job.payload)[1]), len(_conversation(body)[1]),
+            synthesis, body, len(conversation(job.payload)[1]), len(conversation(body)[1]),
             tier, tier_source, decision, requested, resolved, fallback, completion,
         )
 
@@ -163,27 +155,6 @@ class SynthesizeService:
             return inferred, "model"
         return self._settings.default_tier, "default"
 
-    def _check_limits(self, payload: Payload) -> int:
-        """Raise on a limit; return the characters of content, to size the work."""
-        key, messages = _conversation(payload)
-        limit = self._settings.max_messages
-        if len(messages) > limit:
-            raise LimitExceeded(
-                f"the request has {len(messages)} messages; this service accepts at most "
-                f"{limit}. Send the most recent {limit}, or compress in parts.",
-                pointer=f"/{key}")
-        most = self._settings.max_message_chars
-        total = 0
-        for i, m in enumerate(messages):
-            chars = _content_chars(m)
-            if chars > most:
-                raise LimitExceeded(
-                    f"{key}[{i}] has {chars} characters of content; the limit is {most}. "
-                    "Cut the message (for example a huge tool output) before sending.",
-                    pointer=f"/{key}/{i}")
-            total += chars
-        return total
-
     def _record(self, synthesis: Synthesis) -> None:
         m = self._metrics
         m.tokens.labels("synthesize", "in").inc(synthesis.tokens_before)
@@ -192,35 +163,3 @@ class SynthesizeService:
             m.compression.labels("synthesize").observe(
                 synthesis.tokens_after / synthesis.tokens_before)
         m.phases.labels(synthesis.phase.value).inc()
-
-
-def _conversation(payload: Payload) -> tuple[str, list[Any]]:
-    """The key and the list of messages, contents or input items."""
-    for key in ("messages", "contents", "input"):
-        value = payload.get(key)
-        if isinstance(value, list):
-            return key, value
-        if isinstance(value, str):
-            return key, [value]
-    return "messages", []
-
-
-# Where text sits in a message, content block, part or item, in any of the formats;
-# the values of the last three are tool arguments or results with keys of their own.
-_TEXT_KEYS = ("content", "text", "thinking", "parts", "output", "arguments", "summary",
-              "tool_calls", "function", "functionResponse", "functionCall")
-_FREE_KEYS = ("input", "args", "response")
-
-
-def _content_chars(value: Any, *, every_key: bool = False) -> int:
-    """Characters of text in a message, whatever its format's shape."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, list):
-        return sum(_content_chars(v, every_key=every_key) for v in value)
-    if not isinstance(value, dict):
-        return 0
-    if every_key:
-        return sum(_content_chars(v, every_key=True) for v in value.values())
-    return (sum(_content_chars(value.get(k)) for k in _TEXT_KEYS)
-            + sum(_content_chars(value.get(k), every_key=True) for k in _FREE_KEYS))

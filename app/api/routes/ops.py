@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import Services, services
-from app.api.schemas import Health
+from app.api.schemas.common import Health
 
 router = APIRouter()
 

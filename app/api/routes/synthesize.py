@@ -8,7 +8,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from app.api.deps import Services, services
-from app.api.schemas import Problem, SynthesizeRequest, SynthesizeResponse
+from app.api.schemas.common import Problem
+from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
 from app.engine.facts import Facts
 from app.engine.outcomes import shorten
 from app.engine.phases import PhaseOptions

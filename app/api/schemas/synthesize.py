@@ -1,16 +1,21 @@
-"""Request and response models: the API contract as published in ``openapi.yaml``."""
+"""``/synthesize`` request and response."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonValue
 
+from app.api.schemas.common import (
+    Conversation,
+    ConversationOut,
+    LLMUsageOut,
+    ReceiptOut,
+    StatsOut,
+)
 from app.engine.tiers import Tier
 
-CONVERSATION_KEYS = ("messages", "contents", "input")
-PAYLOAD_KEYS = ("messages", "system", "contents", "systemInstruction", "input", "instructions")
 SynthesisMode = Literal["auto", "fast", "deep", "custom", "off"]
 AgentStrategy = Literal["reactive", "planExecute", "treeOfThought", "reflexion", "adaptive"]
 
@@ -42,7 +47,7 @@ class Reasoning(ReasoningBundle):
         description="Overrides per agent strategy; they win over the top-level fields.")
 
 
-class SynthesizeRequest(BaseModel):
+class SynthesizeRequest(Conversation):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={"examples": [
@@ -71,18 +76,6 @@ class SynthesizeRequest(BaseModel):
         ]},
     )
 
-    messages: list[dict[str, Any]] | None = Field(
-        None, min_length=1, description="OpenAI Chat Completions or Anthropic messages.")
-    system: str | list[dict[str, Any]] | None = Field(
-        None, description="Anthropic: the top-level system prompt.")
-    contents: list[dict[str, Any]] | None = Field(
-        None, min_length=1, description="Gemini: the conversation's contents.")
-    systemInstruction: dict[str, Any] | None = Field(
-        None, description="Gemini: the system instruction.")
-    input: str | list[dict[str, Any]] | None = Field(
-        None, description="OpenAI Responses: the input items.")
-    instructions: str | None = Field(None, description="OpenAI Responses: the instructions.")
-    format: str = Field("auto", description="auto, openai, anthropic, gemini or responses.")
     model: str | None = Field(None, description="The agent's model; used to infer the tier.")
     tier: Tier | None = Field(None, description="Overrides the tier inferred from the model.")
     task: str | None = Field(None, description="The task; defaults to the first user message.")
@@ -99,23 +92,6 @@ class SynthesizeRequest(BaseModel):
         "fallback", description="When the LLM fails in deep mode: fall back to fast and say "
         "so (degraded), or answer 502/504.")
 
-    @model_validator(mode="after")
-    def _one_conversation(self) -> SynthesizeRequest:
-        given = [k for k in CONVERSATION_KEYS if getattr(self, k) is not None]
-        if len(given) != 1:
-            found = f"got {', '.join(given)}" if given else "got none"
-            raise ValueError(
-                "send the conversation in exactly one of 'messages' (OpenAI, Anthropic), "
-                f"'contents' (Gemini) or 'input' (OpenAI Responses); {found}")
-        if self.input == [] or self.input == "":
-            raise ValueError("'input' is empty; send at least the task")
-        return self
-
-    def payload(self) -> dict[str, Any]:
-        """The conversation fields as the caller sent them, for the wire formats."""
-        return {k: getattr(self, k) for k in PAYLOAD_KEYS if getattr(self, k) is not None}
-
-
 class ResolvedField(BaseModel):
     value: Any
     source: str = Field(description="strategies.<name>, top-level or default.")
@@ -131,56 +107,11 @@ class SignalsOut(BaseModel):
     recent_errors: list[str]
 
 
-class StatsOut(BaseModel):
-    tokens_before: int
-    tokens_after: int
-    messages_before: int
-    messages_after: int
-    reduction: float = Field(description="1 - tokens_after / tokens_before.")
-
-
-class SpanOut(BaseModel):
-    handle: str
-    kind: Literal["compacted", "summarized", "truncated", "masked"]
-    first: int = Field(description="Index of the first input message in the span.")
-    last: int
-    messages: int
-    tools: list[str]
-
-
-class LostFactsOut(BaseModel):
-    total: int
-    paths: list[str]
-    identifiers: list[str]
-    numbers: list[str]
-    errors: list[str]
-
-
-class ReceiptOut(BaseModel):
-    dropped: list[SpanOut]
-    lost_facts: LostFactsOut
-
-
 class CacheOut(BaseModel):
     hit: bool
 
 
-class LLMUsageOut(BaseModel):
-    provider: str
-    model: str
-    input_tokens: int
-    output_tokens: int
-
-
-class SynthesizeResponse(BaseModel):
-    """The conversation comes back under the keys it was sent in; the others are absent."""
-
-    messages: list[dict[str, Any]] | None = None
-    system: str | list[dict[str, Any]] | None = None
-    contents: list[dict[str, Any]] | None = None
-    systemInstruction: dict[str, Any] | None = None
-    input: list[dict[str, Any]] | str | None = None
-    instructions: str | None = None
+class SynthesizeResponse(ConversationOut):
     format: str
     compacted: bool
     mode: str
@@ -198,20 +129,3 @@ class SynthesizeResponse(BaseModel):
     receipt: ReceiptOut
     cache: CacheOut
     resolved_config: dict[str, ResolvedField]
-
-
-class Problem(BaseModel):
-    """RFC 9457 problem details."""
-
-    type: str
-    title: str
-    status: int
-    detail: str
-    instance: str | None = None
-    pointer: str | None = None
-    errors: list[dict[str, str]] | None = None
-
-
-class Health(BaseModel):
-    status: str
-    checks: dict[str, str] = Field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""Request and response models: the API contract as published in ``openapi.yaml``."""

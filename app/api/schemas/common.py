@@ -1,0 +1,108 @@
+"""Models every endpoint shares: the conversation in any wire format, stats, receipts."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+CONVERSATION_KEYS = ("messages", "contents", "input")
+PAYLOAD_KEYS = ("messages", "system", "contents", "systemInstruction", "input", "instructions")
+
+
+class Conversation(BaseModel):
+    """A transcript under the keys of its wire format: exactly one of three."""
+
+    messages: list[dict[str, Any]] | None = Field(
+        None, min_length=1, description="OpenAI Chat Completions or Anthropic messages.")
+    system: str | list[dict[str, Any]] | None = Field(
+        None, description="Anthropic: the top-level system prompt.")
+    contents: list[dict[str, Any]] | None = Field(
+        None, min_length=1, description="Gemini: the conversation's contents.")
+    systemInstruction: dict[str, Any] | None = Field(
+        None, description="Gemini: the system instruction.")
+    input: str | list[dict[str, Any]] | None = Field(
+        None, description="OpenAI Responses: the input items.")
+    instructions: str | None = Field(None, description="OpenAI Responses: the instructions.")
+    format: str = Field("auto", description="auto, openai, anthropic, gemini or responses.")
+
+    @model_validator(mode="after")
+    def _one_conversation(self) -> Conversation:
+        given = [k for k in CONVERSATION_KEYS if getattr(self, k) is not None]
+        if len(given) != 1:
+            found = f"got {', '.join(given)}" if given else "got none"
+            raise ValueError(
+                "send the conversation in exactly one of 'messages' (OpenAI, Anthropic), "
+                f"'contents' (Gemini) or 'input' (OpenAI Responses); {found}")
+        if self.input == [] or self.input == "":
+            raise ValueError("'input' is empty; send at least the task")
+        return self
+
+    def payload(self) -> dict[str, Any]:
+        """The conversation fields as the caller sent them, for the wire formats."""
+        return {k: getattr(self, k) for k in PAYLOAD_KEYS if getattr(self, k) is not None}
+
+
+class ConversationOut(BaseModel):
+    """The conversation comes back under the keys it was sent in; the others are absent."""
+
+    messages: list[dict[str, Any]] | None = None
+    system: str | list[dict[str, Any]] | None = None
+    contents: list[dict[str, Any]] | None = None
+    systemInstruction: dict[str, Any] | None = None
+    input: list[dict[str, Any]] | str | None = None
+    instructions: str | None = None
+
+
+class StatsOut(BaseModel):
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    reduction: float = Field(description="1 - tokens_after / tokens_before.")
+
+
+class SpanOut(BaseModel):
+    handle: str
+    kind: Literal["compacted", "summarized", "truncated", "masked"]
+    first: int = Field(description="Index of the first input message in the span.")
+    last: int
+    messages: int
+    tools: list[str]
+
+
+class LostFactsOut(BaseModel):
+    total: int
+    paths: list[str]
+    identifiers: list[str]
+    numbers: list[str]
+    errors: list[str]
+
+
+class ReceiptOut(BaseModel):
+    dropped: list[SpanOut]
+    lost_facts: LostFactsOut
+
+
+class LLMUsageOut(BaseModel):
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    pointer: str | None = None
+    errors: list[dict[str, str]] | None = None
+
+
+class Health(BaseModel):
+    status: str
+    checks: dict[str, str] = Field(default_factory=dict)
