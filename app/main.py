@@ -16,15 +16,18 @@ from app import plugins
 from app.api import errors
 from app.api.deps import Services
 from app.api.middleware import BodyLimit, RequestMetrics
+from app.api.routes import history as history_routes
 from app.api.routes import ops, synthesize
 from app.engine.formats import build_formats
+from app.engine.history import HistoryCompressor
 from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import Synthesizer
+from app.engine.synthesis import EngineCaches, Synthesizer
 from app.engine.tokens import Encoder, TokenCounter
 from app.llm.client import LLMClient
 from app.llm.registry import build_providers
 from app.llm.resilience import RetryPolicy
 from app.metrics import Metrics
+from app.service.history import HistoryService
 from app.service.synthesize import SynthesizeService
 from app.settings import Settings
 from app.tokenizer import load_encoding
@@ -46,12 +49,16 @@ def create_app(
                            cache_chars=settings.token_cache_chars)
     strategies = plugins.load_strategies(builtin_strategies(),
                                          discover or plugins._installed)
-    synthesizer = Synthesizer(counter, strategies)
+    caches = EngineCaches()
+    synthesizer = Synthesizer(counter, strategies, caches)
     providers = build_providers(settings.llm_providers,
                                 os.environ if environ is None else environ)
     llm = LLMClient(providers, metrics, policy=RetryPolicy(attempts=settings.llm_retries),
                     budget_s=settings.llm_budget_s)
-    service = SynthesizeService(synthesizer, build_formats(), settings, metrics, llm)
+    formats = build_formats()
+    service = SynthesizeService(synthesizer, formats, settings, metrics, llm)
+    history = HistoryService(HistoryCompressor(counter, caches), formats, settings, metrics,
+                             llm)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -70,10 +77,12 @@ def create_app(
                     "format, still valid for its provider, with a receipt of what was dropped.",
     )
     app.openapi = lambda: _openapi_with_problems(app)  # type: ignore[method-assign]
-    app.state.services = Services(synthesize=service, metrics=metrics, llm=llm)
+    app.state.services = Services(synthesize=service, history=history, metrics=metrics,
+                                  llm=llm, settings=settings)
     app.state.settings = settings
     errors.install(app)
     app.include_router(synthesize.router)
+    app.include_router(history_routes.router)
     app.include_router(ops.router)
     # Outermost first: metrics see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     synthesis_model: str | None = Field(
         None, description="A dedicated (small, cheap) model for summaries; auto uses deep on "
         "local tiers only when one is set.")
+    history_trigger_messages: int = Field(
+        50, ge=1, description="/compress-history compresses above this many messages.")
+    history_keep_last_n: int = Field(
+        10, ge=0, description="/compress-history keeps this many recent messages verbatim.")
     deep_threshold_tokens: int = Field(
         4000, ge=0, description="auto uses deep when the older part has at least this many "
         "tokens (and the phase is synthesize or errors are recent).")

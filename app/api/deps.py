@@ -8,14 +8,18 @@ from fastapi import Request
 
 from app.llm.client import LLMClient
 from app.metrics import Metrics
+from app.service.history import HistoryService
 from app.service.synthesize import SynthesizeService
+from app.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
 class Services:
     synthesize: SynthesizeService
+    history: HistoryService
     metrics: Metrics
     llm: LLMClient
+    settings: Settings
 
 
 def services(request: Request) -> Services:

@@ -56,7 +56,9 @@ def _head(name: str, arguments: str, value: Any) -> str:
     for k, v in list(value.items())[:_MAX_ARGS]:
         text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
         short = shorten(" ".join(text[: _ARG_CHARS * 2].split()), _ARG_CHARS)
-        shown.append(f"{k}={json.dumps(short, ensure_ascii=False)}")
+        # Strings are quoted so their edges show; numbers, lists and objects read as JSON.
+        shown.append(f"{k}={json.dumps(short, ensure_ascii=False)}" if isinstance(v, str)
+                     else f"{k}={short}")
     if len(value) > _MAX_ARGS:
         shown.append("…")
     return f"{name}({', '.join(shown)})"

@@ -90,3 +90,26 @@ def fence(text: str) -> str:
     """Wrap untrusted text so that it cannot close the fence from inside."""
     safe = text.replace(f"</{FENCE}", "<\\/" + FENCE)
     return f"<{FENCE}>\n{safe}\n</{FENCE}>"
+
+
+HISTORY_MARKER = MARKER + " Conversation summary"
+HISTORY_HEADER = HISTORY_MARKER + " (replaces earlier messages; expand: {handle}):"
+HISTORY_SECTIONS = ("Original request", "Project / world state", "Completed work",
+                    "Decisions and constraints", "Errors", "Current state")
+
+HISTORY_SYSTEM = (
+    "You compress the history of a conversation between a user and an AI agent into a "
+    "summary the agent will read instead of the messages. "
+    + UNTRUSTED_RULE.format(fence=FENCE)
+    + " Use exactly these markdown headings, in this order: "
+    + "; ".join(f"## {s}" for s in HISTORY_SECTIONS)
+    + ". Keep exact values verbatim (paths, ids, numbers, commands, error messages). Keep "
+    "every user decision and constraint. Be brief; no preamble."
+)
+
+HISTORY_FIRST = "Task:\n{task}\n\nMessages:\n{transcript}\n\nWrite the summary now."
+
+HISTORY_UPDATE = (
+    "Current summary:\n{summary}\n\nMessages since that summary:\n{transcript}\n\n"
+    "Return the whole summary, updated with what the new messages add or change."
+)

@@ -3,10 +3,11 @@ service got from an LLM), stats and receipt."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.engine import deep
+from app.engine.accounting import account
 from app.engine.calls import CallSummaries
 from app.engine.compaction import Compaction, Handles, Span, Strategy, StrategyContext
 from app.engine.deep import DeepPlan
@@ -26,9 +27,6 @@ from app.engine.transcript import (
     text_message,
     validate_pairs,
 )
-
-# Above this share of the input, output is recounted exactly before it is kept.
-_MARGIN = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,21 +148,18 @@ class Synthesizer:
     def _finish(self, prepared: Prepared, compaction: Compaction, name: str) -> Synthesis:
         messages = prepared.transcript.messages
         out = list(compaction.messages)
-        _check_output(name, messages, out)
+        check_output(name, messages, out)
         if prepared.nudge is not None:
             out.append(text_message("user", prepared.nudge))
-        before = prepared.tokens_before
-        after = self._counter.messages(out)
-        if after >= before * _MARGIN:
-            # Part-wise counts can be a few tokens off the rendered text; be exact here.
-            after, before = self._counter.exact(out), self._counter.exact(messages)
-        if after >= before:
+        books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
+                        out, compaction.dropped)
+        if not books.shrunk:
             return prepared.unchanged()
         t = prepared.transcript
         result = Transcript(tuple(out), t.format, t.envelope)
-        receipt = Receipt(compaction.spans, self._lost(compaction, out))
-        return Synthesis(result, True, prepared.phase, prepared.nudge, prepared.signals, before,
-                         after, receipt, prepared.task)
+        return Synthesis(result, True, prepared.phase, prepared.nudge, prepared.signals,
+                         books.tokens_before, books.tokens_after,
+                         Receipt(compaction.spans, books.lost), prepared.task)
 
     def _strategy(self, options: SynthesisOptions) -> Strategy:
         if options.mode is Mode.FAST:
@@ -188,29 +183,21 @@ class Synthesizer:
             )
         return found
 
-    def _lost(self, compaction: Compaction, out: Sequence[Message]) -> Facts:
-        if not compaction.dropped:
-            return Facts()
-        return self._caches.facts.lost(_texts(compaction.dropped), _texts(out))
 
+def check_output(name: str, before: Sequence[Message], after: Sequence[Message],
+                 replaced: frozenset[int] = frozenset()) -> None:
+    """Hold every strategy, plugins included, to the invariants callers rely on.
 
-def _texts(messages: Sequence[Message]) -> Iterator[str]:
-    for m in messages:
-        for part in m.parts:
-            yield part.text
-        for call in m.tool_calls:
-            yield call.arguments
-
-
-def _check_output(name: str, before: Sequence[Message], after: Sequence[Message]) -> None:
-    """Hold every strategy, plugins included, to the invariants callers rely on."""
+    ``replaced`` holds the ids of messages this service wrote on an earlier call and
+    may update (a history summary); every other system and user message must stay.
+    """
     try:
         validate_pairs(after)
     except InvalidTranscript as exc:
         raise StrategyFailed(f"strategy {name!r} broke tool-call pairing: {exc.detail}") from exc
     kept = {id(m) for m in after}
     for m in before:
-        if m.role in ("system", "user") and id(m) not in kept:
+        if m.role in ("system", "user") and id(m) not in kept and id(m) not in replaced:
             raise StrategyFailed(
                 f"strategy {name!r} dropped or changed messages[{m.index}] (role {m.role}); "
                 "system and user messages must be kept as they are.")

@@ -37,7 +37,7 @@ def check_openai(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> N
             json.loads(c["function"]["arguments"])  # arguments stay valid JSON
     # 3. every system and user message kept, verbatim and in order
     kept = [t for t in _user_texts_openai(after) if not t.startswith(MARKER)]
-    assert kept == _user_texts_openai(before)
+    assert kept == [t for t in _user_texts_openai(before) if not t.startswith(MARKER)]
     # 4. unknown fields survive on kept messages
     originals = {json.dumps(m, sort_keys=True) for m in before}
     for m in after:
@@ -75,7 +75,8 @@ def check_anthropic(before: dict[str, Any], after: dict[str, Any]) -> None:
     # 3. system prompt and all user text kept
     assert after.get("system") == before.get("system")
     user_before = [b["text"] for m in before["messages"] if m["role"] == "user"
-                   for b in _blocks(m) if b["type"] == "text"]
+                   for b in _blocks(m) if b["type"] == "text"
+                   and not b["text"].startswith(MARKER)]
     user_after = [b["text"] for m in messages if m["role"] == "user"
                   for b in _blocks(m) if b["type"] == "text" and not b["text"].startswith(MARKER)]
     assert user_after == user_before
@@ -103,7 +104,7 @@ def check_gemini(before: dict[str, Any], after: dict[str, Any]) -> None:
     # 3. the system instruction and every user text kept
     assert after.get("systemInstruction") == before.get("systemInstruction")
     texts = [p["text"] for c in before["contents"] if c["role"] == "user"
-             for p in c["parts"] if "text" in p]
+             for p in c["parts"] if "text" in p and not p["text"].startswith(MARKER)]
     kept = [p["text"] for c in contents if c["role"] == "user" for p in c["parts"]
             if "text" in p and not p["text"].startswith(MARKER)]
     assert kept == texts
@@ -136,5 +137,5 @@ def check_responses(before: dict[str, Any], after: dict[str, Any]) -> None:
     def user_texts(xs: list[dict[str, Any]]) -> list[str]:
         return [p["text"] for x in xs if x.get("role") == "user" for p in x["content"]]
 
-    assert [t for t in user_texts(items) if not t.startswith(MARKER)] == user_texts(
-        before["input"])
+    assert [t for t in user_texts(items) if not t.startswith(MARKER)] == [
+        t for t in user_texts(before["input"]) if not t.startswith(MARKER)]

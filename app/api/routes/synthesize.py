@@ -7,29 +7,30 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
+from app.api import render
 from app.api.deps import Services, services
 from app.api.schemas.common import Problem
 from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
-from app.engine.facts import Facts
 from app.engine.outcomes import shorten
 from app.engine.phases import PhaseOptions
 from app.service.synthesize import SynthesizeJob, SynthesizeOutcome
 
 router = APIRouter()
-_LOST_SHOWN = 50
-_PROBLEMS: dict[int | str, dict[str, Any]] = {
+PROBLEMS: dict[int | str, dict[str, Any]] = {
     400: {"model": Problem, "description": "The body is not valid JSON."},
     413: {"model": Problem, "description": "The body is over the configured size limit."},
     422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},
     500: {"model": Problem, "description": "A strategy broke the output invariants."},
+    502: {"model": Problem, "description": "The LLM provider failed (on_llm_error: error)."},
     503: {"model": Problem, "description": "The mode needs an LLM and none is configured."},
+    504: {"model": Problem, "description": "The LLM time budget ran out (on_llm_error: error)."},
 }
 
 
 @router.post(
     "/synthesize",
     response_model=SynthesizeResponse,
-    responses=_PROBLEMS,
+    responses=PROBLEMS,
     summary="Rebuild compact multi-turn context for the agent's next model call",
 )
 async def synthesize(
@@ -61,28 +62,9 @@ async def synthesize(
     return JSONResponse(_render(outcome, task))
 
 
-def _usage(outcome: SynthesizeOutcome) -> dict[str, Any] | None:
-    c = outcome.completion
-    if c is None:
-        return None
-    return {"provider": c.provider, "model": c.model, "input_tokens": c.usage.input_tokens,
-            "output_tokens": c.usage.output_tokens}
-
-
-def _lost(facts: Facts) -> dict[str, Any]:
-    return {
-        "total": len(facts),
-        "paths": sorted(facts.paths)[:_LOST_SHOWN],
-        "identifiers": sorted(facts.identifiers)[:_LOST_SHOWN],
-        "numbers": sorted(facts.numbers)[:_LOST_SHOWN],
-        "errors": sorted(facts.errors)[:_LOST_SHOWN],
-    }
-
-
 def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
     s = outcome.synthesis
     sig = s.signals
-    reduction = 1 - s.tokens_after / s.tokens_before if s.tokens_before else 0.0
     body: dict[str, Any] = dict(outcome.body)
     body.update({
         "format": s.transcript.format,
@@ -92,7 +74,7 @@ def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
         "mode_reason": outcome.decision.reason,
         "degraded": outcome.fallback_reason is not None,
         "fallback_reason": outcome.fallback_reason,
-        "llm": _usage(outcome),
+        "llm": render.usage(outcome.completion),
         "phase": s.phase.value,
         "nudge": s.nudge,
         "tier": outcome.tier.value,
@@ -106,21 +88,9 @@ def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
             "outputs_done": list(sig.outputs_done),
             "recent_errors": list(sig.recent_errors),
         },
-        "stats": {
-            "tokens_before": s.tokens_before,
-            "tokens_after": s.tokens_after,
-            "messages_before": outcome.messages_before,
-            "messages_after": outcome.messages_after,
-            "reduction": round(reduction, 4),
-        },
-        "receipt": {
-            "dropped": [
-                {"handle": sp.handle, "kind": sp.kind, "first": sp.first, "last": sp.last,
-                 "messages": sp.messages, "tools": list(sp.tools)}
-                for sp in s.receipt.spans
-            ],
-            "lost_facts": _lost(s.receipt.lost),
-        },
+        "stats": render.stats(s.tokens_before, s.tokens_after, outcome.messages_before,
+                              outcome.messages_after),
+        "receipt": render.receipt(s.receipt.spans, s.receipt.lost),
         "cache": {"hit": False},
         "resolved_config": {k: {"value": v.value, "source": v.source}
                             for k, v in outcome.resolved.items()},

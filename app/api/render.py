@@ -1,0 +1,42 @@
+"""Response pieces every job shares: stats, receipts, LLM usage."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from app.engine.compaction import Span
+from app.engine.facts import Facts
+from app.llm.base import Completion
+
+LOST_SHOWN = 50
+
+
+def stats(tokens_before: int, tokens_after: int, messages_before: int,
+          messages_after: int) -> dict[str, Any]:
+    reduction = 1 - tokens_after / tokens_before if tokens_before else 0.0
+    return {"tokens_before": tokens_before, "tokens_after": tokens_after,
+            "messages_before": messages_before, "messages_after": messages_after,
+            "reduction": round(reduction, 4)}
+
+
+def receipt(spans: Sequence[Span], lost: Facts) -> dict[str, Any]:
+    return {
+        "dropped": [{"handle": s.handle, "kind": s.kind, "first": s.first, "last": s.last,
+                     "messages": s.messages, "tools": list(s.tools)} for s in spans],
+        "lost_facts": {
+            "total": len(lost),
+            "paths": sorted(lost.paths)[:LOST_SHOWN],
+            "identifiers": sorted(lost.identifiers)[:LOST_SHOWN],
+            "numbers": sorted(lost.numbers)[:LOST_SHOWN],
+            "errors": sorted(lost.errors)[:LOST_SHOWN],
+        },
+    }
+
+
+def usage(completion: Completion | None) -> dict[str, Any] | None:
+    if completion is None:
+        return None
+    return {"provider": completion.provider, "model": completion.model,
+            "input_tokens": completion.usage.input_tokens,
+            "output_tokens": completion.usage.output_tokens}

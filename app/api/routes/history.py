@@ -1,0 +1,69 @@
+"""``POST /compress-history``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from app.api import render
+from app.api.deps import Services, services
+from app.api.routes.synthesize import PROBLEMS
+from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
+from app.engine.history import HistoryOptions
+from app.service.history import HistoryJob, HistoryOutcome
+
+router = APIRouter()
+
+
+@router.post(
+    "/compress-history",
+    response_model=CompressHistoryResponse,
+    responses=PROBLEMS,
+    summary="Replace older chat history by a sectioned summary, updated incrementally",
+)
+async def compress_history(
+    body: CompressHistoryRequest, request: Request,
+    svc: Annotated[Services, Depends(services)],
+) -> JSONResponse:
+    settings = svc.settings
+    job = HistoryJob(
+        payload=body.payload(),
+        format=body.format,
+        options=HistoryOptions(
+            trigger_messages=body.trigger_messages or settings.history_trigger_messages,
+            trigger_tokens=body.trigger_tokens,
+            keep_last_n=(body.keep_last_n if body.keep_last_n is not None
+                         else settings.history_keep_last_n),
+        ),
+        mode=body.mode,
+        provider=body.synthesis_provider,
+        model=body.synthesis_model,
+        temperature=body.synthesis_temperature if body.synthesis_temperature is not None
+        else 0.2,
+        on_llm_error=body.on_llm_error,
+    )
+    request.state.mode = body.mode
+    outcome = await svc.history.run(job)
+    request.state.mode = outcome.mode
+    return JSONResponse(_render(outcome))
+
+
+def _render(outcome: HistoryOutcome) -> dict[str, Any]:
+    r = outcome.result
+    body: dict[str, Any] = dict(outcome.body)
+    body.update({
+        "format": r.transcript.format,
+        "compressed": r.compressed,
+        "reason": r.reason,
+        "incremental": r.incremental,
+        "mode": outcome.mode,
+        "degraded": outcome.fallback_reason is not None,
+        "fallback_reason": outcome.fallback_reason,
+        "llm": render.usage(outcome.completion),
+        "stats": render.stats(r.tokens_before, r.tokens_after, outcome.messages_before,
+                              outcome.messages_after),
+        "receipt": render.receipt(r.spans, r.lost),
+    })
+    return body

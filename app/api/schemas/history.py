@@ -1,0 +1,38 @@
+"""``/compress-history`` request and response."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from app.api.schemas.common import Conversation, ConversationOut, LLMUsageOut, ReceiptOut, StatsOut
+
+
+class CompressHistoryRequest(Conversation):
+    trigger_messages: int | None = Field(
+        None, ge=1, description="Compress above this many messages (default from settings, 50).")
+    trigger_tokens: int | None = Field(
+        None, ge=1, description="Also compress above this many tokens.")
+    keep_last_n: int | None = Field(
+        None, ge=0, description="Messages kept verbatim at the end (default 10).")
+    mode: Literal["auto", "fast", "deep"] = Field(
+        "auto", description="deep: LLM summary; fast: deterministic extraction; auto: deep "
+        "when an LLM is configured.")
+    synthesis_provider: str | None = None
+    synthesis_model: str | None = None
+    synthesis_temperature: float | None = Field(None, ge=0, le=2)
+    on_llm_error: Literal["fallback", "error"] = "fallback"
+
+
+class CompressHistoryResponse(ConversationOut):
+    format: str
+    compressed: bool
+    reason: str = Field(description="Why it compressed, or why not (trigger, nothing older).")
+    incremental: bool = Field(description="A summary block from an earlier call was updated.")
+    mode: str
+    degraded: bool
+    fallback_reason: str | None
+    llm: LLMUsageOut | None
+    stats: StatsOut
+    receipt: ReceiptOut

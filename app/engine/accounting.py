@@ -1,0 +1,44 @@
+"""Did a compaction pay, and what did it cost? Shared by every job that shrinks a transcript."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from app.engine.facts import FactExtractor, Facts
+from app.engine.tokens import TokenCounter
+from app.engine.transcript import Message
+
+# Above this share of the input, output is recounted exactly before it is kept.
+MARGIN = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class Accounting:
+    tokens_before: int
+    tokens_after: int
+    lost: Facts
+
+    @property
+    def shrunk(self) -> bool:
+        return self.tokens_after < self.tokens_before
+
+
+def texts(messages: Sequence[Message]) -> Iterator[str]:
+    for m in messages:
+        for part in m.parts:
+            yield part.text
+        for call in m.tool_calls:
+            yield call.arguments
+
+
+def account(counter: TokenCounter, facts: FactExtractor, before: Sequence[Message],
+            tokens_before: int, after: Sequence[Message],
+            dropped: Sequence[Message]) -> Accounting:
+    tokens_after = counter.messages(after)
+    if tokens_after >= tokens_before * MARGIN:
+        # Part-wise counts can be a few tokens off the rendered text; be exact here.
+        tokens_after, tokens_before = counter.exact(after), counter.exact(before)
+    if tokens_after >= tokens_before or not dropped:
+        return Accounting(tokens_before, tokens_after, Facts())
+    return Accounting(tokens_before, tokens_after, facts.lost(texts(dropped), texts(after)))

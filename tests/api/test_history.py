@@ -1,0 +1,92 @@
+"""/compress-history over HTTP: fast in every format, deep and incremental with a faked LLM."""
+
+import json
+
+import pytest
+import respx
+
+from tests.api.test_deep import PROVIDER, URL, completion
+from tests.conftest import serve
+from tests.support.corpus import load_named
+from tests.support.wire import CASES
+
+pytestmark = pytest.mark.anyio
+SECTIONS = ("## Original request\nFix the bug.\n## Project / world state\n- repo at /testbed\n"
+            "## Completed work\n- read files\n## Decisions and constraints\n(none)\n"
+            "## Errors\n(none)\n## Current state\nreading")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+async def test_fast_in_every_format(client, case):
+    _, convert, check = CASES[case]
+    payload = convert(load_named("minisweagent-ds-chat-dev-pydicom__pydicom-901"))
+    r = await client.post("/compress-history", json={**payload, "mode": "fast"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["compressed"] and body["mode"] == "fast" and not body["incremental"]
+    check(payload, {k: body[k] for k in payload})
+    assert body["stats"]["reduction"] > 0.5
+    assert body["receipt"]["dropped"][0]["kind"] == "summarized"
+
+
+async def test_under_the_trigger_the_history_comes_back_as_sent(client):
+    messages = load_named("tau-airline-gpt4o-task000")[:20]
+    body = (await client.post("/compress-history", json={"messages": messages})).json()
+    assert not body["compressed"] and body["messages"] == messages
+    assert "under the trigger" in body["reason"]
+
+
+async def test_deep_without_a_provider_is_a_503(client):
+    r = await client.post("/compress-history", json={
+        "messages": load_named("tau-airline-gpt4o-task002"), "mode": "deep"})
+    assert r.status_code == 503
+
+
+def command_at(messages, start):
+    """The start of the first bash command at or after ``start``."""
+    m = next(m for m in messages[start:] if m.get("tool_calls"))
+    command = json.loads(m["tool_calls"][0]["function"]["arguments"])["command"]
+    return command.split('"')[0][:30]  # the prompt shows arguments as JSON, quotes escaped
+
+
+@respx.mock
+async def test_deep_twice_second_call_sends_only_the_new_span(make_app):
+    route = respx.post(URL).respond(200, json=completion(SECTIONS))
+    messages = load_named("minisweagent-ds-chat-test-1-100-django__django-13265")
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        first = (await c.post("/compress-history", json={"messages": messages[:120]})).json()
+        assert first["mode"] == "deep" and first["compressed"]
+        block = first["messages"][2]["content"]
+        assert block.startswith("[contextsynth] Conversation summary") and SECTIONS in block
+        first_prompt = json.loads(route.calls[0].request.content)["messages"][1]["content"]
+        grown = first["messages"] + messages[120:200]
+        second = (await c.post("/compress-history", json={"messages": grown})).json()
+    assert second["compressed"] and second["incremental"]
+    prompt = json.loads(route.calls[1].request.content)["messages"][1]["content"]
+    assert prompt.startswith("Current summary:") and SECTIONS in prompt
+    # messages summarized the first time reach the LLM only through the old summary
+    old, new = command_at(messages, 2), command_at(messages, 150)
+    assert old in first_prompt and old not in prompt
+    assert new in prompt
+    assert len(prompt) < len(first_prompt) * 2
+    blocks = [m for m in second["messages"]
+              if str(m.get("content")).startswith("[contextsynth] Conversation summary")]
+    assert len(blocks) == 1
+
+
+@respx.mock
+async def test_llm_failure_falls_back_to_fast(make_app):
+    respx.post(URL).respond(503, json={"error": {"message": "overloaded"}})
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        body = (await c.post("/compress-history", json={
+            "messages": load_named("tau-airline-gpt4o-task002")})).json()
+    assert body["compressed"] and body["mode"] == "fast" and body["degraded"]
+    assert body["fallback_reason"].startswith("server_error")
+
+
+async def test_bad_thresholds_are_named(client):
+    r = await client.post("/compress-history", json={
+        "messages": [{"role": "user", "content": "x"}], "keep_last_n": -1,
+        "trigger_messages": 0})
+    assert r.status_code == 422
+    assert {e["pointer"] for e in r.json()["errors"]} == {"/keep_last_n", "/trigger_messages"}

@@ -1,0 +1,100 @@
+import pytest
+
+from app.engine.history import HistoryCompressor, HistoryOptions
+from app.engine.prompts import HISTORY_MARKER, HISTORY_SECTIONS
+from app.engine.synthesis import EngineCaches
+from app.engine.tokens import TokenCounter
+from tests.support.build import coding_run, tool_turn
+from tests.support.corpus import load, transcript_files
+from tests.support.invariants import check_openai
+
+
+@pytest.fixture
+def compressor(encoder):
+    return HistoryCompressor(TokenCounter(encoder), EngineCaches())
+
+
+def compress(compressor, formats, messages, **options):
+    wire = formats["openai"]
+    plan = compressor.plan(wire.parse({"messages": messages}), HistoryOptions(**options))
+    if not plan.fired:
+        return compressor.unchanged(plan), messages, plan
+    result = compressor.finish(plan, compressor.fast_summary(plan))
+    return result, wire.render(result.transcript)["messages"], plan
+
+
+def chat(turns: int) -> list[dict]:
+    messages = [{"role": "system", "content": "You are a support agent."},
+                {"role": "user", "content": "Rebook me to Seattle on May 20."}]
+    for i in range(turns):
+        messages += tool_turn(f"c{i}", "search_flights", {"day": i},
+                              f'{{"flight": "HAT{i:03d}", "price": {100 + i}, '
+                              f'"seats": "{" ".join(f"{r}{c}" for r in range(1, 30) for c in "ABCD")}"}}')
+        messages.append({"role": "assistant", "content": f"Found HAT{i:03d}."})
+        messages.append({"role": "user", "content": f"I must fly economy only, option {i}."})
+    return messages
+
+
+def test_under_the_trigger_nothing_changes(compressor, formats):
+    result, out, _ = compress(compressor, formats, chat(3), trigger_messages=50)
+    assert not result.compressed and out == chat(3)
+    assert "under the trigger" in result.reason
+
+
+def test_token_trigger(compressor, formats):
+    result, _, _ = compress(compressor, formats, chat(3), trigger_messages=500,
+                            trigger_tokens=200, keep_last_n=4)
+    assert result.compressed and result.reason == "over the token trigger"
+
+
+def test_fast_summary_has_every_section_and_keeps_users(compressor, formats):
+    messages = chat(15)
+    result, out, _ = compress(compressor, formats, messages, trigger_messages=20,
+                              keep_last_n=6)
+    assert result.compressed
+    check_openai(messages, out)
+    block = out[2]["content"]
+    assert block.startswith(HISTORY_MARKER)
+    for section in HISTORY_SECTIONS:
+        assert f"## {section}" in block
+    assert 'search_flights(day=0) → {"flight": "HAT000"' in block
+    assert "I must fly economy only" in block  # a constraint, quoted
+    assert out[-6:] == messages[-6:]
+    assert result.tokens_after < result.tokens_before
+
+
+def test_the_cut_never_parts_a_result_from_its_call(compressor, formats):
+    messages = coding_run(10)
+    # keep_last_n=3 would start the kept part at a tool message
+    result, out, plan = compress(compressor, formats, messages, trigger_messages=5,
+                                 keep_last_n=3)
+    assert messages[plan.stop]["role"] == "assistant"
+    check_openai(messages, out)
+
+
+def test_second_call_updates_the_block_with_only_the_new_span(compressor, formats):
+    first_in = chat(12)
+    _, first_out, _ = compress(compressor, formats, first_in, trigger_messages=20,
+                               keep_last_n=4)
+    grown = first_out + chat(20)[2 + 12 * 4:]
+    result, second_out, plan = compress(compressor, formats, grown, trigger_messages=20,
+                                        keep_last_n=4)
+    assert result.compressed and result.incremental
+    assert plan.previous is not None
+    span_texts = " ".join(m.text for m in plan.span)
+    assert "HAT000" not in span_texts and "HAT015" in span_texts
+    prompt = plan.prompt[1].content
+    assert "Current summary:" in prompt and "HAT000" in prompt  # via the old summary only
+    blocks = [m for m in second_out if str(m.get("content", "")).startswith(HISTORY_MARKER)]
+    assert len(blocks) == 1
+    assert "HAT000" in blocks[0]["content"] and "HAT015" in blocks[0]["content"]
+    check_openai(grown, second_out)
+
+
+@pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])
+def test_real_transcripts_compress_validly(compressor, formats, path):
+    messages = load(path)
+    result, out, _ = compress(compressor, formats, messages, trigger_messages=20)
+    assert result.compressed, result.reason
+    check_openai(messages, out)
+    assert result.tokens_after < result.tokens_before
