@@ -23,13 +23,16 @@ def compress(compressor, formats, messages, **options):
     return result, wire.render(result.transcript)["messages"], plan
 
 
+SEATS = " ".join(f"{row}{seat}" for row in range(1, 30) for seat in "ABCD")
+
+
 def chat(turns: int) -> list[dict]:
     messages = [{"role": "system", "content": "You are a support agent."},
                 {"role": "user", "content": "Rebook me to Seattle on May 20."}]
     for i in range(turns):
         messages += tool_turn(f"c{i}", "search_flights", {"day": i},
                               f'{{"flight": "HAT{i:03d}", "price": {100 + i}, '
-                              f'"seats": "{" ".join(f"{r}{c}" for r in range(1, 30) for c in "ABCD")}"}}')
+                              f'"seats": "{SEATS}"}}')
         messages.append({"role": "assistant", "content": f"Found HAT{i:03d}."})
         messages.append({"role": "user", "content": f"I must fly economy only, option {i}."})
     return messages
@@ -66,8 +69,7 @@ def test_fast_summary_has_every_section_and_keeps_users(compressor, formats):
 def test_the_cut_never_parts_a_result_from_its_call(compressor, formats):
     messages = coding_run(10)
     # keep_last_n=3 would start the kept part at a tool message
-    result, out, plan = compress(compressor, formats, messages, trigger_messages=5,
-                                 keep_last_n=3)
+    _, out, plan = compress(compressor, formats, messages, trigger_messages=5, keep_last_n=3)
     assert messages[plan.stop]["role"] == "assistant"
     check_openai(messages, out)
 
