@@ -44,6 +44,20 @@ class Settings(BaseSettings):
         50, ge=1, description="/compress-history compresses above this many messages.")
     history_keep_last_n: int = Field(
         10, ge=0, description="/compress-history keeps this many recent messages verbatim.")
+    trace_trigger: int = Field(10, ge=1, description="/summarize-trace: actions before it "
+                               "summarizes.")
+    trace_keep: int = Field(5, ge=0, description="/summarize-trace: recent actions kept.")
+    trace_observation_chars: int = Field(1000, ge=50, description="/summarize-trace: "
+                                         "observations of kept actions are cut to this.")
+    trace_large_chars: int = Field(30_000, ge=1000, description="/summarize-trace: a trace "
+                                   "over this many characters is large...")
+    trace_large_trigger: int = Field(5, ge=1, description="...and uses this trigger...")
+    trace_large_keep: int = Field(3, ge=0, description="...and keeps this many actions.")
+    trace_min_llm_chars: int = Field(2000, ge=0, description="/summarize-trace: no LLM call "
+                                     "for traces under this size.")
+    trace_min_saving: float = Field(0.10, ge=0, le=0.9, description="/summarize-trace: a "
+                                    "summary saving less than this share falls back to "
+                                    "truncation.")
     deep_threshold_tokens: int = Field(
         4000, ge=0, description="auto uses deep when the older part has at least this many "
         "tokens (and the phase is synthesize or errors are recent).")

@@ -10,6 +10,7 @@ from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.history import HistoryService
 from app.service.synthesize import SynthesizeService
+from app.service.trace import TraceService
 from app.settings import Settings
 
 
@@ -17,6 +18,7 @@ from app.settings import Settings
 class Services:
     synthesize: SynthesizeService
     history: HistoryService
+    trace: TraceService
     metrics: Metrics
     llm: LLMClient
     settings: Settings

@@ -113,3 +113,18 @@ HISTORY_UPDATE = (
     "Current summary:\n{summary}\n\nMessages since that summary:\n{transcript}\n\n"
     "Return the whole summary, updated with what the new messages add or change."
 )
+
+
+TRACE_OPEN = "[PREVIOUS ACTIONS SUMMARY]"
+TRACE_CLOSE = "[END OF SUMMARY]"
+
+TRACE_SYSTEM = (
+    "You condense the earlier actions of a ReAct agent. "
+    + UNTRUSTED_RULE.format(fence=FENCE)
+    + " For each tool, write one line that starts with the tool name and its call count in "
+    "the form `name (N calls):` and then says what the calls found or changed: outcomes, "
+    "not intentions. Keep file paths, identifiers, numbers and error messages verbatim. "
+    "One line per tool, nothing else."
+)
+
+TRACE_USER = "Earlier actions, grouped by tool:\n{transcript}\n\nWrite one line per tool."

@@ -1,0 +1,80 @@
+"""``POST /summarize-trace``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from app.api import render
+from app.api.deps import Services, services
+from app.api.routes.synthesize import PROBLEMS
+from app.api.schemas.trace import THRESHOLDS, SummarizeTraceRequest, SummarizeTraceResponse
+from app.engine.trace import Action, TraceOptions
+from app.service.trace import TraceJob, TraceOutcome
+from app.settings import Settings
+
+router = APIRouter()
+
+
+@router.post(
+    "/summarize-trace",
+    response_model=SummarizeTraceResponse,
+    responses=PROBLEMS,
+    summary="Shrink a ReAct action trace: older actions grouped by tool, recent ones in full",
+)
+async def summarize_trace(
+    body: SummarizeTraceRequest, request: Request,
+    svc: Annotated[Services, Depends(services)],
+) -> JSONResponse:
+    actions = None
+    if body.actions is not None:
+        actions = tuple(Action(a.action, _text(a.action_input), a.observation, a.outcome,
+                               a.thought) for a in body.actions)
+    job = TraceJob(
+        actions=actions, scratchpad=body.scratchpad, options=_options(body, svc.settings),
+        mode=body.mode, provider=body.synthesis_provider, model=body.synthesis_model,
+        temperature=body.synthesis_temperature if body.synthesis_temperature is not None
+        else 0.2,
+        on_llm_error=body.on_llm_error,
+    )
+    request.state.mode = body.mode
+    outcome = await svc.trace.run(job)
+    request.state.mode = outcome.mode
+    return JSONResponse(_render(outcome))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _options(body: SummarizeTraceRequest, settings: Settings) -> TraceOptions:
+    """Each threshold from the request, else from settings."""
+    values = {name: getattr(body, name) if getattr(body, name) is not None
+              else getattr(settings, f"trace_{name}") for name in THRESHOLDS}
+    return TraceOptions(**values)
+
+
+def _render(outcome: TraceOutcome) -> dict[str, Any]:
+    r = outcome.result
+    reduction = 1 - r.tokens_after / r.tokens_before if r.tokens_before else 0.0
+    return {
+        "scratchpad": r.text,
+        "strategy": r.strategy,
+        "reason": r.reason,
+        "mode": outcome.mode,
+        "degraded": outcome.fallback_reason is not None,
+        "fallback_reason": outcome.fallback_reason,
+        "llm": render.usage(outcome.completion),
+        "groups": [{"tool": g.tool, "calls": g.calls, "summary": g.summary,
+                    "paths": list(g.paths), "errors": list(g.errors)} for g in r.groups],
+        "recent": [{"action": a.action, "action_input": a.action_input,
+                    "observation": a.observation, "outcome": a.outcome, "thought": a.thought}
+                   for a in r.recent],
+        "stats": {"chars_before": r.chars_before, "chars_after": r.chars_after,
+                  "tokens_before": r.tokens_before, "tokens_after": r.tokens_after,
+                  "reduction": round(reduction, 4), "actions_total": outcome.actions_total,
+                  "actions_summarized": outcome.actions_total - len(r.recent)},
+    }

@@ -1,0 +1,91 @@
+"""``/summarize-trace`` request and response."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.api.schemas.common import LLMUsageOut
+
+THRESHOLDS = ("trigger", "keep", "observation_chars", "large_chars", "large_trigger",
+              "large_keep", "min_llm_chars", "min_saving")
+
+
+class ActionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: str = Field(min_length=1, description="The tool the agent called.")
+    action_input: str | dict[str, Any] | list[Any] = ""
+    observation: str = ""
+    outcome: Literal["success", "error"] | None = None
+    thought: str | None = None
+
+
+class SummarizeTraceRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "actions": [{"action": "list_files", "action_input": "src/",
+                     "observation": "main.py\nutil.py"},
+                    {"action": "read_file", "action_input": "src/main.py",
+                     "observation": "def main(): ..."}],
+        "trigger": 1, "keep": 1, "mode": "fast"}]})
+
+    actions: list[ActionIn] | None = Field(None, min_length=1)
+    scratchpad: str | None = Field(
+        None, min_length=1, description="ReAct text: Thought / Action / Action Input / "
+        "Observation blocks.")
+    trigger: int | None = Field(None, ge=1, description="Summarize past this many actions.")
+    keep: int | None = Field(None, ge=0, description="Recent actions kept in full.")
+    observation_chars: int | None = Field(None, ge=50)
+    large_chars: int | None = Field(None, ge=1000)
+    large_trigger: int | None = Field(None, ge=1)
+    large_keep: int | None = Field(None, ge=0)
+    min_llm_chars: int | None = Field(None, ge=0)
+    min_saving: float | None = Field(None, ge=0, le=0.9)
+    mode: Literal["auto", "fast", "deep"] = "auto"
+    synthesis_provider: str | None = None
+    synthesis_model: str | None = None
+    synthesis_temperature: float | None = Field(None, ge=0, le=2)
+    on_llm_error: Literal["fallback", "error"] = "fallback"
+
+    @model_validator(mode="after")
+    def _one_trace(self) -> SummarizeTraceRequest:
+        if (self.actions is None) == (self.scratchpad is None):
+            raise ValueError("send the trace as exactly one of 'actions' or 'scratchpad'")
+        for keep, trigger in (("keep", "trigger"), ("large_keep", "large_trigger")):
+            k, t = getattr(self, keep), getattr(self, trigger)
+            if k is not None and t is not None and k >= t:
+                raise ValueError(f"'{keep}' ({k}) must be smaller than '{trigger}' ({t}): the "
+                                 "actions kept in full are part of those that trigger it")
+        return self
+
+
+class GroupOut(BaseModel):
+    tool: str
+    calls: int
+    summary: str
+    paths: list[str]
+    errors: list[str]
+
+
+class TraceStatsOut(BaseModel):
+    chars_before: int
+    chars_after: int
+    tokens_before: int
+    tokens_after: int
+    reduction: float
+    actions_total: int
+    actions_summarized: int
+
+
+class SummarizeTraceResponse(BaseModel):
+    scratchpad: str = Field(description="The summary block, then the recent actions.")
+    strategy: Literal["none", "deterministic", "llm", "truncation"]
+    reason: str
+    mode: str
+    degraded: bool
+    fallback_reason: str | None
+    llm: LLMUsageOut | None
+    groups: list[GroupOut]
+    recent: list[dict[str, Any]]
+    stats: TraceStatsOut

@@ -1,0 +1,240 @@
+"""``/summarize-trace``: shrink a ReAct action trace, grouping older actions by tool.
+
+Strategies, from most to least ambitious: ``llm`` (outcome lines per tool from
+the synthesis model), ``deterministic`` (the same lines built from the
+actions), ``truncation`` (every observation cut) and ``none`` (under the
+trigger). A summary that saves too little falls back to truncation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from app.engine.errors import InvalidTranscript
+from app.engine.outcomes import Outcomes, first_line, shorten
+from app.engine.prompts import (
+    TRACE_CLOSE,
+    TRACE_OPEN,
+    TRACE_SYSTEM,
+    TRACE_USER,
+    PromptMessage,
+    fence,
+)
+from app.engine.tokens import TokenCounter
+from app.engine.transcript import Message, Part
+
+_STEP = re.compile(r"^(Thought|Action Input|Action|Observation|Outcome):[ \t]?", re.MULTILINE)
+_INPUT_CHARS = 60
+_LINE_CHARS = 100
+_OLD_OBSERVATION_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    action: str
+    action_input: str = ""
+    observation: str = ""
+    outcome: str | None = None  # "success" / "error" when the caller knows
+    thought: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceOptions:
+    trigger: int = 10
+    keep: int = 5
+    observation_chars: int = 1000
+    large_chars: int = 30_000  # past this size the trace counts as large
+    large_trigger: int = 5
+    large_keep: int = 3
+    min_llm_chars: int = 2_000  # under this an LLM call is not worth its cost
+    min_saving: float = 0.10
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    tool: str
+    calls: int
+    summary: str
+    paths: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TracePlan:
+    actions: tuple[Action, ...]
+    options: TraceOptions
+    trigger: int
+    keep: int
+    chars_before: int
+    fired: bool
+    reason: str
+    llm_worth_it: bool
+    groups: tuple[Group, ...] = ()
+    prompt: tuple[PromptMessage, ...] = ()
+
+    @property
+    def older(self) -> tuple[Action, ...]:
+        return self.actions[: len(self.actions) - self.keep] if self.fired else ()
+
+    @property
+    def recent(self) -> tuple[Action, ...]:
+        return self.actions[len(self.older):]
+
+
+@dataclass(frozen=True, slots=True)
+class TraceResult:
+    text: str
+    strategy: str  # none | deterministic | llm | truncation
+    groups: tuple[Group, ...]
+    recent: tuple[Action, ...]
+    chars_before: int
+    chars_after: int
+    tokens_before: int
+    tokens_after: int
+    reason: str
+
+
+def parse_scratchpad(text: str) -> list[Action]:
+    """``Thought: / Action: / Action Input: / Observation:`` blocks into actions."""
+    marks = list(_STEP.finditer(text))
+    if not any(m.group(1) == "Action" for m in marks):
+        raise InvalidTranscript(
+            "the scratchpad has no 'Action:' line; send ReAct text with 'Thought:', "
+            "'Action:', 'Action Input:' and 'Observation:' lines, or send 'actions'.",
+            pointer="/scratchpad")
+    actions: list[Action] = []
+    current: dict[str, str] = {}
+    for n, mark in enumerate(marks):
+        end = marks[n + 1].start() if n + 1 < len(marks) else len(text)
+        key, value = mark.group(1), text[mark.end() : end].strip()
+        if key in ("Thought", "Action") and "Action" in current:
+            actions.append(_action(current))
+            current = {}
+        current[key] = value
+    if "Action" in current:
+        actions.append(_action(current))
+    return actions
+
+
+def _action(fields: dict[str, str]) -> Action:
+    return Action(fields["Action"], fields.get("Action Input", ""),
+                  fields.get("Observation", ""), fields.get("Outcome"), fields.get("Thought"))
+
+
+def render_action(action: Action, observation_chars: int) -> str:
+    lines = []
+    if action.thought:
+        lines.append(f"Thought: {action.thought}")
+    lines.append(f"Action: {action.action}")
+    lines.append(f"Action Input: {action.action_input}")
+    lines.append(f"Observation: {shorten(action.observation, observation_chars)}")
+    return "\n".join(lines)
+
+
+def render_trace(actions: Sequence[Action], observation_chars: int) -> str:
+    return "\n".join(render_action(a, observation_chars) for a in actions)
+
+
+class TraceSummarizer:
+    def __init__(self, counter: TokenCounter, outcomes: Outcomes) -> None:
+        self._counter = counter
+        self._outcomes = outcomes
+
+    def plan(self, actions: Sequence[Action], options: TraceOptions) -> TracePlan:
+        if not actions:
+            raise InvalidTranscript("the trace is empty; send at least one action.",
+                                    pointer="/actions")
+        actions = tuple(actions)
+        before = len(render_trace(actions, 10**9))
+        large = before > options.large_chars
+        trigger = options.large_trigger if large else options.trigger
+        keep = options.large_keep if large else options.keep
+        size = f"{before} characters" + (" (large)" if large else "")
+        if len(actions) <= trigger:
+            return TracePlan(actions, options, trigger, keep, before, False,
+                             f"{len(actions)} actions, not over the trigger of {trigger} "
+                             f"for {size}", False)
+        plan = TracePlan(actions, options, trigger, keep, before, True,
+                         f"{len(actions)} actions, over the trigger of {trigger} for {size}",
+                         before >= options.min_llm_chars)
+        groups = self._groups(plan.older)
+        return replace(plan, groups=groups, prompt=self._prompt(plan.older))
+
+    def _is_error(self, action: Action) -> tuple[bool, str]:
+        if action.outcome is not None:
+            failed = action.outcome.lower() in ("error", "failure", "failed")
+            outcome = self._outcomes.of(Message("tool", (Part("text", action.observation),),
+                                                is_error=failed))
+            return failed, outcome.line
+        outcome = self._outcomes.of(Message("tool", (Part("text", action.observation),)))
+        return outcome.error, outcome.line
+
+    def _groups(self, older: Sequence[Action]) -> tuple[Group, ...]:
+        by_tool: dict[str, list[Action]] = {}
+        for action in older:
+            by_tool.setdefault(action.action, []).append(action)
+        groups = []
+        for tool, calls in by_tool.items():
+            parts, paths, errors = [], [], []
+            for call in calls:
+                failed, line = self._is_error(call)
+                shown = shorten(" ".join(call.action_input.split()), _INPUT_CHARS)
+                result = f"✗ {shorten(line, _LINE_CHARS)}" if failed else shorten(
+                    first_line(call.observation) or "(no output)", _LINE_CHARS)
+                parts.append(f"{shown} → {result}")
+                if "/" in call.action_input or "." in call.action_input:
+                    paths.append(shown)
+                if failed:
+                    errors.append(shorten(line, 200))
+            summary = f"{tool} ({len(calls)} call{'s' if len(calls) != 1 else ''}): " + \
+                "; ".join(parts)
+            groups.append(Group(tool, len(calls), summary, tuple(dict.fromkeys(paths)),
+                                tuple(dict.fromkeys(errors))))
+        return tuple(groups)
+
+    def _prompt(self, older: Sequence[Action]) -> tuple[PromptMessage, ...]:
+        text = render_trace(older, _OLD_OBSERVATION_CHARS * 4)
+        return (PromptMessage("system", TRACE_SYSTEM),
+                PromptMessage("user", TRACE_USER.format(transcript=fence(text))))
+
+    def llm_groups(self, plan: TracePlan, reply: str) -> tuple[Group, ...] | None:
+        """Groups with the model's lines; None when the reply does not name every tool."""
+        lines = [line.strip().lstrip("-* ").strip() for line in reply.splitlines()
+                 if line.strip()]
+        out = []
+        for group in plan.groups:
+            line = next((ln for ln in lines if ln.startswith(group.tool)), None)
+            if line is None:
+                return None
+            out.append(replace(group, summary=line))
+        return tuple(out)
+
+    def finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
+               strategy: str) -> TraceResult:
+        options = plan.options
+        full = render_trace(plan.actions, 10**9)
+        tokens_before = self._counter.text(full)
+        if not plan.fired or groups is None:
+            return TraceResult(full, "none", (), plan.actions, plan.chars_before,
+                               plan.chars_before, tokens_before, tokens_before, plan.reason)
+        summary = "\n".join([TRACE_OPEN, *(g.summary for g in groups), TRACE_CLOSE])
+        text = summary + "\n" + render_trace(plan.recent, options.observation_chars)
+        if len(text) > plan.chars_before * (1 - options.min_saving):
+            return self._truncation(plan, tokens_before,
+                                    f"the summary saved under {options.min_saving:.0%}")
+        return TraceResult(text, strategy, groups, plan.recent, plan.chars_before, len(text),
+                           tokens_before, self._counter.text(text), plan.reason)
+
+    def _truncation(self, plan: TracePlan, tokens_before: int, why: str) -> TraceResult:
+        older = render_trace(plan.older, _OLD_OBSERVATION_CHARS)
+        recent = render_trace(plan.recent, plan.options.observation_chars)
+        text = f"{older}\n{recent}" if older else recent
+        if len(text) >= plan.chars_before:
+            full = render_trace(plan.actions, 10**9)
+            return TraceResult(full, "none", (), plan.actions, plan.chars_before,
+                               plan.chars_before, tokens_before, tokens_before,
+                               f"{why}, and truncation would not shrink it either")
+        return TraceResult(text, "truncation", (), plan.recent, plan.chars_before, len(text),
+                           tokens_before, self._counter.text(text), why)

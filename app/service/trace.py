@@ -1,0 +1,94 @@
+"""Serving ``/summarize-trace``: thresholds, then llm → deterministic → truncation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from app.engine.errors import LLMNotConfigured
+from app.engine.modes import NO_LLM_HINT
+from app.engine.trace import (
+    Action,
+    Group,
+    TraceOptions,
+    TraceResult,
+    TraceSummarizer,
+    parse_scratchpad,
+)
+from app.llm.base import Completion, CompletionRequest, LLMBadResponse, LLMError
+from app.llm.client import LLMClient
+from app.metrics import Metrics
+from app.service.work import Worker
+from app.settings import Settings
+
+TRACE_MAX_TOKENS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class TraceJob:
+    actions: tuple[Action, ...] | None
+    scratchpad: str | None
+    options: TraceOptions
+    mode: Literal["auto", "fast", "deep"]
+    provider: str | None = None
+    model: str | None = None
+    temperature: float = 0.2
+    on_llm_error: Literal["fallback", "error"] = "fallback"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceOutcome:
+    result: TraceResult
+    actions_total: int
+    mode: str
+    fallback_reason: str | None = None
+    completion: Completion | None = None
+
+
+class TraceService:
+    def __init__(self, summarizer: TraceSummarizer, settings: Settings, metrics: Metrics,
+                 llm: LLMClient | None) -> None:
+        self._summarizer = summarizer
+        self._settings = settings
+        self._metrics = metrics
+        self._llm = llm if llm is not None and llm.available else None
+
+    async def run(self, job: TraceJob) -> TraceOutcome:
+        if job.mode == "deep" and self._llm is None:
+            raise LLMNotConfigured(f"mode 'deep' writes the summary with an LLM, and none is "
+                                   f"configured. {NO_LLM_HINT}", pointer="/mode")
+        size = len(job.scratchpad or "") + sum(len(a.observation) for a in job.actions or ())
+        call = Worker(offload=size > self._settings.offload_chars)
+        if job.actions is not None:
+            actions = job.actions
+        else:
+            actions = tuple(await call(parse_scratchpad, job.scratchpad or ""))
+        plan = await call(self._summarizer.plan, actions, job.options)
+        mode = "fast"
+        fallback: str | None = None
+        completion: Completion | None = None
+        groups: tuple[Group, ...] | None = plan.groups if plan.fired else None
+        strategy = "deterministic"
+        if plan.fired and self._llm is not None and job.mode != "fast" and plan.llm_worth_it:
+            mode = "deep"
+            try:
+                completion = await self._llm.complete(CompletionRequest(
+                    plan.prompt, model=job.model or self._settings.synthesis_model,
+                    temperature=job.temperature, max_tokens=TRACE_MAX_TOKENS), job.provider)
+                from_llm = self._summarizer.llm_groups(plan, completion.text)
+                if from_llm is None:
+                    raise LLMBadResponse("the reply did not give a line for every tool")
+                groups, strategy = from_llm, "llm"
+            except LLMError as exc:
+                if job.on_llm_error == "error":
+                    raise
+                self._metrics.fallbacks.labels(exc.reason).inc()
+                fallback, mode = f"{exc.reason}: {exc.detail}", "fast"
+        result = await call(self._summarizer.finish, plan, groups, strategy)
+        m = self._metrics
+        m.tokens.labels("summarize-trace", "in").inc(result.tokens_before)
+        m.tokens.labels("summarize-trace", "out").inc(result.tokens_after)
+        if result.tokens_before:
+            m.compression.labels("summarize-trace").observe(
+                result.tokens_after / result.tokens_before)
+        return TraceOutcome(result, len(actions), mode, fallback, completion)

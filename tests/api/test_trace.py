@@ -1,0 +1,91 @@
+"""/summarize-trace over HTTP."""
+
+import json
+
+import pytest
+import respx
+
+from tests.api.test_deep import PROVIDER, URL, completion
+from tests.conftest import serve
+from tests.engine.test_trace import SCRATCHPAD
+from tests.support.corpus import load_named
+from tests.support.traces import to_actions
+
+pytestmark = pytest.mark.anyio
+ACTIONS = to_actions(load_named("minisweagent-ds-chat-dev-pydicom__pydicom-901"))
+
+
+async def test_fast_summarizes_a_real_trace(client):
+    r = await client.post("/summarize-trace", json={"actions": ACTIONS, "mode": "fast"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["strategy"] == "deterministic" and body["mode"] == "fast"
+    assert body["scratchpad"].startswith("[PREVIOUS ACTIONS SUMMARY]\nbash (")
+    assert body["stats"]["actions_total"] == len(ACTIONS)
+    assert body["stats"]["actions_summarized"] == len(ACTIONS) - 3  # a large trace keeps 3
+    assert body["stats"]["reduction"] > 0.5
+    assert [a["action_input"] for a in body["recent"]] == [
+        a["action_input"] for a in ACTIONS[-3:]]
+
+
+async def test_scratchpad_with_request_thresholds(client):
+    r = await client.post("/summarize-trace", json={"scratchpad": SCRATCHPAD, "trigger": 2,
+                                                    "keep": 1, "min_saving": 0})
+    body = r.json()
+    assert body["strategy"] == "deterministic", body
+    assert [g["tool"] for g in body["groups"]] == ["list_files", "read_file"]
+    assert body["recent"][0]["action_input"] == "src/missing.py"
+
+
+async def test_settings_supply_the_defaults(make_app):
+    async with serve(make_app(trace_trigger=2, trace_keep=1, trace_min_saving=0)) as c:
+        body = (await c.post("/summarize-trace", json={"scratchpad": SCRATCHPAD})).json()
+    assert body["strategy"] == "deterministic" and len(body["recent"]) == 1
+
+
+@respx.mock
+async def test_llm_lines_per_tool(make_app):
+    route = respx.post(URL).respond(200, json=completion(
+        "bash (150 calls): explored pydicom/config.py, patched the logger, tests pass"))
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        body = (await c.post("/summarize-trace", json={"actions": ACTIONS})).json()
+    assert body["strategy"] == "llm" and body["mode"] == "deep"
+    assert body["groups"][0]["summary"].startswith("bash (150 calls): explored")
+    prompt = json.loads(route.calls.last.request.content)["messages"]
+    assert "<transcript>" in prompt[1]["content"]
+
+
+@respx.mock
+async def test_unusable_reply_falls_back_to_deterministic(make_app):
+    respx.post(URL).respond(200, json=completion("I cannot help with that."))
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        body = (await c.post("/summarize-trace", json={"actions": ACTIONS})).json()
+    assert body["strategy"] == "deterministic" and body["degraded"]
+    assert body["fallback_reason"].startswith("bad_response")
+
+
+@respx.mock
+async def test_small_traces_never_call_the_llm(make_app):
+    route = respx.post(URL).respond(200, json=completion())
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        body = (await c.post("/summarize-trace", json={
+            "scratchpad": SCRATCHPAD, "trigger": 2, "keep": 1, "min_saving": 0})).json()
+    assert route.call_count == 0 and body["strategy"] == "deterministic"
+
+
+@pytest.mark.parametrize(("body", "needle"), [
+    ({"actions": ACTIONS[:2], "scratchpad": SCRATCHPAD}, "exactly one of"),
+    ({"actions": ACTIONS[:2], "trigger": 3, "keep": 3}, "must be smaller than 'trigger'"),
+    ({"scratchpad": "Thought: hmm"}, "'Action:'"),
+    ({"actions": [{"action": ""}]}, "/actions/0/action"),
+    ({"actions": ACTIONS[:2], "min_saving": 2}, "/min_saving"),
+])
+async def test_bad_requests(client, body, needle):
+    r = await client.post("/summarize-trace", json=body)
+    assert r.status_code == 422
+    assert needle in r.text
+
+
+async def test_deep_without_a_provider(client):
+    r = await client.post("/summarize-trace", json={"actions": ACTIONS, "mode": "deep"})
+    assert r.status_code == 503
