@@ -18,6 +18,7 @@ from app.api.deps import Services
 from app.api.middleware import BodyLimit, RequestMetrics
 from app.api.routes import history as history_routes
 from app.api.routes import ops, synthesize
+from app.api.routes import rescue as rescue_routes
 from app.api.routes import trace as trace_routes
 from app.engine.formats import build_formats
 from app.engine.history import HistoryCompressor
@@ -30,6 +31,7 @@ from app.llm.registry import build_providers
 from app.llm.resilience import RetryPolicy
 from app.metrics import Metrics
 from app.service.history import HistoryService
+from app.service.rescue import RescueService
 from app.service.synthesize import SynthesizeService
 from app.service.trace import TraceService
 from app.settings import Settings
@@ -81,13 +83,15 @@ def create_app(
     )
     app.openapi = lambda: _openapi_with_problems(app)  # type: ignore[method-assign]
     trace = TraceService(TraceSummarizer(counter, caches.outcomes), settings, metrics, llm)
+    rescue = RescueService(caches, formats, settings, llm)
     app.state.services = Services(synthesize=service, history=history, trace=trace,
-                                  metrics=metrics, llm=llm, settings=settings)
+                                  rescue=rescue, metrics=metrics, llm=llm, settings=settings)
     app.state.settings = settings
     errors.install(app)
     app.include_router(synthesize.router)
     app.include_router(history_routes.router)
     app.include_router(trace_routes.router)
+    app.include_router(rescue_routes.router)
     app.include_router(ops.router)
     # Outermost first: metrics see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

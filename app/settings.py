@@ -58,6 +58,10 @@ class Settings(BaseSettings):
     trace_min_saving: float = Field(0.10, ge=0, le=0.9, description="/summarize-trace: a "
                                     "summary saving less than this share falls back to "
                                     "truncation.")
+    rescue_evidence_chars: int = Field(
+        80_000, ge=1000, description="/rescue: evidence past this many characters is "
+        "compacted to fit the synthesis model's window.")
+    rescue_max_tokens: int = Field(1500, ge=16, description="/rescue: longest answer.")
     deep_threshold_tokens: int = Field(
         4000, ge=0, description="auto uses deep when the older part has at least this many "
         "tokens (and the phase is synthesize or errors are recent).")

@@ -9,6 +9,7 @@ from fastapi import Request
 from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.history import HistoryService
+from app.service.rescue import RescueService
 from app.service.synthesize import SynthesizeService
 from app.service.trace import TraceService
 from app.settings import Settings
@@ -19,6 +20,7 @@ class Services:
     synthesize: SynthesizeService
     history: HistoryService
     trace: TraceService
+    rescue: RescueService
     metrics: Metrics
     llm: LLMClient
     settings: Settings

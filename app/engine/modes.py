@@ -24,10 +24,9 @@ class ModeDecision:
     reason: str
 
 
-NO_LLM_HINT = (
-    "Configure a provider (CONTEXTSYNTH_LLM_PROVIDERS, see the README's configuration table) "
-    "or ask for mode 'fast', 'custom' or 'off'."
-)
+CONFIGURE_LLM = ("Configure a provider (CONTEXTSYNTH_LLM_PROVIDERS, see the README's "
+                 "configuration table)")
+NO_LLM_HINT = f"{CONFIGURE_LLM} or ask for mode 'fast', 'custom' or 'off'."
 
 
 def decide(requested: Mode, *, llm_available: bool) -> ModeDecision:

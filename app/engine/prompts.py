@@ -128,3 +128,19 @@ TRACE_SYSTEM = (
 )
 
 TRACE_USER = "Earlier actions, grouped by tool:\n{transcript}\n\nWrite one line per tool."
+
+
+RESCUE_SYSTEM = (
+    "An AI agent ran out of steps before it could answer the user. You answer the user's "
+    "question in its place, using only the evidence the agent gathered. "
+    + UNTRUSTED_RULE.format(fence=FENCE)
+    + " No tools are available; do not ask for any. If the evidence does not settle the "
+    "question, say plainly what is missing, then give the best partial answer it supports. "
+    "Quote exact values from the evidence. No apologies, and no remarks about the agent or "
+    "how it worked."
+)
+
+RESCUE_USER = (
+    "Question:\n{question}\n\nEvidence gathered ({steps}):\n{evidence}\n\n"
+    "Answer the question now."
+)

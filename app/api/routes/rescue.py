@@ -1,0 +1,45 @@
+"""``POST /rescue``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from app.api import render
+from app.api.deps import Services, services
+from app.api.routes.synthesize import PROBLEMS
+from app.api.schemas.rescue import RescueRequest, RescueResponse
+from app.service.rescue import RescueJob
+
+router = APIRouter()
+
+
+@router.post(
+    "/rescue",
+    response_model=RescueResponse,
+    responses=PROBLEMS,
+    summary="Answer the user from an out-of-steps agent's evidence, in one tools-free call",
+)
+async def rescue(
+    body: RescueRequest, request: Request, svc: Annotated[Services, Depends(services)]
+) -> JSONResponse:
+    job = RescueJob(
+        payload=body.payload(), format=body.format, question=body.question,
+        max_steps=body.max_steps, dry_run=body.dry_run, provider=body.synthesis_provider,
+        model=body.synthesis_model,
+        temperature=body.synthesis_temperature if body.synthesis_temperature is not None
+        else 0.2,
+    )
+    request.state.mode = "dry_run" if body.dry_run else "llm"
+    outcome = await svc.rescue.run(job)
+    p = outcome.plan
+    return JSONResponse({
+        "answer": outcome.completion.text if outcome.completion else None,
+        "dry_run": body.dry_run,
+        "prompt": [{"role": m.role, "content": m.content} for m in p.prompt]
+        if body.dry_run else None,
+        "evidence": {"steps": p.steps, "chars": p.evidence_chars, "compacted": p.compacted},
+        "llm": render.usage(outcome.completion),
+    })

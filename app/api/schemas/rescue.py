@@ -1,0 +1,35 @@
+"""``/rescue`` request and response."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from app.api.schemas.common import Conversation, LLMUsageOut
+
+
+class RescueRequest(Conversation):
+    question: str = Field(min_length=1, description="What the user asked the agent.")
+    max_steps: int | None = Field(None, ge=1, description="The agent's step limit.")
+    dry_run: bool = Field(False, description="Return the prompt without calling the LLM.")
+    synthesis_provider: str | None = None
+    synthesis_model: str | None = None
+    synthesis_temperature: float | None = Field(None, ge=0, le=2)
+
+
+class PromptMessageOut(BaseModel):
+    role: str
+    content: str
+
+
+class EvidenceOut(BaseModel):
+    steps: int
+    chars: int
+    compacted: bool = Field(description="Some evidence was shrunk to fit the budget.")
+
+
+class RescueResponse(BaseModel):
+    answer: str | None = Field(description="Absent on a dry run.")
+    dry_run: bool
+    prompt: list[PromptMessageOut] | None = Field(description="Only on a dry run.")
+    evidence: EvidenceOut
+    llm: LLMUsageOut | None

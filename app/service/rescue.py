@@ -1,0 +1,75 @@
+"""Serving ``/rescue``: evidence prompt, then one tools-free LLM call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from app.engine.compaction import StrategyContext
+from app.engine.errors import LLMNotConfigured
+from app.engine.formats import Payload, WireFormat, resolve_format
+from app.engine.modes import CONFIGURE_LLM
+from app.engine.rescue import RescuePlan, plan
+from app.engine.synthesis import EngineCaches
+from app.engine.tiers import TIER_BUDGETS, Tier
+from app.engine.transcript import Transcript, segment
+from app.llm.base import Completion, CompletionRequest
+from app.llm.client import LLMClient
+from app.service.limits import check_limits
+from app.service.work import Worker
+from app.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class RescueJob:
+    payload: Payload
+    format: str
+    question: str
+    max_steps: int | None = None
+    dry_run: bool = False
+    provider: str | None = None
+    model: str | None = None
+    temperature: float = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class RescueOutcome:
+    plan: RescuePlan
+    completion: Completion | None
+
+
+class RescueService:
+    def __init__(self, caches: EngineCaches, formats: Mapping[str, WireFormat],
+                 settings: Settings, llm: LLMClient | None) -> None:
+        self._caches = caches
+        self._formats = formats
+        self._settings = settings
+        self._llm = llm if llm is not None and llm.available else None
+
+    def _plan(self, transcript: Transcript, job: RescueJob) -> RescuePlan:
+        messages = transcript.messages
+        c = self._caches
+        context = StrategyContext(TIER_BUDGETS[Tier.MID], segment(messages), c.handles,
+                                  c.calls, c.outcomes)
+        return plan(messages, context, job.question, self._settings.rescue_evidence_chars,
+                    job.max_steps)
+
+    async def run(self, job: RescueJob) -> RescueOutcome:
+        size = check_limits(job.payload, self._settings)
+        wire = resolve_format(self._formats, job.format, job.payload)
+        if not job.dry_run and self._llm is None:
+            raise LLMNotConfigured(f"/rescue answers with an LLM, and none is configured. "
+                                   f"{CONFIGURE_LLM}; a dry run ('dry_run': true) returns the "
+                                   "prompt without one.")
+        call = Worker(offload=size > self._settings.offload_chars)
+        transcript = await call(wire.parse, job.payload)
+        rescue = await call(self._plan, transcript, job)
+        if job.dry_run:
+            return RescueOutcome(rescue, None)
+        assert self._llm is not None
+        # No tools are offered: the answer has to come from the evidence.
+        completion = await self._llm.complete(CompletionRequest(
+            rescue.prompt, model=job.model or self._settings.synthesis_model,
+            temperature=job.temperature, max_tokens=self._settings.rescue_max_tokens),
+            job.provider)
+        return RescueOutcome(rescue, completion)

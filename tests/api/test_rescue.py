@@ -1,0 +1,86 @@
+"""/rescue: dry runs, the tools-free call, the evidence budget."""
+
+import json
+
+import pytest
+import respx
+
+from tests.api.test_deep import PROVIDER, URL, completion
+from tests.conftest import serve
+from tests.support.corpus import load_named
+from tests.support.wire import CASES
+
+pytestmark = pytest.mark.anyio
+RUN = load_named("tau-airline-gpt4o-task000")
+QUESTION = "What was the final reservation id and how was it paid?"
+
+
+async def test_dry_run_needs_no_llm_and_shows_the_prompt(client):
+    r = await client.post("/rescue", json={"messages": RUN, "question": QUESTION,
+                                           "dry_run": True, "max_steps": 30})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["answer"] is None and body["llm"] is None
+    system, user = body["prompt"]
+    assert system["role"] == "system" and "only the evidence" in system["content"]
+    assert "no remarks about the agent" in system["content"]
+    assert user["content"].startswith(f"Question:\n{QUESTION}")
+    steps = sum(m["role"] == "assistant" for m in RUN)
+    assert f"Evidence gathered ({steps} steps of 30)" in user["content"]
+    assert "HATHAV" in user["content"] and "<transcript>" in user["content"]
+    assert not body["evidence"]["compacted"]
+
+
+async def test_without_a_provider_it_says_how_to_configure_one(client):
+    r = await client.post("/rescue", json={"messages": RUN, "question": QUESTION})
+    assert r.status_code == 503
+    detail = r.json()["detail"]
+    assert "CONTEXTSYNTH_LLM_PROVIDERS" in detail and "dry_run" in detail
+
+
+@respx.mock
+async def test_one_call_without_tools(make_app):
+    route = respx.post(URL).respond(200, json=completion(
+        "Reservation HATHAV, paid $305 with the Visa ending 7447."))
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        body = (await c.post("/rescue", json={"messages": RUN, "question": QUESTION})).json()
+    assert body["answer"].startswith("Reservation HATHAV")
+    assert body["prompt"] is None and body["llm"]["provider"] == "main"
+    sent = json.loads(route.calls.last.request.content)
+    assert "tools" not in sent and "tool_choice" not in sent
+    assert [m["role"] for m in sent["messages"]] == ["system", "user"]
+
+
+@respx.mock
+async def test_llm_failure_is_a_502(make_app):
+    respx.post(URL).respond(500, json={"error": {"message": "boom"}})
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        r = await c.post("/rescue", json={"messages": RUN, "question": QUESTION})
+    assert r.status_code == 502
+
+
+async def test_large_evidence_is_compacted_to_the_budget_keeping_the_newest(make_app):
+    run = load_named("minisweagent-ds-chat-test-1-100-django__django-13265")
+    async with serve(make_app(rescue_evidence_chars=20_000)) as c:
+        body = (await c.post("/rescue", json={"messages": run, "question": "Is it fixed?",
+                                               "dry_run": True})).json()
+    evidence = body["evidence"]
+    assert evidence["compacted"] and evidence["chars"] <= 20_000
+    user = body["prompt"][1]["content"]
+    last_result = run[-1]["content"]
+    assert last_result[:200] in user  # the newest evidence survives
+    assert "CALL bash(command=" in user  # older calls became notes
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+async def test_every_format(client, case):
+    _, convert, _ = CASES[case]
+    body = (await client.post("/rescue", json={**convert(RUN), "question": QUESTION,
+                                               "dry_run": True})).json()
+    assert "HATHAV" in body["prompt"][1]["content"]
+
+
+@pytest.mark.parametrize("extra", [{}, {"question": ""}])
+async def test_a_question_is_required(client, extra):
+    r = await client.post("/rescue", json={"messages": RUN, **extra})
+    assert r.status_code == 422 and r.json()["errors"][0]["pointer"] == "/question"
