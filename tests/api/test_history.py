@@ -7,7 +7,7 @@ import respx
 
 from tests.api.test_deep import PROVIDER, URL, completion
 from tests.conftest import serve
-from tests.support.corpus import load_named
+from tests.support.corpus import command_at, load_named
 from tests.support.wire import CASES
 
 pytestmark = pytest.mark.anyio
@@ -40,13 +40,6 @@ async def test_deep_without_a_provider_is_a_503(client):
     r = await client.post("/compress-history", json={
         "messages": load_named("tau-airline-gpt4o-task002"), "mode": "deep"})
     assert r.status_code == 503
-
-
-def command_at(messages, start):
-    """The start of the first bash command at or after ``start``."""
-    m = next(m for m in messages[start:] if m.get("tool_calls"))
-    command = json.loads(m["tool_calls"][0]["function"]["arguments"])["command"]
-    return command.split('"')[0][:30]  # the prompt shows arguments as JSON, quotes escaped
 
 
 @respx.mock

@@ -22,3 +22,10 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def load_named(prefix: str) -> list[dict[str, Any]]:
     return load(next(p for p in transcript_files() if p.name.startswith(prefix)))
+
+
+def command_at(messages, start):
+    """The start of the first bash command at or after ``start``."""
+    m = next(m for m in messages[start:] if m.get("tool_calls"))
+    command = json.loads(m["tool_calls"][0]["function"]["arguments"])["command"]
+    return command.split('"')[0][:30]  # the prompt shows arguments as JSON, quotes escaped

@@ -1,0 +1,82 @@
+"""A small OpenAI-compatible Chat Completions server for end-to-end tests, over loopback.
+
+It answers each job's prompt with a plausible reply built from the prompt
+itself, and records every request so tests can see what the service sent.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+SECTIONS = ("Original request", "Project / world state", "Completed work",
+            "Decisions and constraints", "Errors", "Current state")
+
+
+def reply_for(messages: list[dict[str, Any]]) -> str:
+    system, user = messages[0]["content"], messages[-1]["content"]
+    if "working memory" in system:
+        return ("Goal: fix the bug.\nDone so far: explored the code.\nKey findings: "
+                "the failing path is known.\nFailures and lessons: none.\nStill to do: patch.")
+    if "compress the history" in system:
+        return "\n".join(f"## {s}\n- noted by the fake model" for s in SECTIONS)
+    if "earlier actions of a ReAct agent" in system:
+        tools = dict.fromkeys(re.findall(r"^Action: (\S+)", user, re.MULTILINE))
+        return "\n".join(f"{t} ({user.count(f'Action: {t}')} calls): looked things up"
+                         for t in tools)
+    if "ran out of steps" in system:
+        return "From the evidence: the patch was written and the final test passed."
+    return "ok"
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        app = Starlette(routes=[Route("/v1/chat/completions", self._complete,
+                                      methods=["POST"])])
+        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
+                                                     log_level="warning"))
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def _complete(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        text = reply_for(body["messages"])
+        prompt_chars = sum(len(m["content"]) for m in body["messages"])
+        return JSONResponse({
+            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
+            "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(text) // 4,
+                      "total_tokens": (prompt_chars + len(text)) // 4},
+        })
+
+    def __enter__(self) -> FakeLLM:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the fake LLM server did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
