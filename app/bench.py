@@ -6,6 +6,9 @@ For each transcript, with fresh caches every repetition and the best time kept:
 - warm: the same after the caches saw the transcript without its last turn, as when an
   agent resends its prefix plus one new turn.
 Targets: cold <= 1.5x floor, warm <= 10% of cold.
+
+``--jobs`` prints instead the token reduction of each deterministic job per
+transcript, with the service's default settings.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.formats.openai import OpenAIFormat
+from app.engine.history import HistoryCompressor, HistoryOptions
 from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
+from app.engine.synthesis import EngineCaches, SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
 from app.engine.tokens import Encoder, TokenCounter
+from app.engine.trace import Action, TraceOptions, TraceSummarizer
 from app.engine.transcript import Transcript, segment
 from app.tokenizer import load_encoding
 
@@ -110,4 +115,48 @@ def run(directory: Path, *, repeat: int = 5, tier: str = "mid") -> int:
     print(f"whole corpus: cold/floor {total['cold_ms'] / total['floor_ms']:.2f}x, "
           f"warm/cold {total['warm_ms'] / total['cold_ms']:.1%}; median reduction "
           f"{statistics.median(r['reduction'] for r in rows):.1%}")
+    return 0
+
+
+def _actions(messages: list[dict[str, Any]]) -> list[Action]:
+    results = {m.get("tool_call_id"): m.get("content") or "" for m in messages
+               if m["role"] == "tool"}
+    return [Action(c["function"]["name"], c["function"]["arguments"],
+                   results.get(c["id"], ""))
+            for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+
+
+def jobs(directory: Path) -> int:
+    """Reduction per endpoint (fast/deterministic modes, default thresholds)."""
+    encoder = load_encoding("cl100k_base")
+    counter = TokenCounter(encoder)
+    caches = EngineCaches()
+    synthesizer = Synthesizer(counter, builtin_strategies(), caches)
+    history = HistoryCompressor(counter, caches)
+    trace = TraceSummarizer(counter, caches.outcomes)
+    wire = OpenAIFormat()
+    header = f"{'transcript':58} {'msgs':>5} {'synthesize':>10} {'history':>9} {'trace':>9}"
+    print(header)
+    print("-" * len(header))
+    columns: dict[str, list[float]] = {"synthesize": [], "history": [], "trace": []}
+    for path in sorted(directory.glob("*.jsonl")):
+        messages = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        transcript = wire.parse({"messages": messages})
+        s = synthesizer.run(transcript, SynthesisOptions())
+        plan = history.plan(transcript, HistoryOptions())
+        h = history.finish(plan, history.fast_summary(plan)) if plan.fired else \
+            history.unchanged(plan)
+        tplan = trace.plan(_actions(messages), TraceOptions())
+        t = trace.finish(tplan, tplan.groups if tplan.fired else None, "deterministic")
+        row = {"synthesize": 1 - s.tokens_after / s.tokens_before,
+               "history": 1 - h.tokens_after / h.tokens_before,
+               "trace": 1 - t.tokens_after / t.tokens_before}
+        for k, v in row.items():
+            columns[k].append(v)
+        print(f"{path.name[:58]:58} {len(messages):>5} {row['synthesize']:>10.1%} "
+              f"{row['history']:>9.1%} {row['trace']:>9.1%}")
+    print("-" * len(header))
+    print(f"{'median':58} {'':>5} " + " ".join(
+        f"{statistics.median(v):>{w}.1%}" for v, w in zip(columns.values(), (10, 9, 9),
+                                                           strict=True)))
     return 0

@@ -93,8 +93,10 @@ def _openapi(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from app.bench import run
+    from app.bench import jobs, run
 
+    if args.jobs:
+        return jobs(Path(args.dir))
     return run(Path(args.dir), repeat=args.repeat, tier=args.tier)
 
 
@@ -126,6 +128,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--dir", default=str(Path("..") / "shared" / "transcripts"))
     bench.add_argument("--repeat", type=int, default=5)
     bench.add_argument("--tier", default="mid", choices=["local", "mid", "large", "frontier"])
+    bench.add_argument("--jobs", action="store_true",
+                       help="token reduction per endpoint instead of timings")
     bench.set_defaults(run=_bench)
     return parser
 

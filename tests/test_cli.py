@@ -67,3 +67,13 @@ def test_serve_answers_over_real_http():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_bench_runs_on_a_small_corpus(tmp_path, capsys):
+    for name in ("sweagent-ctf-crypto-eps.jsonl", "tau-airline-gpt4o-task017-trial1.jsonl"):
+        (tmp_path / name).write_text((TRANSCRIPTS / name).read_text())
+    assert main(["bench", "--dir", str(tmp_path), "--repeat", "1"]) == 0
+    assert "median cold/floor" in capsys.readouterr().out
+    assert main(["bench", "--dir", str(tmp_path), "--jobs"]) == 0
+    out = capsys.readouterr().out
+    assert "synthesize" in out and "median" in out
