@@ -1,0 +1,19 @@
+from pathlib import Path
+
+from app.settings import Settings
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def test_every_setting_is_documented():
+    missing = [name for name in Settings.model_fields
+               if f"`CONTEXTSYNTH_{name.upper()}`" not in README]
+    assert missing == []
+
+
+def test_every_endpoint_has_a_section():
+    from app.cli import openapi_document
+
+    for path in openapi_document()["paths"]:
+        if path.startswith("/") and path not in ("/healthz", "/readyz", "/metrics"):
+            assert f"`POST {path}`" in README, path
