@@ -52,6 +52,19 @@ RATE_LIMITED = {"error": {"message": "Rate limit reached for gpt-4o-mini in orga
 SERVER_ERROR = {"error": {"message": "The server had an error while processing your request.",
                           "type": "server_error", "param": None, "code": None}}
 OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+ANTHROPIC_RATE_LIMITED = {"type": "error", "error": {
+    "type": "rate_limit_error",
+    "message": "Number of request tokens has exceeded your per-minute rate limit"}}
+ANTHROPIC_SERVER_ERROR = {"type": "error", "error": {"type": "api_error",
+                                                     "message": "Internal server error"}}
+# provider name -> (url, ok body, rate-limited body, server-error body, empty-completion body)
+PROVIDERS = {
+    "main": (OPENAI_URL, OPENAI_OK, RATE_LIMITED, SERVER_ERROR,
+             {**OPENAI_OK, "choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": ""}}]}),
+    "claude": (ANTHROPIC_URL, ANTHROPIC_OK, ANTHROPIC_RATE_LIMITED, ANTHROPIC_SERVER_ERROR,
+               {**ANTHROPIC_OK, "content": []}),
+}
 REQUEST = CompletionRequest([PromptMessage("system", "Summarize."),
                              PromptMessage("user", "<transcript>...</transcript>")])
 
@@ -119,13 +132,15 @@ async def test_anthropic_success_puts_system_on_top(client):
     assert [m["role"] for m in body["messages"]] == ["user"]
 
 
+@pytest.mark.parametrize("name", PROVIDERS)
 @respx.mock
-async def test_429_waits_as_retry_after_says(client):
-    route = respx.post(OPENAI_URL).mock(side_effect=[
-        httpx.Response(429, json=RATE_LIMITED, headers={"retry-after": "2"}),
-        httpx.Response(200, json=OPENAI_OK),
+async def test_429_waits_as_retry_after_says(client, name):
+    url, ok, limited, _, _ = PROVIDERS[name]
+    route = respx.post(url).mock(side_effect=[
+        httpx.Response(429, json=limited, headers={"retry-after": "2"}),
+        httpx.Response(200, json=ok),
     ])
-    assert (await client.complete(REQUEST, "main")).text
+    assert (await client.complete(REQUEST, name)).text
     assert route.call_count == 2 and client.sleeps.delays == [2.0]
 
 
@@ -137,16 +152,19 @@ async def test_retry_after_beyond_the_limit_is_not_waited_for(client):
     assert client.sleeps.delays == []
 
 
+@pytest.mark.parametrize("name", PROVIDERS)
 @respx.mock
-async def test_500_is_retried_with_backoff_then_reported(client, metrics):
-    route = respx.post(OPENAI_URL).respond(500, json=SERVER_ERROR)
+async def test_500_is_retried_with_backoff_then_reported(client, metrics, name):
+    url, _, _, failed, _ = PROVIDERS[name]
+    route = respx.post(url).respond(500, json=failed)
     with pytest.raises(LLMServerError, match="500"):
-        await client.complete(REQUEST, "main")
+        await client.complete(REQUEST, name)
     assert route.call_count == 3
     assert len(client.sleeps.delays) == 2 and client.sleeps.delays[1] > client.sleeps.delays[0]
+    model = "gpt-4o-mini" if name == "main" else "claude-3-5-haiku-latest"
     assert metrics.registry.get_sample_value(
         "contextsynth_llm_requests_total",
-        {"provider": "main", "model": "gpt-4o-mini", "outcome": "server_error"}) == 1
+        {"provider": name, "model": model, "outcome": "server_error"}) == 1
 
 
 @respx.mock
@@ -156,20 +174,31 @@ async def test_anthropic_overloaded_529_is_retried(client):
     assert (await client.complete(REQUEST, "claude")).text
 
 
+@pytest.mark.parametrize("name", PROVIDERS)
 @respx.mock
-async def test_timeout(client):
-    route = respx.post(OPENAI_URL).mock(side_effect=httpx.ReadTimeout("slow"))
+async def test_timeout(client, name):
+    route = respx.post(PROVIDERS[name][0]).mock(side_effect=httpx.ReadTimeout("slow"))
     with pytest.raises(LLMTimeout, match="did not answer"):
-        await client.complete(REQUEST, "main")
+        await client.complete(REQUEST, name)
     assert route.call_count == 3
 
 
+@pytest.mark.parametrize("name", PROVIDERS)
 @respx.mock
-async def test_malformed_json_is_not_retried(client):
-    route = respx.post(OPENAI_URL).respond(200, text="<html>Bad gateway</html>")
+async def test_malformed_json_is_not_retried(client, name):
+    route = respx.post(PROVIDERS[name][0]).respond(200, text="<html>Bad gateway</html>")
     with pytest.raises(LLMBadResponse, match="not JSON"):
-        await client.complete(REQUEST, "main")
+        await client.complete(REQUEST, name)
     assert route.call_count == 1
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+@respx.mock
+async def test_empty_completion_of_each_provider(client, name):
+    url, *_, empty = PROVIDERS[name]
+    respx.post(url).respond(200, json=empty)
+    with pytest.raises(LLMBadResponse, match="empty"):
+        await client.complete(REQUEST, name)
 
 
 @pytest.mark.parametrize("content", ["", "   ", None])

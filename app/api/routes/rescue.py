@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from app.api import render
 from app.api.deps import Services, services
-from app.api.routes.synthesize import PROBLEMS
+from app.api.schemas.common import PROBLEMS
 from app.api.schemas.rescue import RescueRequest, RescueResponse
 from app.service.rescue import RescueJob
 

@@ -9,22 +9,13 @@ from fastapi.responses import JSONResponse
 
 from app.api import render
 from app.api.deps import Services, services
-from app.api.schemas.common import Problem
+from app.api.schemas.common import PROBLEMS
 from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
 from app.engine.outcomes import shorten
 from app.engine.phases import PhaseOptions
 from app.service.synthesize import SynthesizeJob, SynthesizeOutcome
 
 router = APIRouter()
-PROBLEMS: dict[int | str, dict[str, Any]] = {
-    400: {"model": Problem, "description": "The body is not valid JSON."},
-    413: {"model": Problem, "description": "The body is over the configured size limit."},
-    422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},
-    500: {"model": Problem, "description": "A strategy broke the output invariants."},
-    502: {"model": Problem, "description": "The LLM provider failed (on_llm_error: error)."},
-    503: {"model": Problem, "description": "The mode needs an LLM and none is configured."},
-    504: {"model": Problem, "description": "The LLM time budget ran out (on_llm_error: error)."},
-}
 
 
 @router.post(

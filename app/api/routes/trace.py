@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from app.api import render
 from app.api.deps import Services, services
-from app.api.routes.synthesize import PROBLEMS
+from app.api.schemas.common import PROBLEMS
 from app.api.schemas.trace import THRESHOLDS, SummarizeTraceRequest, SummarizeTraceResponse
 from app.engine.trace import Action, TraceOptions
 from app.service.trace import TraceJob, TraceOutcome

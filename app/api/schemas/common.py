@@ -106,3 +106,15 @@ class Problem(BaseModel):
 class Health(BaseModel):
     status: str
     checks: dict[str, str] = Field(default_factory=dict)
+
+
+# Error responses as documented on every job.
+PROBLEMS: dict[int | str, dict[str, Any]] = {
+    400: {"model": Problem, "description": "The body is not valid JSON."},
+    413: {"model": Problem, "description": "The body is over the configured size limit."},
+    422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},
+    500: {"model": Problem, "description": "A strategy broke the output invariants."},
+    502: {"model": Problem, "description": "The LLM provider failed (on_llm_error: error)."},
+    503: {"model": Problem, "description": "The mode needs an LLM and none is configured."},
+    504: {"model": Problem, "description": "The LLM time budget ran out (on_llm_error: error)."},
+}
