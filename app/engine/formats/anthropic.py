@@ -13,7 +13,7 @@ from typing import Any
 
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
-from app.engine.formats.parts import render_text_part
+from app.engine.formats.parts import group_by_role, render_text_part
 from app.engine.transcript import Message, Part, Role, ToolCall, Transcript
 
 # Index given to the system prompt, which lives outside ``messages``.
@@ -50,7 +50,8 @@ class AnthropicFormat:
     def render(self, transcript: Transcript) -> dict[str, Any]:
         system = [m for m in transcript.messages if m.role == "system"]
         rest = [m for m in transcript.messages if m.role != "system"]
-        body: dict[str, Any] = {"messages": [_render_group(g) for g in _groups(rest)]}
+        groups = group_by_role(rest, _WIRE_ROLE)
+        body: dict[str, Any] = {"messages": [_render_group(g) for g in groups]}
         if system:
             body["system"] = _render_system(system)
         return body
@@ -156,18 +157,6 @@ def _parse_tool_result(
         "tool", parts, tool_call_id=call_id, is_error=bool(b.get("is_error")),
         raw={"envelope": m, "block": b}, index=i,
     )
-
-
-def _groups(messages: Sequence[Message]) -> Iterator[list[Message]]:
-    """Runs of messages that share a wire role: Anthropic wants them in one message."""
-    group: list[Message] = []
-    for m in messages:
-        if group and _WIRE_ROLE[group[-1].role] != _WIRE_ROLE[m.role]:
-            yield group
-            group = []
-        group.append(m)
-    if group:
-        yield group
 
 
 def _envelope(m: Message) -> Mapping[str, Any] | None:

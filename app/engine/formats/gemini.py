@@ -8,11 +8,12 @@ it. An ``id`` on both sides, as newer payloads carry, wins over that rule.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
+from app.engine.formats.parts import group_by_role
 from app.engine.transcript import Message, Part, Role, ToolCall, Transcript
 
 SYSTEM_INDEX = 1_000_000_000
@@ -53,7 +54,7 @@ class GeminiFormat:
     def render(self, transcript: Transcript) -> dict[str, Any]:
         system = [m for m in transcript.messages if m.role == "system"]
         rest = [m for m in transcript.messages if m.role != "system"]
-        body: dict[str, Any] = {"contents": [_render_group(g) for g in _groups(rest)]}
+        body: dict[str, Any] = {"contents": [_render_group(g) for g in group_by_role(rest, _WIRE_ROLE)]}
         if system:
             key, value = _render_system(system)
             body[key] = value
@@ -158,17 +159,6 @@ def _parse_response(
     text = _response_text(fr.get("response", {}))
     return Message("tool", (Part("text", text),), tool_call_id=match.id, name=name,
                    raw={"envelope": c, "part": p, "text": text}, index=i)
-
-
-def _groups(messages: Sequence[Message]) -> Iterator[list[Message]]:
-    group: list[Message] = []
-    for m in messages:
-        if group and _WIRE_ROLE[group[-1].role] != _WIRE_ROLE[m.role]:
-            yield group
-            group = []
-        group.append(m)
-    if group:
-        yield group
 
 
 def _render_group(group: list[Message]) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from app.engine.transcript import Part
+from app.engine.transcript import Message, Part, Role
 
 
 def render_text_part(part: Part) -> Any:
@@ -14,3 +15,16 @@ def render_text_part(part: Part) -> Any:
     if part.kind == "text" and part.raw.get("text") is not part.text:
         return {**part.raw, "text": part.text}
     return part.raw
+
+
+def group_by_role(messages: Sequence[Message],
+                  wire_role: Mapping[Role, str]) -> Iterator[list[Message]]:
+    """Runs of messages that share a wire role, for formats that want them merged."""
+    group: list[Message] = []
+    for m in messages:
+        if group and wire_role[group[-1].role] != wire_role[m.role]:
+            yield group
+            group = []
+        group.append(m)
+    if group:
+        yield group
