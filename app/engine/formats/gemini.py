@@ -54,7 +54,8 @@ class GeminiFormat:
     def render(self, transcript: Transcript) -> dict[str, Any]:
         system = [m for m in transcript.messages if m.role == "system"]
         rest = [m for m in transcript.messages if m.role != "system"]
-        body: dict[str, Any] = {"contents": [_render_group(g) for g in group_by_role(rest, _WIRE_ROLE)]}
+        groups = group_by_role(rest, _WIRE_ROLE)
+        body: dict[str, Any] = {"contents": [_render_group(g) for g in groups]}
         if system:
             key, value = _render_system(system)
             body[key] = value
