@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.engine.compaction import Compaction, Span, StrategyContext, span_of
+from app.engine.evidence import render_evidence
 from app.engine.fast import older_and_recent, pairs, render_ledger
 from app.engine.ledger import build_ledger
 from app.engine.outcomes import shorten
@@ -26,9 +27,6 @@ from app.engine.transcript import Message, Part
 
 # The older part is sent within this many characters (about 15k tokens).
 PROMPT_CHARS = 60_000
-_MIN_RESULT_CHARS = 200
-_ARGUMENT_CHARS = 1_000
-_TEXT_CHARS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,31 +43,11 @@ def plan(messages: Sequence[Message], context: StrategyContext, task: str,
     if not older:
         return None
     start, stop = older[0].start, older[-1].stop
-    text = render_region(messages[start:stop], context)
+    text, _ = render_evidence(messages[start:stop], context, PROMPT_CHARS)
     prompt = (PromptMessage("system", DEEP_SYSTEM),
               PromptMessage("user", DEEP_USER.format(task=shorten(task, 4_000),
                                                     transcript=fence(text))))
     return DeepPlan(prompt, start, stop, older_tokens)
-
-
-def render_region(region: Sequence[Message], context: StrategyContext) -> str:
-    """The older messages as plain text for the prompt, tool results cut to share a budget."""
-    names = {c.id: c.name for m in region for c in m.tool_calls}
-    results = sum(1 for m in region if m.role == "tool")
-    per_result = max(PROMPT_CHARS // max(results, 1) // 2, _MIN_RESULT_CHARS)
-    lines: list[str] = []
-    for m in region:
-        if m.role == "tool":
-            outcome = context.outcomes.of(m)
-            label = "ERROR from" if outcome.error else "RESULT of"
-            lines.append(f"{label} {names.get(m.tool_call_id or '', 'tool')}: "
-                         f"{shorten(m.text, per_result)}")
-            continue
-        if m.text.strip():
-            lines.append(f"{m.role.upper()}: {shorten(m.text, _TEXT_CHARS)}")
-        lines.extend(f"CALL {c.name}({shorten(c.arguments, _ARGUMENT_CHARS)})"
-                     for c in m.tool_calls)
-    return shorten("\n".join(lines), PROMPT_CHARS)
 
 
 def summarized(messages: Sequence[Message], context: StrategyContext, deep: DeepPlan,

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from app.engine.accounting import account
 from app.engine.compaction import Span, StrategyContext, span_of
-from app.engine.deep import render_region
+from app.engine.deep import PROMPT_CHARS
 from app.engine.errors import InvalidTranscript
+from app.engine.evidence import render_evidence
 from app.engine.facts import Facts
 from app.engine.fast import pairs, render_ledger
 from app.engine.ledger import build_ledger
@@ -127,7 +128,9 @@ class HistoryCompressor:
                            self._prompt(plan))
 
     def _prompt(self, plan: HistoryPlan) -> tuple[PromptMessage, ...]:
-        rendered = fence(render_region(plan.span, self._context(plan.transcript.messages)))
+        text, _ = render_evidence(plan.span, self._context(plan.transcript.messages),
+                                  PROMPT_CHARS)
+        rendered = fence(text)
         if plan.previous is not None:
             user = HISTORY_UPDATE.format(summary=fence(_body(plan.previous)),
                                          transcript=rendered)

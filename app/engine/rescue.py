@@ -1,10 +1,4 @@
-"""``/rescue``: the prompt that answers a question from an exhausted agent's evidence.
-
-Evidence is every user and assistant text, every tool call and its result,
-oldest first. Past the budget, results are cut evenly; if that is not
-enough, the oldest calls shrink to one-line notes, so the most recent
-evidence is what survives in full.
-"""
+"""``/rescue``: the prompt that answers a question from an exhausted agent's evidence."""
 
 from __future__ import annotations
 
@@ -12,15 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.engine.compaction import StrategyContext
-from app.engine.outcomes import shorten
+from app.engine.evidence import render_evidence
 from app.engine.prompts import RESCUE_SYSTEM, RESCUE_USER, PromptMessage, fence
 from app.engine.transcript import Message, validate_pairs
-
-_MIN_RESULT_CHARS = 300
-_TEXT_CHARS = 4_000
-_ARGUMENT_CHARS = 1_000
-_NOTED_TEXT_CHARS = 200
-_KEEP_FULL = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,62 +17,6 @@ class RescuePlan:
     steps: int
     evidence_chars: int
     compacted: bool  # some evidence was shrunk to fit the budget
-
-
-def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: int,
-           noted: int) -> list[str]:
-    """Evidence lines; the first ``noted`` tool calls are one-line notes."""
-    names = {c.id: c.name for m in messages for c in m.tool_calls}
-    results = {r.tool_call_id: r for r in messages if r.role == "tool"}
-    lines: list[str] = []
-    seen_calls = 0
-    for m in messages:
-        if m.role == "system":
-            continue
-        if m.role == "tool":
-            if seen_calls <= noted:
-                continue  # folded into its call's note
-            outcome = context.outcomes.of(m)
-            label = "ERROR from" if outcome.error else "RESULT of"
-            lines.append(f"{label} {names.get(m.tool_call_id or '', 'tool')}: "
-                         f"{shorten(m.text, result_chars)}")
-            continue
-        if m.text.strip():
-            # Inside the noted span the agent's own words shrink too; the user's never do.
-            most = _NOTED_TEXT_CHARS if m.role == "assistant" and seen_calls < noted \
-                else _TEXT_CHARS
-            lines.append(f"{m.role.upper()}: {shorten(m.text, most)}")
-        for call in m.tool_calls:
-            seen_calls += 1
-            if seen_calls <= noted:
-                result = results.get(call.id)
-                tail = ""
-                if result is not None:
-                    outcome = context.outcomes.of(result)
-                    tail = f" → {'✗ ' if outcome.error else ''}{shorten(outcome.line, 120)}"
-                lines.append(f"CALL {context.calls.of(call).head}{tail}")
-            else:
-                lines.append(f"CALL {call.name}({shorten(call.arguments, _ARGUMENT_CHARS)})")
-    return lines
-
-
-def render_evidence(messages: Sequence[Message], context: StrategyContext,
-                    budget: int) -> tuple[str, bool]:
-    results = sum(1 for m in messages if m.role == "tool")
-    per_result = max(budget // max(results, 1) // 2, _MIN_RESULT_CHARS)
-    # The newest calls stay in full: they are the evidence the agent had last.
-    foldable = max(sum(len(m.tool_calls) for m in messages) - _KEEP_FULL, 0)
-    noted = 0
-    text = "\n".join(_lines(messages, context, 10**9, 0))
-    if len(text) <= budget:
-        return text, False
-    while True:
-        text = "\n".join(_lines(messages, context, per_result, noted))
-        if len(text) <= budget or noted >= foldable:
-            break
-        noted = min(foldable, noted + max(foldable // 8, 1))
-    # Last resort: keep the end, where the newest evidence is.
-    return (text if len(text) <= budget else "…" + text[len(text) - budget + 1 :]), True
 
 
 def plan(messages: Sequence[Message], context: StrategyContext, question: str,
