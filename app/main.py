@@ -83,7 +83,7 @@ def create_app(
     )
     app.openapi = lambda: _openapi_with_problems(app)  # type: ignore[method-assign]
     trace = TraceService(TraceSummarizer(counter, caches.outcomes), settings, metrics, llm)
-    rescue = RescueService(caches, formats, settings, llm)
+    rescue = RescueService(caches, formats, settings, metrics, llm)
     app.state.services = Services(synthesize=service, history=history, trace=trace,
                                   rescue=rescue, metrics=metrics, llm=llm, settings=settings)
     app.state.settings = settings

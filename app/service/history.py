@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.engine.errors import LLMNotConfigured
 from app.engine.formats import Payload, WireFormat, resolve_format
 from app.engine.history import HistoryCompressor, HistoryOptions, HistoryResult
 from app.engine.modes import NO_LLM_HINT
-from app.llm.base import Completion, CompletionRequest, LLMError
+from app.llm.base import Completion
 from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.limits import check_limits, conversation
+from app.service.llm_call import LLMOptions, ask_llm
 from app.service.work import Worker
 from app.settings import Settings
 
@@ -26,10 +27,7 @@ class HistoryJob:
     format: str
     options: HistoryOptions
     mode: Literal["auto", "fast", "deep"]
-    provider: str | None = None
-    model: str | None = None
-    temperature: float = 0.2
-    on_llm_error: Literal["fallback", "error"] = "fallback"
+    llm: LLMOptions = field(default_factory=LLMOptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,15 +67,15 @@ class HistoryService:
             result = self._compressor.unchanged(plan)
         else:
             summary: str | None = None
-            if use_llm:
-                try:
-                    completion = await self._summarize(plan.prompt, job)
+            if self._llm is not None and use_llm:
+                answer = await ask_llm(self._llm, plan.prompt, job.llm,
+                                       default_model=self._settings.synthesis_model,
+                                       max_tokens=SUMMARY_MAX_TOKENS, metrics=self._metrics)
+                completion, fallback = answer.completion, answer.fallback_reason
+                if completion is not None:
                     summary = completion.text
-                except LLMError as exc:
-                    if job.on_llm_error == "error":
-                        raise
-                    self._metrics.fallbacks.labels(exc.reason).inc()
-                    fallback, mode = f"{exc.reason}: {exc.detail}", "fast"
+                else:
+                    mode = "fast"
             if summary is None:
                 summary = await call(self._compressor.fast_summary, plan)
             result = await call(self._compressor.finish, plan, summary)
@@ -88,13 +86,6 @@ class HistoryService:
         self._record(result)
         return HistoryOutcome(result, body, mode, len(conversation(job.payload)[1]),
                               len(conversation(body)[1]), fallback, completion)
-
-    async def _summarize(self, prompt: Any, job: HistoryJob) -> Completion:
-        assert self._llm is not None
-        request = CompletionRequest(prompt, model=job.model or self._settings.synthesis_model,
-                                    temperature=job.temperature,
-                                    max_tokens=SUMMARY_MAX_TOKENS)
-        return await self._llm.complete(request, job.provider)
 
     def _record(self, result: HistoryResult) -> None:
         m = self._metrics

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.engine.compaction import StrategyContext
 from app.engine.errors import LLMNotConfigured
@@ -13,9 +13,11 @@ from app.engine.rescue import RescuePlan, plan
 from app.engine.synthesis import EngineCaches
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.transcript import Transcript, segment
-from app.llm.base import Completion, CompletionRequest
+from app.llm.base import Completion
 from app.llm.client import LLMClient
+from app.metrics import Metrics
 from app.service.limits import check_limits
+from app.service.llm_call import LLMOptions, ask_llm
 from app.service.work import Worker
 from app.settings import Settings
 
@@ -27,9 +29,8 @@ class RescueJob:
     question: str
     max_steps: int | None = None
     dry_run: bool = False
-    provider: str | None = None
-    model: str | None = None
-    temperature: float = 0.2
+    # Nothing deterministic can stand in for the answer: LLM errors always surface.
+    llm: LLMOptions = field(default_factory=lambda: LLMOptions(on_llm_error="error"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,8 @@ class RescueOutcome:
 
 class RescueService:
     def __init__(self, caches: EngineCaches, formats: Mapping[str, WireFormat],
-                 settings: Settings, llm: LLMClient | None) -> None:
+                 settings: Settings, metrics: Metrics, llm: LLMClient | None) -> None:
+        self._metrics = metrics
         self._caches = caches
         self._formats = formats
         self._settings = settings
@@ -68,8 +70,8 @@ class RescueService:
             return RescueOutcome(rescue, None)
         assert self._llm is not None
         # No tools are offered: the answer has to come from the evidence.
-        completion = await self._llm.complete(CompletionRequest(
-            rescue.prompt, model=job.model or self._settings.synthesis_model,
-            temperature=job.temperature, max_tokens=self._settings.rescue_max_tokens),
-            job.provider)
-        return RescueOutcome(rescue, completion)
+        answer = await ask_llm(self._llm, rescue.prompt, job.llm,
+                               default_model=self._settings.synthesis_model,
+                               max_tokens=self._settings.rescue_max_tokens,
+                               metrics=self._metrics)
+        return RescueOutcome(rescue, answer.completion)

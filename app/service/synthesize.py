@@ -13,15 +13,15 @@ from app.engine.phases import PhaseOptions
 from app.engine.reasoning import Resolved, resolve
 from app.engine.synthesis import Prepared, Synthesis, SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier, infer_tier
-from app.llm.base import Completion, CompletionRequest, LLMError
+from app.llm.base import Completion
 from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.limits import check_limits, conversation
+from app.service.llm_call import Answer, LLMOptions, ask_llm
 from app.service.work import Worker
 from app.settings import Settings
 
 SUMMARY_MAX_TOKENS = 1500
-DEFAULT_TEMPERATURE = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,16 +95,14 @@ class SynthesizeService:
             plan = await call(self._synthesizer.plan_deep, prepared)
             decision = self._decide(decision, plan, prepared, tier, resolved)
             if decision.mode is Mode.DEEP and plan is not None:
-                try:
-                    completion = await self._summarize(plan, resolved)
+                answer = await self._summarize(plan, resolved, job.on_llm_error)
+                completion, fallback = answer.completion, answer.fallback_reason
+                if completion is not None:
                     synthesis = await call(self._synthesizer.finish_deep, prepared, plan,
                                            completion.text)
-                except LLMError as exc:
-                    if job.on_llm_error == "error":
-                        raise
-                    self._metrics.fallbacks.labels(exc.reason).inc()
-                    fallback = f"{exc.reason}: {exc.detail}"
-                    decision = ModeDecision(Mode.FAST, f"deep failed ({exc.reason}), so fast "
+                else:
+                    reason = (fallback or "error").split(":", 1)[0]
+                    decision = ModeDecision(Mode.FAST, f"deep failed ({reason}), so fast "
                                             "ran instead")
         if synthesis is None:
             synthesis = await call(self._synthesizer.compact, prepared,
@@ -134,18 +132,21 @@ class SynthesizeService:
                                 "to summarize, so fast ran instead")
         return decision
 
-    async def _summarize(self, plan: DeepPlan, resolved: Mapping[str, Resolved]) -> Completion:
+    async def _summarize(self, plan: DeepPlan, resolved: Mapping[str, Resolved],
+                         on_llm_error: Literal["fallback", "error"]) -> Answer:
         assert self._llm is not None
         model = resolved.get("synthesis_model")
         temperature = resolved.get("synthesis_temperature")
         provider = resolved.get("synthesis_provider")
-        request = CompletionRequest(
-            plan.prompt,
-            model=str(model.value) if model else self._settings.synthesis_model,
-            temperature=float(temperature.value) if temperature else DEFAULT_TEMPERATURE,
-            max_tokens=SUMMARY_MAX_TOKENS,
+        options = LLMOptions(
+            provider=str(provider.value) if provider else None,
+            model=str(model.value) if model else None,
+            temperature=float(temperature.value) if temperature else None,
+            on_llm_error=on_llm_error,
         )
-        return await self._llm.complete(request, str(provider.value) if provider else None)
+        return await ask_llm(self._llm, plan.prompt, options,
+                             default_model=self._settings.synthesis_model,
+                             max_tokens=SUMMARY_MAX_TOKENS, metrics=self._metrics)
 
     def _tier(self, job: SynthesizeJob) -> tuple[Tier, str]:
         if job.tier is not None:

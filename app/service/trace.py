@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from app.engine.errors import LLMNotConfigured
@@ -15,9 +15,10 @@ from app.engine.trace import (
     TraceSummarizer,
     parse_scratchpad,
 )
-from app.llm.base import Completion, CompletionRequest, LLMBadResponse, LLMError
+from app.llm.base import Completion, LLMBadResponse
 from app.llm.client import LLMClient
 from app.metrics import Metrics
+from app.service.llm_call import LLMOptions, ask_llm
 from app.service.work import Worker
 from app.settings import Settings
 
@@ -30,10 +31,7 @@ class TraceJob:
     scratchpad: str | None
     options: TraceOptions
     mode: Literal["auto", "fast", "deep"]
-    provider: str | None = None
-    model: str | None = None
-    temperature: float = 0.2
-    on_llm_error: Literal["fallback", "error"] = "fallback"
+    llm: LLMOptions = field(default_factory=LLMOptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +69,22 @@ class TraceService:
         strategy = "deterministic"
         if plan.fired and self._llm is not None and job.mode != "fast" and plan.llm_worth_it:
             mode = "deep"
-            try:
-                completion = await self._llm.complete(CompletionRequest(
-                    plan.prompt, model=job.model or self._settings.synthesis_model,
-                    temperature=job.temperature, max_tokens=TRACE_MAX_TOKENS), job.provider)
-                from_llm = self._summarizer.llm_groups(plan, completion.text)
-                if from_llm is None:
-                    raise LLMBadResponse("the reply did not give a line for every tool")
+            answer = await ask_llm(self._llm, plan.prompt, job.llm,
+                                   default_model=self._settings.synthesis_model,
+                                   max_tokens=TRACE_MAX_TOKENS, metrics=self._metrics)
+            completion, fallback = answer.completion, answer.fallback_reason
+            from_llm = (self._summarizer.llm_groups(plan, completion.text)
+                        if completion is not None else None)
+            if completion is not None and from_llm is None:
+                unusable = LLMBadResponse("the reply did not give a line for every tool")
+                if job.llm.on_llm_error == "error":
+                    raise unusable
+                self._metrics.fallbacks.labels(unusable.reason).inc()
+                fallback = f"{unusable.reason}: {unusable.detail}"
+            if from_llm is not None:
                 groups, strategy = from_llm, "llm"
-            except LLMError as exc:
-                if job.on_llm_error == "error":
-                    raise
-                self._metrics.fallbacks.labels(exc.reason).inc()
-                fallback, mode = f"{exc.reason}: {exc.detail}", "fast"
+            else:
+                mode = "fast"
         result = await call(self._summarizer.finish, plan, groups, strategy)
         m = self._metrics
         m.tokens.labels("summarize-trace", "in").inc(result.tokens_before)

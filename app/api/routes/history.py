@@ -13,6 +13,7 @@ from app.api.schemas.common import PROBLEMS
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
 from app.engine.history import HistoryOptions
 from app.service.history import HistoryJob, HistoryOutcome
+from app.service.llm_call import LLMOptions
 
 router = APIRouter()
 
@@ -38,11 +39,8 @@ async def compress_history(
                          else settings.history_keep_last_n),
         ),
         mode=body.mode,
-        provider=body.synthesis_provider,
-        model=body.synthesis_model,
-        temperature=body.synthesis_temperature if body.synthesis_temperature is not None
-        else 0.2,
-        on_llm_error=body.on_llm_error,
+        llm=LLMOptions(body.synthesis_provider, body.synthesis_model,
+                       body.synthesis_temperature, body.on_llm_error),
     )
     request.state.mode = body.mode
     outcome = await svc.history.run(job)

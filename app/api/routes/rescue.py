@@ -11,6 +11,7 @@ from app.api import render
 from app.api.deps import Services, services
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.rescue import RescueRequest, RescueResponse
+from app.service.llm_call import LLMOptions
 from app.service.rescue import RescueJob
 
 router = APIRouter()
@@ -27,10 +28,9 @@ async def rescue(
 ) -> JSONResponse:
     job = RescueJob(
         payload=body.payload(), format=body.format, question=body.question,
-        max_steps=body.max_steps, dry_run=body.dry_run, provider=body.synthesis_provider,
-        model=body.synthesis_model,
-        temperature=body.synthesis_temperature if body.synthesis_temperature is not None
-        else 0.2,
+        max_steps=body.max_steps, dry_run=body.dry_run,
+        llm=LLMOptions(body.synthesis_provider, body.synthesis_model,
+                       body.synthesis_temperature, on_llm_error="error"),
     )
     request.state.mode = "dry_run" if body.dry_run else "llm"
     outcome = await svc.rescue.run(job)

@@ -13,6 +13,7 @@ from app.api.deps import Services, services
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.trace import THRESHOLDS, SummarizeTraceRequest, SummarizeTraceResponse
 from app.engine.trace import Action, TraceOptions
+from app.service.llm_call import LLMOptions
 from app.service.trace import TraceJob, TraceOutcome
 from app.settings import Settings
 
@@ -35,10 +36,9 @@ async def summarize_trace(
                                a.thought) for a in body.actions)
     job = TraceJob(
         actions=actions, scratchpad=body.scratchpad, options=_options(body, svc.settings),
-        mode=body.mode, provider=body.synthesis_provider, model=body.synthesis_model,
-        temperature=body.synthesis_temperature if body.synthesis_temperature is not None
-        else 0.2,
-        on_llm_error=body.on_llm_error,
+        mode=body.mode,
+        llm=LLMOptions(body.synthesis_provider, body.synthesis_model,
+                       body.synthesis_temperature, body.on_llm_error),
     )
     request.state.mode = body.mode
     outcome = await svc.trace.run(job)
