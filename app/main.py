@@ -20,6 +20,7 @@ from app.api.routes import history as history_routes
 from app.api.routes import ops, synthesize
 from app.api.routes import rescue as rescue_routes
 from app.api.routes import trace as trace_routes
+from app.cache import Cache, FailOpenCache, MemoryCache
 from app.engine.formats import build_formats
 from app.engine.history import HistoryCompressor
 from app.engine.strategies import builtin_strategies
@@ -30,7 +31,9 @@ from app.llm.client import LLMClient
 from app.llm.registry import build_providers
 from app.llm.resilience import RetryPolicy
 from app.metrics import Metrics
+from app.redis_cache import RedisCache
 from app.service.history import HistoryService
+from app.service.llm_call import LLMGateway
 from app.service.rescue import RescueService
 from app.service.synthesize import SynthesizeService
 from app.service.trace import TraceService
@@ -47,6 +50,7 @@ def create_app(
     encoder: Encoder | None = None,
     discover: Callable[[], Iterable[EntryPoint]] | None = None,
     environ: Mapping[str, str] | None = None,
+    cache: Cache | None = None,
 ) -> FastAPI:
     settings = settings or Settings()
     metrics = Metrics(registry if registry is not None else CollectorRegistry())
@@ -55,15 +59,25 @@ def create_app(
     strategies = plugins.load_strategies(builtin_strategies(),
                                          discover or plugins._installed)
     caches = EngineCaches()
-    synthesizer = Synthesizer(counter, strategies, caches)
+    formats = build_formats()
+    cache = cache if cache is not None else build_cache(settings, metrics)
     providers = build_providers(settings.llm_providers,
                                 os.environ if environ is None else environ)
     llm = LLMClient(providers, metrics, policy=RetryPolicy(attempts=settings.llm_retries),
                     budget_s=settings.llm_budget_s)
-    formats = build_formats()
-    service = SynthesizeService(synthesizer, formats, settings, metrics, llm)
-    history = HistoryService(HistoryCompressor(counter, caches), formats, settings, metrics,
-                             llm)
+    gateway = LLMGateway(llm, cache, metrics, ttl_s=settings.cache_ttl_s,
+                         wait_s=settings.llm_budget_s,
+                         default_model=settings.synthesis_model) if llm.available else None
+    services = Services(
+        synthesize=SynthesizeService(Synthesizer(counter, strategies, caches), formats,
+                                     settings, metrics, gateway),
+        history=HistoryService(HistoryCompressor(counter, caches), formats, settings,
+                               metrics, gateway),
+        trace=TraceService(TraceSummarizer(counter, caches.outcomes), settings, metrics,
+                           gateway),
+        rescue=RescueService(caches, formats, settings, gateway),
+        metrics=metrics, llm=llm, cache=cache, settings=settings,
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -72,6 +86,7 @@ def create_app(
             yield
         finally:
             await llm.aclose()
+            await cache.aclose()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -82,10 +97,7 @@ def create_app(
                     "format, still valid for its provider, with a receipt of what was dropped.",
     )
     app.openapi = lambda: _openapi_with_problems(app)  # type: ignore[method-assign]
-    trace = TraceService(TraceSummarizer(counter, caches.outcomes), settings, metrics, llm)
-    rescue = RescueService(caches, formats, settings, metrics, llm)
-    app.state.services = Services(synthesize=service, history=history, trace=trace,
-                                  rescue=rescue, metrics=metrics, llm=llm, settings=settings)
+    app.state.services = services
     app.state.settings = settings
     errors.install(app)
     app.include_router(synthesize.router)
@@ -97,6 +109,14 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestMetrics, metrics=metrics)
     return app
+
+
+def build_cache(settings: Settings, metrics: Metrics) -> Cache:
+    """Redis when configured (behind the fail-open rule), else an in-process cache."""
+    if settings.redis_url is None:
+        return MemoryCache(settings.memory_cache_entries)
+    return FailOpenCache(RedisCache(settings.redis_url, cluster=settings.redis_cluster,
+                                    timeout_s=settings.redis_timeout_s), metrics)
 
 
 def _openapi_with_problems(app: FastAPI) -> dict[str, Any]:

@@ -37,6 +37,9 @@ class Metrics:
         self.llm_tokens = Counter(
             "contextsynth_llm_tokens", "Tokens sent to and received from LLM providers.",
             ["provider", "model", "direction"], registry=registry)
+        self.cache_requests = Counter(
+            "contextsynth_cache_requests", "Cache lookups by result (hit, miss, error).",
+            ["result"], registry=registry)
         self.fallbacks = Counter(
             "contextsynth_fallbacks", "Jobs that fell back from an LLM mode.", ["reason"],
             registry=registry)

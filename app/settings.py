@@ -31,6 +31,19 @@ class Settings(BaseSettings):
         64_000, ge=0,
         description="Requests larger than this run in a worker thread, off the event loop.")
     log_level: str = Field("info", description="uvicorn log level.")
+    redis_url: str | None = Field(
+        None, description="redis://host:6379/0 to cache in Redis (shared by replicas); "
+        "unset: an in-process cache.")
+    redis_cluster: bool = Field(False, description="The Redis URL points at a Redis Cluster.")
+    redis_timeout_s: float = Field(0.5, gt=0, description="Per Redis command; past it the "
+                                   "request carries on uncached.")
+    memory_cache_entries: int = Field(10_000, ge=0, description="Entries of the in-process "
+                                      "cache.")
+    cache_ttl_s: float = Field(86_400, gt=0, description="How long LLM results are cached.")
+    expand_ttl_s: float = Field(3_600, gt=0, description="How long /expand handles live.")
+    api_keys: dict[str, str] = Field(
+        default_factory=dict, description="JSON object: sha256 hex of an API key -> tenant "
+        "(`contextsynth hash-key KEY` prints the hash). Empty: no keys, one tenant.")
     llm_providers: list[ProviderConfig] = Field(
         default_factory=list,
         description="JSON list of providers; the first is the default. Empty: no LLM.")

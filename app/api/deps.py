@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
+from app.cache import Cache
 from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.history import HistoryService
@@ -23,6 +24,7 @@ class Services:
     rescue: RescueService
     metrics: Metrics
     llm: LLMClient
+    cache: Cache
     settings: Settings
 
 

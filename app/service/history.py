@@ -11,10 +11,9 @@ from app.engine.formats import Payload, WireFormat, resolve_format
 from app.engine.history import HistoryCompressor, HistoryOptions, HistoryResult
 from app.engine.modes import NO_LLM_HINT
 from app.llm.base import Completion
-from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.limits import check_limits, conversation
-from app.service.llm_call import LLMOptions, ask_llm
+from app.service.llm_call import CacheInfo, LLMGateway, LLMOptions
 from app.service.work import Worker
 from app.settings import Settings
 
@@ -28,6 +27,7 @@ class HistoryJob:
     options: HistoryOptions
     mode: Literal["auto", "fast", "deep"]
     llm: LLMOptions = field(default_factory=LLMOptions)
+    tenant: str = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,39 +39,42 @@ class HistoryOutcome:
     messages_after: int
     fallback_reason: str | None = None
     completion: Completion | None = None
+    cache: CacheInfo = field(default_factory=CacheInfo)
 
 
 class HistoryService:
     def __init__(self, compressor: HistoryCompressor, formats: Mapping[str, WireFormat],
-                 settings: Settings, metrics: Metrics, llm: LLMClient | None) -> None:
+                 settings: Settings, metrics: Metrics, gateway: LLMGateway | None) -> None:
         self._compressor = compressor
         self._formats = formats
         self._settings = settings
         self._metrics = metrics
-        self._llm = llm if llm is not None and llm.available else None
+        self._gateway = gateway
 
     async def run(self, job: HistoryJob) -> HistoryOutcome:
         size = check_limits(job.payload, self._settings)
         wire = resolve_format(self._formats, job.format, job.payload)
-        if job.mode == "deep" and self._llm is None:
+        if job.mode == "deep" and self._gateway is None:
             raise LLMNotConfigured(f"mode 'deep' summarizes with an LLM, and none is "
                                    f"configured. {NO_LLM_HINT}", pointer="/mode")
         call = Worker(offload=size > self._settings.offload_chars)
         transcript = await call(wire.parse, job.payload)
         plan = await call(self._compressor.plan, transcript, job.options)
-        use_llm = self._llm is not None and job.mode != "fast"
+        use_llm = self._gateway is not None and job.mode != "fast"
         mode = "deep" if use_llm else "fast"
         fallback: str | None = None
         completion: Completion | None = None
+        cache = CacheInfo()
         if not plan.fired:
             result = self._compressor.unchanged(plan)
         else:
             summary: str | None = None
-            if self._llm is not None and use_llm:
-                answer = await ask_llm(self._llm, plan.prompt, job.llm,
-                                       default_model=self._settings.synthesis_model,
-                                       max_tokens=SUMMARY_MAX_TOKENS, metrics=self._metrics)
-                completion, fallback = answer.completion, answer.fallback_reason
+            if self._gateway is not None and use_llm:
+                answer = await self._gateway.ask(plan.prompt, job.llm, tenant=job.tenant,
+                                                 job="compress-history",
+                                                 max_tokens=SUMMARY_MAX_TOKENS)
+                completion, fallback, cache = answer.completion, answer.fallback_reason, \
+                    answer.cache
                 if completion is not None:
                     summary = completion.text
                 else:
@@ -85,7 +88,7 @@ class HistoryService:
             body = {k: job.payload[k] for k in wire.keys if k in job.payload}
         self._record(result)
         return HistoryOutcome(result, body, mode, len(conversation(job.payload)[1]),
-                              len(conversation(body)[1]), fallback, completion)
+                              len(conversation(body)[1]), fallback, completion, cache)
 
     def _record(self, result: HistoryResult) -> None:
         m = self._metrics

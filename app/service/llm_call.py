@@ -1,17 +1,29 @@
-"""Asking the synthesis LLM on behalf of a job, with the fallback rule every job shares."""
+"""Asking the synthesis LLM for a job: cache, single flight, and the shared fallback rule.
+
+Completions are cached by tenant, job, provider, model and prompt, so the same
+prompt from any replica is paid once (this is also what makes incremental
+history summaries cheap across replicas). Identical concurrent calls share
+one call: in this process through a shared task, across replicas through a
+lock in the cache that the others wait on.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
+from app.cache import Cache, cache_key
 from app.engine.prompts import PromptMessage
-from app.llm.base import Completion, CompletionRequest, LLMError
+from app.llm.base import Completion, CompletionRequest, LLMError, Usage
 from app.llm.client import LLMClient
 from app.metrics import Metrics
 
 DEFAULT_TEMPERATURE = 0.2
+_POLL_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,28 +34,101 @@ class LLMOptions:
     model: str | None = None
     temperature: float | None = None
     on_llm_error: Literal["fallback", "error"] = "fallback"
+    force_refresh: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CacheInfo:
+    hit: bool = False
+    key_age_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
     completion: Completion | None  # None: the call failed and the job falls back
     fallback_reason: str | None = None
+    cache: CacheInfo = field(default_factory=CacheInfo)
 
 
-async def ask_llm(
-    llm: LLMClient, prompt: Sequence[PromptMessage], options: LLMOptions, *,
-    default_model: str | None, max_tokens: int, metrics: Metrics,
-) -> Answer:
-    """The completion, or the reason to fall back; raises when the request wants errors."""
-    request = CompletionRequest(
-        tuple(prompt), model=options.model or default_model,
-        temperature=DEFAULT_TEMPERATURE if options.temperature is None
-        else options.temperature,
-        max_tokens=max_tokens)
-    try:
-        return Answer(await llm.complete(request, options.provider))
-    except LLMError as exc:
-        if options.on_llm_error == "error":
-            raise
-        metrics.fallbacks.labels(exc.reason).inc()
-        return Answer(None, f"{exc.reason}: {exc.detail}")
+class LLMGateway:
+    def __init__(self, llm: LLMClient, cache: Cache, metrics: Metrics, *, ttl_s: float,
+                 wait_s: float, default_model: str | None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._llm = llm
+        self._cache = cache
+        self._metrics = metrics
+        self._ttl = ttl_s
+        self._wait = wait_s
+        self._default_model = default_model
+        self._clock = clock
+        self._inflight: dict[str, asyncio.Task[Answer]] = {}
+
+    async def ask(self, prompt: Sequence[PromptMessage], options: LLMOptions, *, tenant: str,
+                  job: str, max_tokens: int) -> Answer:
+        """The completion, or the reason to fall back; raises when the request wants errors."""
+        provider = self._llm.provider(options.provider)
+        request = CompletionRequest(
+            tuple(prompt), model=options.model or self._default_model,
+            temperature=DEFAULT_TEMPERATURE if options.temperature is None
+            else options.temperature,
+            max_tokens=max_tokens)
+        key = cache_key(tenant, job, {
+            "provider": provider.name, "model": request.model or provider.default_model,
+            "temperature": request.temperature, "max_tokens": max_tokens,
+            "prompt": [[m.role, m.content] for m in request.messages]})
+        if not options.force_refresh:
+            cached = await self._cached(key)
+            if cached is not None:
+                return cached
+        task = self._inflight.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._call(key, request, provider.name))
+            self._inflight[key] = task
+            task.add_done_callback(lambda _: self._inflight.pop(key, None))
+        try:
+            answer = await asyncio.shield(task)
+        except LLMError as exc:
+            if options.on_llm_error == "error":
+                raise
+            self._metrics.fallbacks.labels(exc.reason).inc()
+            return Answer(None, f"{exc.reason}: {exc.detail}")
+        return answer
+
+    async def _cached(self, key: str) -> Answer | None:
+        raw = await self._cache.get(key)
+        if raw is None:
+            return None
+        try:
+            data = json.loads(raw)
+            completion = Completion(data["text"], data["model"], data["provider"],
+                                    Usage(*data["usage"]))
+            age = max(self._clock() - float(data["stored_at"]), 0.0)
+        except (ValueError, KeyError, TypeError):
+            return None  # garbage in the cache is a miss, never an error
+        return Answer(completion, cache=CacheInfo(True, round(age, 3)))
+
+    async def _call(self, key: str, request: CompletionRequest, provider: str) -> Answer:
+        lock = f"{key}:lock"
+        owner = await self._cache.add(lock, b"1", self._wait)
+        if not owner:
+            # Another replica is making this very call: wait for its result.
+            deadline = self._clock() + self._wait
+            while self._clock() < deadline:
+                await asyncio.sleep(_POLL_S)
+                cached = await self._cached(key)
+                if cached is not None:
+                    return cached
+                if await self._cache.add(lock, b"1", self._wait):
+                    owner = True  # it gave up (failed or died): our turn
+                    break
+        try:
+            completion = await self._llm.complete(request, provider)
+            await self._cache.set(key, json.dumps({
+                "text": completion.text, "model": completion.model,
+                "provider": completion.provider,
+                "usage": [completion.usage.input_tokens, completion.usage.output_tokens],
+                "stored_at": self._clock()}).encode(), self._ttl)
+            return Answer(completion)
+        finally:
+            if owner:
+                await self._cache.delete(lock)

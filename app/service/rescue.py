@@ -14,10 +14,8 @@ from app.engine.synthesis import EngineCaches
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.transcript import Transcript, segment
 from app.llm.base import Completion
-from app.llm.client import LLMClient
-from app.metrics import Metrics
 from app.service.limits import check_limits
-from app.service.llm_call import LLMOptions, ask_llm
+from app.service.llm_call import CacheInfo, LLMGateway, LLMOptions
 from app.service.work import Worker
 from app.settings import Settings
 
@@ -31,22 +29,23 @@ class RescueJob:
     dry_run: bool = False
     # Nothing deterministic can stand in for the answer: LLM errors always surface.
     llm: LLMOptions = field(default_factory=lambda: LLMOptions(on_llm_error="error"))
+    tenant: str = "default"
 
 
 @dataclass(frozen=True, slots=True)
 class RescueOutcome:
     plan: RescuePlan
     completion: Completion | None
+    cache: CacheInfo = field(default_factory=CacheInfo)
 
 
 class RescueService:
     def __init__(self, caches: EngineCaches, formats: Mapping[str, WireFormat],
-                 settings: Settings, metrics: Metrics, llm: LLMClient | None) -> None:
-        self._metrics = metrics
+                 settings: Settings, gateway: LLMGateway | None) -> None:
         self._caches = caches
         self._formats = formats
         self._settings = settings
-        self._llm = llm if llm is not None and llm.available else None
+        self._gateway = gateway
 
     def _plan(self, transcript: Transcript, job: RescueJob) -> RescuePlan:
         messages = transcript.messages
@@ -59,7 +58,7 @@ class RescueService:
     async def run(self, job: RescueJob) -> RescueOutcome:
         size = check_limits(job.payload, self._settings)
         wire = resolve_format(self._formats, job.format, job.payload)
-        if not job.dry_run and self._llm is None:
+        if not job.dry_run and self._gateway is None:
             raise LLMNotConfigured(f"/rescue answers with an LLM, and none is configured. "
                                    f"{CONFIGURE_LLM}; a dry run ('dry_run': true) returns the "
                                    "prompt without one.")
@@ -68,10 +67,9 @@ class RescueService:
         rescue = await call(self._plan, transcript, job)
         if job.dry_run:
             return RescueOutcome(rescue, None)
-        assert self._llm is not None
+        assert self._gateway is not None
         # No tools are offered: the answer has to come from the evidence.
-        answer = await ask_llm(self._llm, rescue.prompt, job.llm,
-                               default_model=self._settings.synthesis_model,
-                               max_tokens=self._settings.rescue_max_tokens,
-                               metrics=self._metrics)
-        return RescueOutcome(rescue, answer.completion)
+        answer = await self._gateway.ask(rescue.prompt, job.llm, tenant=job.tenant,
+                                         job="rescue",
+                                         max_tokens=self._settings.rescue_max_tokens)
+        return RescueOutcome(rescue, answer.completion, answer.cache)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.engine.deep import DeepPlan
@@ -14,10 +14,9 @@ from app.engine.reasoning import Resolved, resolve
 from app.engine.synthesis import Prepared, Synthesis, SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier, infer_tier
 from app.llm.base import Completion
-from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.limits import check_limits, conversation
-from app.service.llm_call import Answer, LLMOptions, ask_llm
+from app.service.llm_call import Answer, CacheInfo, LLMGateway, LLMOptions
 from app.service.work import Worker
 from app.settings import Settings
 
@@ -38,6 +37,8 @@ class SynthesizeJob:
     phase: PhaseOptions
     steer: bool
     on_llm_error: Literal["fallback", "error"] = "fallback"
+    tenant: str = "default"
+    force_refresh: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ class SynthesizeOutcome:
     resolved: dict[str, Resolved]
     fallback_reason: str | None = None
     completion: Completion | None = None
+    cache: CacheInfo = field(default_factory=CacheInfo)
 
 
 class SynthesizeService:
@@ -62,20 +64,20 @@ class SynthesizeService:
         formats: Mapping[str, WireFormat],
         settings: Settings,
         metrics: Metrics,
-        llm: LLMClient | None = None,
+        gateway: LLMGateway | None = None,
     ) -> None:
         self._synthesizer = synthesizer
         self._formats = formats
         self._settings = settings
         self._metrics = metrics
-        self._llm = llm if llm is not None and llm.available else None
+        self._gateway = gateway
 
     async def run(self, job: SynthesizeJob) -> SynthesizeOutcome:
         size = check_limits(job.payload, self._settings)
         wire = resolve_format(self._formats, job.format, job.payload)
         resolved = resolve(job.reasoning_top, job.reasoning_strategies, job.strategy)
         requested = Mode(resolved["synthesis"].value)
-        decision = decide(requested, llm_available=self._llm is not None)
+        decision = decide(requested, llm_available=self._gateway is not None)
         tier, tier_source = self._tier(job)
         strategy = resolved.get("synthesis_strategy")
         options = SynthesisOptions(
@@ -91,12 +93,14 @@ class SynthesizeService:
         synthesis: Synthesis | None = None
         fallback: str | None = None
         completion: Completion | None = None
+        cache = CacheInfo()
         if decision.mode in (Mode.AUTO, Mode.DEEP):
             plan = await call(self._synthesizer.plan_deep, prepared)
             decision = self._decide(decision, plan, prepared, tier, resolved)
             if decision.mode is Mode.DEEP and plan is not None:
-                answer = await self._summarize(plan, resolved, job.on_llm_error)
-                completion, fallback = answer.completion, answer.fallback_reason
+                answer = await self._summarize(plan, resolved, job)
+                completion, fallback, cache = answer.completion, answer.fallback_reason, \
+                    answer.cache
                 if completion is not None:
                     synthesis = await call(self._synthesizer.finish_deep, prepared, plan,
                                            completion.text)
@@ -115,7 +119,7 @@ class SynthesizeService:
         self._record(synthesis)
         return SynthesizeOutcome(
             synthesis, body, len(conversation(job.payload)[1]), len(conversation(body)[1]),
-            tier, tier_source, decision, requested, resolved, fallback, completion,
+            tier, tier_source, decision, requested, resolved, fallback, completion, cache,
         )
 
     def _decide(self, decision: ModeDecision, plan: DeepPlan | None, prepared: Prepared,
@@ -133,8 +137,8 @@ class SynthesizeService:
         return decision
 
     async def _summarize(self, plan: DeepPlan, resolved: Mapping[str, Resolved],
-                         on_llm_error: Literal["fallback", "error"]) -> Answer:
-        assert self._llm is not None
+                         job: SynthesizeJob) -> Answer:
+        assert self._gateway is not None
         model = resolved.get("synthesis_model")
         temperature = resolved.get("synthesis_temperature")
         provider = resolved.get("synthesis_provider")
@@ -142,11 +146,11 @@ class SynthesizeService:
             provider=str(provider.value) if provider else None,
             model=str(model.value) if model else None,
             temperature=float(temperature.value) if temperature else None,
-            on_llm_error=on_llm_error,
+            on_llm_error=job.on_llm_error,
+            force_refresh=job.force_refresh,
         )
-        return await ask_llm(self._llm, plan.prompt, options,
-                             default_model=self._settings.synthesis_model,
-                             max_tokens=SUMMARY_MAX_TOKENS, metrics=self._metrics)
+        return await self._gateway.ask(plan.prompt, options, tenant=job.tenant,
+                                       job="synthesize", max_tokens=SUMMARY_MAX_TOKENS)
 
     def _tier(self, job: SynthesizeJob) -> tuple[Tier, str]:
         if job.tier is not None:

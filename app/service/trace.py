@@ -16,9 +16,8 @@ from app.engine.trace import (
     parse_scratchpad,
 )
 from app.llm.base import Completion, LLMBadResponse
-from app.llm.client import LLMClient
 from app.metrics import Metrics
-from app.service.llm_call import LLMOptions, ask_llm
+from app.service.llm_call import CacheInfo, LLMGateway, LLMOptions
 from app.service.work import Worker
 from app.settings import Settings
 
@@ -32,6 +31,7 @@ class TraceJob:
     options: TraceOptions
     mode: Literal["auto", "fast", "deep"]
     llm: LLMOptions = field(default_factory=LLMOptions)
+    tenant: str = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,18 +41,19 @@ class TraceOutcome:
     mode: str
     fallback_reason: str | None = None
     completion: Completion | None = None
+    cache: CacheInfo = field(default_factory=CacheInfo)
 
 
 class TraceService:
     def __init__(self, summarizer: TraceSummarizer, settings: Settings, metrics: Metrics,
-                 llm: LLMClient | None) -> None:
+                 gateway: LLMGateway | None) -> None:
         self._summarizer = summarizer
         self._settings = settings
         self._metrics = metrics
-        self._llm = llm if llm is not None and llm.available else None
+        self._gateway = gateway
 
     async def run(self, job: TraceJob) -> TraceOutcome:
-        if job.mode == "deep" and self._llm is None:
+        if job.mode == "deep" and self._gateway is None:
             raise LLMNotConfigured(f"mode 'deep' writes the summary with an LLM, and none is "
                                    f"configured. {NO_LLM_HINT}", pointer="/mode")
         size = len(job.scratchpad or "") + sum(len(a.observation) for a in job.actions or ())
@@ -67,12 +68,13 @@ class TraceService:
         completion: Completion | None = None
         groups: tuple[Group, ...] | None = plan.groups if plan.fired else None
         strategy = "deterministic"
-        if plan.fired and self._llm is not None and job.mode != "fast" and plan.llm_worth_it:
+        cache = CacheInfo()
+        if plan.fired and self._gateway is not None and job.mode != "fast" and \
+                plan.llm_worth_it:
             mode = "deep"
-            answer = await ask_llm(self._llm, plan.prompt, job.llm,
-                                   default_model=self._settings.synthesis_model,
-                                   max_tokens=TRACE_MAX_TOKENS, metrics=self._metrics)
-            completion, fallback = answer.completion, answer.fallback_reason
+            answer = await self._gateway.ask(plan.prompt, job.llm, tenant=job.tenant,
+                                             job="summarize-trace", max_tokens=TRACE_MAX_TOKENS)
+            completion, fallback, cache = answer.completion, answer.fallback_reason, answer.cache
             from_llm = (self._summarizer.llm_groups(plan, completion.text)
                         if completion is not None else None)
             if completion is not None and from_llm is None:
@@ -92,4 +94,4 @@ class TraceService:
         if result.tokens_before:
             m.compression.labels("summarize-trace").observe(
                 result.tokens_after / result.tokens_before)
-        return TraceOutcome(result, len(actions), mode, fallback, completion)
+        return TraceOutcome(result, len(actions), mode, fallback, completion, cache)

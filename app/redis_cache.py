@@ -1,0 +1,45 @@
+"""Redis behind the Cache Protocol: a single node, or a Redis Cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry  # the asyncio one: redis.retry.Retry would be ignored
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+
+class RedisCache:
+    def __init__(self, url: str, *, cluster: bool = False, timeout_s: float = 0.5) -> None:
+        options: dict[str, Any] = {
+            "socket_timeout": timeout_s,
+            "socket_connect_timeout": timeout_s,
+            "retry": Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
+            "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+        }
+        self._client: Redis | RedisCluster = (
+            RedisCluster.from_url(url, **options) if cluster else Redis.from_url(url, **options))
+
+    async def get(self, key: str) -> bytes | None:
+        value = await self._client.get(key)
+        if value is not None and not isinstance(value, bytes):
+            raise TypeError(f"unexpected {type(value).__name__} from Redis")
+        return value
+
+    async def set(self, key: str, value: bytes, ttl_s: float) -> None:
+        await self._client.set(key, value, px=max(int(ttl_s * 1000), 1))
+
+    async def add(self, key: str, value: bytes, ttl_s: float) -> bool:
+        return bool(await self._client.set(key, value, px=max(int(ttl_s * 1000), 1), nx=True))
+
+    async def delete(self, key: str) -> None:
+        await self._client.delete(key)
+
+    async def ping(self) -> None:
+        await self._client.ping()  # type: ignore[misc]  # redis' stubs mix sync and async
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
