@@ -20,6 +20,8 @@ MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger(__name__)
 
 STATUS: dict[type[e.ContextsynthError], int] = {
+    e.Unauthorized: 401,
+    e.HandleNotFound: 404,
     e.InvalidTranscript: 422,
     e.UnknownFormat: 422,
     e.AmbiguousFormat: 422,
@@ -57,8 +59,11 @@ def _status_of(exc: e.ContextsynthError) -> int:
 
 async def domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, e.ContextsynthError)
-    return problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
-                   pointer=exc.pointer)
+    response = problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
+                       pointer=exc.pointer)
+    if response.status_code == 401:
+        response.headers["www-authenticate"] = "Bearer"
+    return response
 
 
 def _pointer(loc: tuple[Any, ...]) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from app.engine.compaction import Span
 from app.engine.facts import Facts
 from app.llm.base import Completion
+from app.service.llm_call import CacheInfo
 
 LOST_SHOWN = 50
 
@@ -32,6 +33,10 @@ def receipt(spans: Sequence[Span], lost: Facts) -> dict[str, Any]:
             "errors": sorted(lost.errors)[:LOST_SHOWN],
         },
     }
+
+
+def cache(info: CacheInfo) -> dict[str, Any]:
+    return {"hit": info.hit, "key_age_seconds": info.key_age_seconds}
 
 
 def usage(completion: Completion | None) -> dict[str, Any] | None:

@@ -58,3 +58,13 @@ class LimitExceeded(ContextsynthError):
 class LLMNotConfigured(ContextsynthError):
     slug = "llm-not-configured"
     title = "No LLM provider is configured"
+
+
+class Unauthorized(ContextsynthError):
+    slug = "unauthorized"
+    title = "A valid API key is required"
+
+
+class HandleNotFound(ContextsynthError):
+    slug = "handle-not-found"
+    title = "No such expand handle"

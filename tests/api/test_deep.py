@@ -152,5 +152,5 @@ async def test_unknown_provider_is_a_422(llm_client):
 
 
 async def test_readiness_lists_providers(llm_client):
-    assert (await llm_client.get("/readyz")).json()["checks"] == {"tokenizer": "ok",
-                                                                  "llm:main": "ok"}
+    assert (await llm_client.get("/readyz")).json()["checks"] == {
+        "tokenizer": "ok", "llm:main": "ok", "cache": "memory"}

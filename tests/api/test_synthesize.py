@@ -28,7 +28,7 @@ async def test_fast_synthesis_of_a_real_run(client):
     assert body["signals"]["tools_called"]["bash"] > 10
     assert body["signals"]["task"].startswith("<pr_description>")
     assert body["messages"][-1]["content"] == body["nudge"]
-    assert body["cache"] == {"hit": False}
+    assert body["cache"] == {"hit": False, "key_age_seconds": None}
     assert "system" not in body
 
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from app.api import render
+from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
@@ -26,7 +27,7 @@ router = APIRouter()
 )
 async def compress_history(
     body: CompressHistoryRequest, request: Request,
-    svc: Annotated[Services, Depends(services)],
+    svc: Annotated[Services, Depends(services)], tenant: Tenant,
 ) -> JSONResponse:
     settings = svc.settings
     job = HistoryJob(
@@ -40,7 +41,8 @@ async def compress_history(
         ),
         mode=body.mode,
         llm=LLMOptions(body.synthesis_provider, body.synthesis_model,
-                       body.synthesis_temperature, body.on_llm_error),
+                       body.synthesis_temperature, body.on_llm_error, body.force_refresh),
+        tenant=tenant,
     )
     request.state.mode = body.mode
     outcome = await svc.history.run(job)
@@ -60,6 +62,7 @@ def _render(outcome: HistoryOutcome) -> dict[str, Any]:
         "degraded": outcome.fallback_reason is not None,
         "fallback_reason": outcome.fallback_reason,
         "llm": render.usage(outcome.completion),
+        "cache": render.cache(outcome.cache),
         "stats": render.stats(r.tokens_before, r.tokens_after, outcome.messages_before,
                               outcome.messages_after),
         "receipt": render.receipt(r.spans, r.lost),

@@ -9,6 +9,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import Services, services
 from app.api.schemas.common import Health
+from app.cache import FailOpenCache
 
 router = APIRouter()
 
@@ -25,7 +26,16 @@ async def readyz(svc: Annotated[Services, Depends(services)]) -> Health:
     checks = {"tokenizer": "ok"}
     for name in svc.llm.names:
         checks[f"llm:{name}"] = "circuit open" if svc.llm.breaker(name).open else "ok"
-    return Health(status="ready", checks=checks)
+    status = "ready"
+    cache = svc.cache
+    if isinstance(cache, FailOpenCache):
+        # Redis trouble degrades to uncached service: reported, not taken out of rotation.
+        await cache.ping()
+        checks["redis"] = "ok" if cache.healthy else f"unreachable: {cache.last_error}"
+        status = "ready" if cache.healthy else "degraded"
+    else:
+        checks["cache"] = "memory"
+    return Health(status=status, checks=checks)
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)

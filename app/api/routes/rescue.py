@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from app.api import render
+from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.rescue import RescueRequest, RescueResponse
@@ -24,13 +25,16 @@ router = APIRouter()
     summary="Answer the user from an out-of-steps agent's evidence, in one tools-free call",
 )
 async def rescue(
-    body: RescueRequest, request: Request, svc: Annotated[Services, Depends(services)]
+    body: RescueRequest, request: Request, svc: Annotated[Services, Depends(services)],
+    tenant: Tenant,
 ) -> JSONResponse:
     job = RescueJob(
         payload=body.payload(), format=body.format, question=body.question,
         max_steps=body.max_steps, dry_run=body.dry_run,
         llm=LLMOptions(body.synthesis_provider, body.synthesis_model,
-                       body.synthesis_temperature, on_llm_error="error"),
+                       body.synthesis_temperature, on_llm_error="error",
+                       force_refresh=body.force_refresh),
+        tenant=tenant,
     )
     request.state.mode = "dry_run" if body.dry_run else "llm"
     outcome = await svc.rescue.run(job)
@@ -42,4 +46,5 @@ async def rescue(
         if body.dry_run else None,
         "evidence": {"steps": p.steps, "chars": p.evidence_chars, "compacted": p.compacted},
         "llm": render.usage(outcome.completion),
+        "cache": render.cache(outcome.cache),
     })

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from app.api import render
+from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
@@ -25,7 +26,8 @@ router = APIRouter()
     summary="Rebuild compact multi-turn context for the agent's next model call",
 )
 async def synthesize(
-    body: SynthesizeRequest, request: Request, svc: Annotated[Services, Depends(services)]
+    body: SynthesizeRequest, request: Request, svc: Annotated[Services, Depends(services)],
+    tenant: Tenant,
 ) -> JSONResponse:
     reasoning = body.reasoning
     job = SynthesizeJob(
@@ -45,6 +47,8 @@ async def synthesize(
         ),
         steer=body.steer,
         on_llm_error=body.on_llm_error,
+        tenant=tenant,
+        force_refresh=body.force_refresh,
     )
     request.state.mode = "unknown"
     outcome = await svc.synthesize.run(job)
@@ -82,7 +86,7 @@ def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
         "stats": render.stats(s.tokens_before, s.tokens_after, outcome.messages_before,
                               outcome.messages_after),
         "receipt": render.receipt(s.receipt.spans, s.receipt.lost),
-        "cache": {"hit": False},
+        "cache": render.cache(outcome.cache),
         "resolved_config": {k: {"value": v.value, "source": v.source}
                             for k, v in outcome.resolved.items()},
     })

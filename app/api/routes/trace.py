@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from app.api import render
+from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.trace import THRESHOLDS, SummarizeTraceRequest, SummarizeTraceResponse
@@ -28,7 +29,7 @@ router = APIRouter()
 )
 async def summarize_trace(
     body: SummarizeTraceRequest, request: Request,
-    svc: Annotated[Services, Depends(services)],
+    svc: Annotated[Services, Depends(services)], tenant: Tenant,
 ) -> JSONResponse:
     actions = None
     if body.actions is not None:
@@ -38,7 +39,8 @@ async def summarize_trace(
         actions=actions, scratchpad=body.scratchpad, options=_options(body, svc.settings),
         mode=body.mode,
         llm=LLMOptions(body.synthesis_provider, body.synthesis_model,
-                       body.synthesis_temperature, body.on_llm_error),
+                       body.synthesis_temperature, body.on_llm_error, body.force_refresh),
+        tenant=tenant,
     )
     request.state.mode = body.mode
     outcome = await svc.trace.run(job)
@@ -68,6 +70,7 @@ def _render(outcome: TraceOutcome) -> dict[str, Any]:
         "degraded": outcome.fallback_reason is not None,
         "fallback_reason": outcome.fallback_reason,
         "llm": render.usage(outcome.completion),
+        "cache": render.cache(outcome.cache),
         "groups": [{"tool": g.tool, "calls": g.calls, "summary": g.summary,
                     "paths": list(g.paths), "errors": list(g.errors)} for g in r.groups],
         "recent": [{"action": a.action, "action_input": a.action_input,

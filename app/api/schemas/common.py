@@ -84,6 +84,11 @@ class ReceiptOut(BaseModel):
     lost_facts: LostFactsOut
 
 
+class CacheOut(BaseModel):
+    hit: bool = Field(description="The LLM result came from the cache.")
+    key_age_seconds: float | None = Field(description="Age of the cached result on a hit.")
+
+
 class LLMUsageOut(BaseModel):
     provider: str
     model: str

@@ -6,7 +6,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from app.api.schemas.common import Conversation, ConversationOut, LLMUsageOut, ReceiptOut, StatsOut
+from app.api.schemas.common import (
+    CacheOut,
+    Conversation,
+    ConversationOut,
+    LLMUsageOut,
+    ReceiptOut,
+    StatsOut,
+)
 
 
 class CompressHistoryRequest(Conversation):
@@ -23,6 +30,7 @@ class CompressHistoryRequest(Conversation):
     synthesis_model: str | None = None
     synthesis_temperature: float | None = Field(None, ge=0, le=2)
     on_llm_error: Literal["fallback", "error"] = "fallback"
+    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
 
 
 class CompressHistoryResponse(ConversationOut):
@@ -34,5 +42,6 @@ class CompressHistoryResponse(ConversationOut):
     degraded: bool
     fallback_reason: str | None
     llm: LLMUsageOut | None
+    cache: CacheOut
     stats: StatsOut
     receipt: ReceiptOut

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from app.api.schemas.common import Conversation, LLMUsageOut
+from app.api.schemas.common import CacheOut, Conversation, LLMUsageOut
 
 
 class RescueRequest(Conversation):
@@ -14,6 +14,7 @@ class RescueRequest(Conversation):
     synthesis_provider: str | None = None
     synthesis_model: str | None = None
     synthesis_temperature: float | None = Field(None, ge=0, le=2)
+    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
 
 
 class PromptMessageOut(BaseModel):
@@ -33,3 +34,4 @@ class RescueResponse(BaseModel):
     prompt: list[PromptMessageOut] | None = Field(description="Only on a dry run.")
     evidence: EvidenceOut
     llm: LLMUsageOut | None
+    cache: CacheOut

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonValue
 
 from app.api.schemas.common import (
+    CacheOut,
     Conversation,
     ConversationOut,
     LLMUsageOut,
@@ -91,6 +92,7 @@ class SynthesizeRequest(Conversation):
     on_llm_error: Literal["fallback", "error"] = Field(
         "fallback", description="When the LLM fails in deep mode: fall back to fast and say "
         "so (degraded), or answer 502/504.")
+    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
 
 class ResolvedField(BaseModel):
     value: Any
@@ -105,10 +107,6 @@ class SignalsOut(BaseModel):
     required_missing: list[str]
     outputs_done: list[str]
     recent_errors: list[str]
-
-
-class CacheOut(BaseModel):
-    hit: bool
 
 
 class SynthesizeResponse(ConversationOut):

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.api.schemas.common import LLMUsageOut
+from app.api.schemas.common import CacheOut, LLMUsageOut
 
 THRESHOLDS = ("trigger", "keep", "observation_chars", "large_chars", "large_trigger",
               "large_keep", "min_llm_chars", "min_saving")
@@ -47,6 +47,7 @@ class SummarizeTraceRequest(BaseModel):
     synthesis_model: str | None = None
     synthesis_temperature: float | None = Field(None, ge=0, le=2)
     on_llm_error: Literal["fallback", "error"] = "fallback"
+    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
 
     @model_validator(mode="after")
     def _one_trace(self) -> SummarizeTraceRequest:
@@ -86,6 +87,7 @@ class SummarizeTraceResponse(BaseModel):
     degraded: bool
     fallback_reason: str | None
     llm: LLMUsageOut | None
+    cache: CacheOut
     groups: list[GroupOut]
     recent: list[dict[str, Any]]
     stats: TraceStatsOut

@@ -1,0 +1,44 @@
+"""Optional API keys. Settings hold sha256 hashes of the keys, each mapped to a tenant."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.api.deps import Services, services
+from app.engine.errors import Unauthorized
+
+DEFAULT_TENANT = "default"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def tenant_for(authorization: str | None, keys: dict[str, str]) -> str:
+    """The tenant of a bearer key; every configured hash is compared, in constant time."""
+    if not keys:
+        return DEFAULT_TENANT
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("this service needs an API key: send 'Authorization: Bearer "
+                           "<key>'.")
+    digest = hash_key(token.strip())
+    found = None
+    for known, tenant in keys.items():
+        if hmac.compare_digest(known.lower(), digest):
+            found = tenant
+    if found is None:
+        raise Unauthorized("the API key is not valid for this service; check it, or ask "
+                           "for a new one.")
+    return found
+
+
+async def tenant(request: Request, svc: Annotated[Services, Depends(services)]) -> str:
+    return tenant_for(request.headers.get("authorization"), svc.settings.api_keys)
+
+
+Tenant = Annotated[str, Depends(tenant)]
