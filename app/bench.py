@@ -133,7 +133,7 @@ def jobs(directory: Path) -> int:
     caches = EngineCaches()
     synthesizer = Synthesizer(counter, builtin_strategies(), caches)
     history = HistoryCompressor(counter, caches)
-    trace = TraceSummarizer(counter, caches.outcomes)
+    trace = TraceSummarizer(counter, caches)
     wire = OpenAIFormat()
     header = f"{'transcript':58} {'msgs':>5} {'synthesize':>10} {'history':>9} {'trace':>9}"
     print(header)

@@ -16,6 +16,7 @@ from app import plugins
 from app.api import errors
 from app.api.deps import Services
 from app.api.middleware import BodyLimit, RequestMetrics
+from app.api.routes import expand as expand_routes
 from app.api.routes import history as history_routes
 from app.api.routes import ops, synthesize
 from app.api.routes import rescue as rescue_routes
@@ -32,6 +33,7 @@ from app.llm.registry import build_providers
 from app.llm.resilience import RetryPolicy
 from app.metrics import Metrics
 from app.redis_cache import RedisCache
+from app.service.handles import HandleStore
 from app.service.history import HistoryService
 from app.service.llm_call import LLMGateway
 from app.service.rescue import RescueService
@@ -68,15 +70,16 @@ def create_app(
     gateway = LLMGateway(llm, cache, metrics, ttl_s=settings.cache_ttl_s,
                          wait_s=settings.llm_budget_s,
                          default_model=settings.synthesis_model) if llm.available else None
+    handles = HandleStore(cache, ttl_s=settings.expand_ttl_s)
     services = Services(
         synthesize=SynthesizeService(Synthesizer(counter, strategies, caches), formats,
-                                     settings, metrics, gateway),
+                                     settings, metrics, gateway, handles),
         history=HistoryService(HistoryCompressor(counter, caches), formats, settings,
-                               metrics, gateway),
-        trace=TraceService(TraceSummarizer(counter, caches.outcomes), settings, metrics,
-                           gateway),
+                               metrics, gateway, handles),
+        trace=TraceService(TraceSummarizer(counter, caches), settings, metrics, gateway,
+                           handles),
         rescue=RescueService(caches, formats, settings, gateway),
-        metrics=metrics, llm=llm, cache=cache, settings=settings,
+        metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
     )
 
     @asynccontextmanager
@@ -104,6 +107,7 @@ def create_app(
     app.include_router(history_routes.router)
     app.include_router(trace_routes.router)
     app.include_router(rescue_routes.router)
+    app.include_router(expand_routes.router)
     app.include_router(ops.router)
     # Outermost first: metrics see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

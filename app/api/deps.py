@@ -9,6 +9,7 @@ from fastapi import Request
 from app.cache import Cache
 from app.llm.client import LLMClient
 from app.metrics import Metrics
+from app.service.handles import HandleStore
 from app.service.history import HistoryService
 from app.service.rescue import RescueService
 from app.service.synthesize import SynthesizeService
@@ -25,6 +26,7 @@ class Services:
     metrics: Metrics
     llm: LLMClient
     cache: Cache
+    handles: HandleStore
     settings: Settings
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from app.engine.calls import CallSummaries
@@ -27,6 +27,8 @@ class Span:
     last: int
     messages: int
     tools: tuple[str, ...]
+    # What the handle gives back; not part of the response.
+    originals: tuple[Message, ...] = field(default=(), repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ class Strategy(Protocol):
 def span_of(kind: str, messages: Sequence[Message], handles: Handles) -> Span:
     tools = tuple(dict.fromkeys(c.name for m in messages for c in m.tool_calls))
     return Span(handles.of(messages), kind, messages[0].index, messages[-1].index,
-                len(messages), tools)
+                len(messages), tools, tuple(messages))
 
 
 def cut_text(text: str, limit: int, handle: str) -> str:

@@ -8,12 +8,15 @@ trigger). A summary that saves too little falls back to truncation.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from app.engine.compaction import HANDLE_PREFIX
 from app.engine.errors import InvalidTranscript
-from app.engine.outcomes import Outcomes, first_line, shorten
+from app.engine.facts import Facts
+from app.engine.outcomes import first_line, shorten
 from app.engine.prompts import (
     TRACE_CLOSE,
     TRACE_OPEN,
@@ -22,6 +25,7 @@ from app.engine.prompts import (
     PromptMessage,
     fence,
 )
+from app.engine.synthesis import EngineCaches
 from app.engine.tokens import TokenCounter
 from app.engine.transcript import Message, Part
 
@@ -94,6 +98,9 @@ class TraceResult:
     tokens_before: int
     tokens_after: int
     reason: str
+    handle: str | None = None  # names the older actions, when they were replaced
+    summarized: tuple[Action, ...] = ()
+    lost: Facts = field(default_factory=Facts)
 
 
 def parse_scratchpad(text: str) -> list[Action]:
@@ -137,10 +144,20 @@ def render_trace(actions: Sequence[Action], observation_chars: int) -> str:
     return "\n".join(render_action(a, observation_chars) for a in actions)
 
 
+def trace_handle(actions: Sequence[Action]) -> str:
+    h = hashlib.blake2b(digest_size=10)
+    for a in actions:
+        for value in (a.action, a.action_input, a.observation):
+            h.update(value.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+    return HANDLE_PREFIX + h.hexdigest()
+
+
 class TraceSummarizer:
-    def __init__(self, counter: TokenCounter, outcomes: Outcomes) -> None:
+    def __init__(self, counter: TokenCounter, caches: EngineCaches) -> None:
         self._counter = counter
-        self._outcomes = outcomes
+        self._outcomes = caches.outcomes
+        self._facts = caches.facts
 
     def plan(self, actions: Sequence[Action], options: TraceOptions) -> TracePlan:
         if not actions:
@@ -224,8 +241,16 @@ class TraceSummarizer:
         if len(text) > plan.chars_before * (1 - options.min_saving):
             return self._truncation(plan, tokens_before,
                                     f"the summary saved under {options.min_saving:.0%}")
+        return self._replaced(plan, text, strategy, groups, tokens_before, plan.reason)
+
+    def _replaced(self, plan: TracePlan, text: str, strategy: str,
+                  groups: tuple[Group, ...], tokens_before: int, reason: str) -> TraceResult:
+        older = plan.older
+        dropped = [v for a in older for v in (a.action_input, a.observation)]
+        lost = self._facts.lost(dropped, [text])
         return TraceResult(text, strategy, groups, plan.recent, plan.chars_before, len(text),
-                           tokens_before, self._counter.text(text), plan.reason)
+                           tokens_before, self._counter.text(text), reason,
+                           trace_handle(older), older, lost)
 
     def _truncation(self, plan: TracePlan, tokens_before: int, why: str) -> TraceResult:
         older = render_trace(plan.older, _OLD_OBSERVATION_CHARS)
@@ -236,5 +261,4 @@ class TraceSummarizer:
             return TraceResult(full, "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before,
                                f"{why}, and truncation would not shrink it either")
-        return TraceResult(text, "truncation", (), plan.recent, plan.chars_before, len(text),
-                           tokens_before, self._counter.text(text), why)
+        return self._replaced(plan, text, "truncation", (), tokens_before, why)

@@ -12,6 +12,7 @@ from app.engine.history import HistoryCompressor, HistoryOptions, HistoryResult
 from app.engine.modes import NO_LLM_HINT
 from app.llm.base import Completion
 from app.metrics import Metrics
+from app.service.handles import HandleStore
 from app.service.limits import check_limits, conversation
 from app.service.llm_call import CacheInfo, LLMGateway, LLMOptions
 from app.service.work import Worker
@@ -44,7 +45,9 @@ class HistoryOutcome:
 
 class HistoryService:
     def __init__(self, compressor: HistoryCompressor, formats: Mapping[str, WireFormat],
-                 settings: Settings, metrics: Metrics, gateway: LLMGateway | None) -> None:
+                 settings: Settings, metrics: Metrics, gateway: LLMGateway | None,
+                 handles: HandleStore | None = None) -> None:
+        self._handles = handles
         self._compressor = compressor
         self._formats = formats
         self._settings = settings
@@ -87,6 +90,8 @@ class HistoryService:
         else:
             body = {k: job.payload[k] for k in wire.keys if k in job.payload}
         self._record(result)
+        if self._handles is not None:
+            await self._handles.save_spans(job.tenant, wire, result.spans)
         return HistoryOutcome(result, body, mode, len(conversation(job.payload)[1]),
                               len(conversation(body)[1]), fallback, completion, cache)
 

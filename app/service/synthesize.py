@@ -15,6 +15,7 @@ from app.engine.synthesis import Prepared, Synthesis, SynthesisOptions, Synthesi
 from app.engine.tiers import Tier, infer_tier
 from app.llm.base import Completion
 from app.metrics import Metrics
+from app.service.handles import HandleStore
 from app.service.limits import check_limits, conversation
 from app.service.llm_call import Answer, CacheInfo, LLMGateway, LLMOptions
 from app.service.work import Worker
@@ -65,12 +66,14 @@ class SynthesizeService:
         settings: Settings,
         metrics: Metrics,
         gateway: LLMGateway | None = None,
+        handles: HandleStore | None = None,
     ) -> None:
         self._synthesizer = synthesizer
         self._formats = formats
         self._settings = settings
         self._metrics = metrics
         self._gateway = gateway
+        self._handles = handles
 
     async def run(self, job: SynthesizeJob) -> SynthesizeOutcome:
         size = check_limits(job.payload, self._settings)
@@ -117,6 +120,8 @@ class SynthesizeService:
         else:  # the caller's own fields, as sent
             body = {k: job.payload[k] for k in wire.keys if k in job.payload}
         self._record(synthesis)
+        if self._handles is not None:
+            await self._handles.save_spans(job.tenant, wire, synthesis.receipt.spans)
         return SynthesizeOutcome(
             synthesis, body, len(conversation(job.payload)[1]), len(conversation(body)[1]),
             tier, tier_source, decision, requested, resolved, fallback, completion, cache,

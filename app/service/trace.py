@@ -17,6 +17,7 @@ from app.engine.trace import (
 )
 from app.llm.base import Completion, LLMBadResponse
 from app.metrics import Metrics
+from app.service.handles import HandleStore
 from app.service.llm_call import CacheInfo, LLMGateway, LLMOptions
 from app.service.work import Worker
 from app.settings import Settings
@@ -46,7 +47,8 @@ class TraceOutcome:
 
 class TraceService:
     def __init__(self, summarizer: TraceSummarizer, settings: Settings, metrics: Metrics,
-                 gateway: LLMGateway | None) -> None:
+                 gateway: LLMGateway | None, handles: HandleStore | None = None) -> None:
+        self._handles = handles
         self._summarizer = summarizer
         self._settings = settings
         self._metrics = metrics
@@ -88,6 +90,10 @@ class TraceService:
             else:
                 mode = "fast"
         result = await call(self._summarizer.finish, plan, groups, strategy)
+        if self._handles is not None and result.handle is not None:
+            await self._handles.save(job.tenant, result.handle, {
+                "format": "trace", "kind": result.strategy,
+                "actions": [action_dict(a) for a in result.summarized]})
         m = self._metrics
         m.tokens.labels("summarize-trace", "in").inc(result.tokens_before)
         m.tokens.labels("summarize-trace", "out").inc(result.tokens_after)
@@ -95,3 +101,9 @@ class TraceService:
             m.compression.labels("summarize-trace").observe(
                 result.tokens_after / result.tokens_before)
         return TraceOutcome(result, len(actions), mode, fallback, completion, cache)
+
+
+def action_dict(action: Action) -> dict[str, str | None]:
+    return {"action": action.action, "action_input": action.action_input,
+            "observation": action.observation, "outcome": action.outcome,
+            "thought": action.thought}

@@ -1,8 +1,8 @@
 import pytest
 
 from app.engine.errors import InvalidTranscript
-from app.engine.outcomes import Outcomes
 from app.engine.prompts import TRACE_CLOSE, TRACE_OPEN
+from app.engine.synthesis import EngineCaches
 from app.engine.tokens import TokenCounter
 from app.engine.trace import Action, TraceOptions, TraceSummarizer, parse_scratchpad
 from tests.support.corpus import load, transcript_files
@@ -26,7 +26,7 @@ Observation: Error: No such file or directory: src/missing.py
 
 @pytest.fixture
 def summarizer(encoder):
-    return TraceSummarizer(TokenCounter(encoder), Outcomes())
+    return TraceSummarizer(TokenCounter(encoder), EngineCaches())
 
 
 def actions(n: int, size: int = 400) -> list[Action]:

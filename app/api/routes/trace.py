@@ -13,9 +13,10 @@ from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.trace import THRESHOLDS, SummarizeTraceRequest, SummarizeTraceResponse
-from app.engine.trace import Action, TraceOptions
+from app.engine.compaction import Span
+from app.engine.trace import Action, TraceOptions, TraceResult
 from app.service.llm_call import LLMOptions
-from app.service.trace import TraceJob, TraceOutcome
+from app.service.trace import TraceJob, TraceOutcome, action_dict
 from app.settings import Settings
 
 router = APIRouter()
@@ -59,6 +60,15 @@ def _options(body: SummarizeTraceRequest, settings: Settings) -> TraceOptions:
     return TraceOptions(**values)
 
 
+def _receipt(r: TraceResult) -> dict[str, Any]:
+    spans = []
+    if r.handle is not None:
+        tools = tuple(dict.fromkeys(a.action for a in r.summarized))
+        kind = "truncated" if r.strategy == "truncation" else "summarized"
+        spans.append(Span(r.handle, kind, 0, len(r.summarized) - 1, len(r.summarized), tools))
+    return render.receipt(spans, r.lost)
+
+
 def _render(outcome: TraceOutcome) -> dict[str, Any]:
     r = outcome.result
     reduction = 1 - r.tokens_after / r.tokens_before if r.tokens_before else 0.0
@@ -73,9 +83,8 @@ def _render(outcome: TraceOutcome) -> dict[str, Any]:
         "cache": render.cache(outcome.cache),
         "groups": [{"tool": g.tool, "calls": g.calls, "summary": g.summary,
                     "paths": list(g.paths), "errors": list(g.errors)} for g in r.groups],
-        "recent": [{"action": a.action, "action_input": a.action_input,
-                    "observation": a.observation, "outcome": a.outcome, "thought": a.thought}
-                   for a in r.recent],
+        "recent": [action_dict(a) for a in r.recent],
+        "receipt": _receipt(r),
         "stats": {"chars_before": r.chars_before, "chars_after": r.chars_after,
                   "tokens_before": r.tokens_before, "tokens_after": r.tokens_after,
                   "reduction": round(reduction, 4), "actions_total": outcome.actions_total,

@@ -113,9 +113,20 @@ class Health(BaseModel):
     checks: dict[str, str] = Field(default_factory=dict)
 
 
+class ExpandResponse(ConversationOut):
+    """The originals in the format of the request that dropped them (or trace actions)."""
+
+    handle: str
+    format: str = Field(description="openai, anthropic, gemini, responses or trace.")
+    kind: str
+    actions: list[dict[str, Any]] | None = Field(None, description="For trace handles.")
+
+
 # Error responses as documented on every job.
 PROBLEMS: dict[int | str, dict[str, Any]] = {
     400: {"model": Problem, "description": "The body is not valid JSON."},
+    401: {"model": Problem, "description": "API keys are configured and none valid was sent."},
+    404: {"model": Problem, "description": "No such handle for this tenant (or it expired)."},
     413: {"model": Problem, "description": "The body is over the configured size limit."},
     422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},
     500: {"model": Problem, "description": "A strategy broke the output invariants."},

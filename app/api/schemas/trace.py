@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.api.schemas.common import CacheOut, LLMUsageOut
+from app.api.schemas.common import CacheOut, LLMUsageOut, ReceiptOut
 
 THRESHOLDS = ("trigger", "keep", "observation_chars", "large_chars", "large_trigger",
               "large_keep", "min_llm_chars", "min_saving")
@@ -90,4 +90,6 @@ class SummarizeTraceResponse(BaseModel):
     cache: CacheOut
     groups: list[GroupOut]
     recent: list[dict[str, Any]]
+    receipt: ReceiptOut = Field(description="The older actions' handle for /expand, and the "
+                                "facts they held that the summary lost.")
     stats: TraceStatsOut

@@ -1,0 +1,32 @@
+"""``GET /expand/{handle}``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from app.api.auth import Tenant
+from app.api.deps import Services, services
+from app.api.schemas.common import PROBLEMS, ExpandResponse
+from app.engine.errors import HandleNotFound
+
+router = APIRouter()
+
+
+@router.get(
+    "/expand/{handle}",
+    response_model=ExpandResponse,
+    responses={404: PROBLEMS[404], 401: PROBLEMS[401]},
+    summary="The original messages (or actions) that a compaction replaced",
+)
+async def expand(handle: str, svc: Annotated[Services, Depends(services)],
+                 tenant: Tenant) -> JSONResponse:
+    document = await svc.handles.load(tenant, handle)
+    if document is None:
+        raise HandleNotFound(
+            f"no span with handle {handle!r} is stored for this tenant; handles come from a "
+            f"receipt and expire {svc.settings.expand_ttl_s:g} s after the call that made "
+            "them.", pointer="/handle")
+    return JSONResponse(document)
