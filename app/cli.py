@@ -92,6 +92,13 @@ def _openapi(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hash_key(args: argparse.Namespace) -> int:
+    from app.api.auth import hash_key
+
+    print(hash_key(args.key))
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from app.bench import jobs, run
 
@@ -123,6 +130,11 @@ def _parser() -> argparse.ArgumentParser:
     openapi = sub.add_parser("openapi", help="write the OpenAPI document as YAML")
     openapi.add_argument("--output", "-o", default="openapi.yaml", help="path, or - for stdout")
     openapi.set_defaults(run=_openapi)
+
+    hashed = sub.add_parser("hash-key", help="the sha256 of an API key, for "
+                            "CONTEXTSYNTH_API_KEYS")
+    hashed.add_argument("key")
+    hashed.set_defaults(run=_hash_key)
 
     bench = sub.add_parser("bench", help="engine time against the tokenizer floor")
     bench.add_argument("--dir", default=str(Path("..") / "shared" / "transcripts"))

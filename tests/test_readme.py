@@ -14,6 +14,7 @@ def test_every_setting_is_documented():
 def test_every_endpoint_has_a_section():
     from app.cli import openapi_document
 
-    for path in openapi_document()["paths"]:
-        if path.startswith("/") and path not in ("/healthz", "/readyz", "/metrics"):
-            assert f"`POST {path}`" in README, path
+    for path, operations in openapi_document()["paths"].items():
+        if path not in ("/healthz", "/readyz", "/metrics"):
+            for method in operations:
+                assert f"`{method.upper()} {path}`" in README, path
