@@ -120,7 +120,8 @@ def build_cache(settings: Settings, metrics: Metrics) -> Cache:
     if settings.redis_url is None:
         return MemoryCache(settings.memory_cache_entries)
     return FailOpenCache(RedisCache(settings.redis_url, cluster=settings.redis_cluster,
-                                    timeout_s=settings.redis_timeout_s), metrics)
+                                    timeout_s=settings.redis_timeout_s), metrics,
+                         pause_s=settings.redis_pause_s)
 
 
 def _openapi_with_problems(app: FastAPI) -> dict[str, Any]:

@@ -6,6 +6,7 @@ itself, and records every request so tests can see what the service sent.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import threading
@@ -39,8 +40,9 @@ def reply_for(messages: list[dict[str, Any]]) -> str:
 
 
 class FakeLLM:
-    def __init__(self) -> None:
+    def __init__(self, delay_s: float = 0.0) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.delay_s = delay_s  # lets concurrent requests overlap
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
@@ -57,6 +59,8 @@ class FakeLLM:
     async def _complete(self, request: Request) -> JSONResponse:
         body = await request.json()
         self.requests.append(body)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         text = reply_for(body["messages"])
         prompt_chars = sum(len(m["content"]) for m in body["messages"])
         return JSONResponse({
