@@ -20,10 +20,10 @@ from prometheus_client import CollectorRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.main import create_app  # noqa: E402
-from app.settings import Settings  # noqa: E402
-from tests.support.corpus import load_named  # noqa: E402
-from tests.support.fake_llm import FakeLLM  # noqa: E402
+from app.main import create_app
+from app.settings import Settings
+from tests.support.corpus import load_named
+from tests.support.fake_llm import FakeLLM
 
 
 async def timed(client: httpx.AsyncClient, body: dict[str, object]) -> tuple[float, bool]:
@@ -48,7 +48,8 @@ async def main(delay: float, redis_url: str | None, runs: int) -> None:
                 uncached = [await timed(c, {**body, "force_refresh": True})
                             for _ in range(runs)]
                 cached = [await timed(c, body) for _ in range(runs)]
-    assert not any(hit for _, hit in uncached) and all(hit for _, hit in cached)
+    assert not any(hit for _, hit in uncached)
+    assert all(hit for _, hit in cached)
     u = statistics.median(t for t, _ in uncached) * 1000
     k = statistics.median(t for t, _ in cached) * 1000
     print(json.dumps({"cache": "redis" if redis_url else "memory", "llm_delay_ms": delay * 1000,
