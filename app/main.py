@@ -41,6 +41,7 @@ from app.service.synthesize import SynthesizeService
 from app.service.trace import TraceService
 from app.settings import Settings
 from app.tokenizer import load_encoding
+from app.webhooks import build_webhooks
 
 VERSION = "0.1.0"
 
@@ -71,23 +72,27 @@ def create_app(
                          wait_s=settings.llm_budget_s,
                          default_model=settings.synthesis_model) if llm.available else None
     handles = HandleStore(cache, ttl_s=settings.expand_ttl_s)
+    webhooks = build_webhooks(settings, metrics)
+    emitter = webhooks.emitter
     services = Services(
         synthesize=SynthesizeService(Synthesizer(counter, strategies, caches), formats,
-                                     settings, metrics, gateway, handles),
+                                     settings, metrics, gateway, handles, emitter),
         history=HistoryService(HistoryCompressor(counter, caches), formats, settings,
-                               metrics, gateway, handles),
+                               metrics, gateway, handles, emitter),
         trace=TraceService(TraceSummarizer(counter, caches), settings, metrics, gateway,
-                           handles),
-        rescue=RescueService(caches, formats, settings, gateway),
+                           handles, emitter),
+        rescue=RescueService(caches, formats, settings, gateway, emitter),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
     )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await llm.start()
+        await webhooks.start()
         try:
             yield
         finally:
+            await webhooks.stop(settings.webhook_drain_s)
             await llm.aclose()
             await cache.aclose()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 # Engine work is milliseconds; LLM-backed modes will take seconds.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
@@ -40,6 +40,15 @@ class Metrics:
         self.cache_requests = Counter(
             "contextsynth_cache_requests", "Cache lookups by result (hit, miss, error).",
             ["result"], registry=registry)
+        self.webhook_deliveries = Counter(
+            "contextsynth_webhook_deliveries", "Webhook delivery attempts by outcome.",
+            ["event", "outcome"], registry=registry)
+        self.webhook_dropped = Counter(
+            "contextsynth_webhook_dropped", "Events not queued (outbox full or unreachable).",
+            ["event"], registry=registry)
+        self.webhook_queue_depth = Gauge(
+            "contextsynth_webhook_queue_depth", "Events waiting for delivery or a retry.",
+            registry=registry, multiprocess_mode="livemax")
         self.fallbacks = Counter(
             "contextsynth_fallbacks", "Jobs that fell back from an LLM mode.", ["reason"],
             registry=registry)

@@ -9,6 +9,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.engine.tiers import Tier
+from app.events import RETRY_SCHEDULE_S, WebhookConfig
 from app.llm.config import ProviderConfig
 
 
@@ -46,6 +47,22 @@ class Settings(BaseSettings):
     api_keys: dict[str, str] = Field(
         default_factory=dict, description="JSON object: sha256 hex of an API key -> tenant "
         "(`contextsynth hash-key KEY` prints the hash). Empty: no keys, one tenant.")
+    webhooks: list[WebhookConfig] = Field(
+        default_factory=list, description="JSON list of {url, secret, events}: where signed "
+        "events go.")
+    webhooks_allow_private: bool = Field(False, description="Allow webhook URLs on private "
+                                         "or loopback addresses.")
+    webhook_retry_schedule_s: list[float] = Field(
+        default_factory=lambda: list(RETRY_SCHEDULE_S),
+        description="Delays before each retry; after the last, events are dead-lettered.")
+    webhook_timeout_s: float = Field(10.0, gt=0, description="Per delivery attempt.")
+    webhook_drain_s: float = Field(5.0, ge=0, description="On shutdown, time to deliver "
+                                   "what is queued.")
+    outbox_max_entries: int = Field(10_000, ge=1, description="In-memory outbox bound "
+                                    "(without Redis); past it events are dropped, counted.")
+    outbox_claim_idle_s: float = Field(60.0, gt=0, description="With Redis: an event read "
+                                       "but not delivered this long is claimed by another "
+                                       "replica.")
     llm_providers: list[ProviderConfig] = Field(
         default_factory=list,
         description="JSON list of providers; the first is the default. Empty: no LLM.")

@@ -10,6 +10,7 @@ from app.engine.errors import LLMNotConfigured
 from app.engine.formats import Payload, WireFormat, resolve_format
 from app.engine.history import HistoryCompressor, HistoryOptions, HistoryResult
 from app.engine.modes import NO_LLM_HINT
+from app.events import Emitter
 from app.llm.base import Completion
 from app.metrics import Metrics
 from app.service.handles import HandleStore
@@ -46,8 +47,9 @@ class HistoryOutcome:
 class HistoryService:
     def __init__(self, compressor: HistoryCompressor, formats: Mapping[str, WireFormat],
                  settings: Settings, metrics: Metrics, gateway: LLMGateway | None,
-                 handles: HandleStore | None = None) -> None:
+                 handles: HandleStore | None = None, events: Emitter | None = None) -> None:
         self._handles = handles
+        self._events = events
         self._compressor = compressor
         self._formats = formats
         self._settings = settings
@@ -92,6 +94,12 @@ class HistoryService:
         self._record(result)
         if self._handles is not None:
             await self._handles.save_spans(job.tenant, wire, result.spans)
+        if self._events is not None:
+            await self._events.emit("history.compressed", job.tenant, {
+                "compressed": result.compressed, "incremental": result.incremental,
+                "mode": mode, "degraded": fallback is not None, "reason": result.reason,
+                "stats": {"tokens_before": result.tokens_before,
+                          "tokens_after": result.tokens_after}})
         return HistoryOutcome(result, body, mode, len(conversation(job.payload)[1]),
                               len(conversation(body)[1]), fallback, completion, cache)
 

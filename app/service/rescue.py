@@ -13,6 +13,7 @@ from app.engine.rescue import RescuePlan, plan
 from app.engine.synthesis import EngineCaches
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.transcript import Transcript, segment
+from app.events import Emitter
 from app.llm.base import Completion
 from app.service.limits import check_limits
 from app.service.llm_call import CacheInfo, LLMGateway, LLMOptions
@@ -41,7 +42,9 @@ class RescueOutcome:
 
 class RescueService:
     def __init__(self, caches: EngineCaches, formats: Mapping[str, WireFormat],
-                 settings: Settings, gateway: LLMGateway | None) -> None:
+                 settings: Settings, gateway: LLMGateway | None,
+                 events: Emitter | None = None) -> None:
+        self._events = events
         self._caches = caches
         self._formats = formats
         self._settings = settings
@@ -68,8 +71,17 @@ class RescueService:
         if job.dry_run:
             return RescueOutcome(rescue, None)
         assert self._gateway is not None
+        if self._events is not None:
+            await self._events.emit("fallback.notice", job.tenant, {
+                "reason": "the agent ran out of steps", "steps": rescue.steps,
+                "max_steps": job.max_steps, "question": job.question[:500]})
         # No tools are offered: the answer has to come from the evidence.
         answer = await self._gateway.ask(rescue.prompt, job.llm, tenant=job.tenant,
                                          job="rescue",
                                          max_tokens=self._settings.rescue_max_tokens)
+        if self._events is not None and answer.completion is not None:
+            await self._events.emit("rescue.completed", job.tenant, {
+                "steps": rescue.steps, "evidence_chars": rescue.evidence_chars,
+                "compacted": rescue.compacted, "model": answer.completion.model,
+                "answer_chars": len(answer.completion.text), "cache_hit": answer.cache.hit})
         return RescueOutcome(rescue, answer.completion, answer.cache)

@@ -13,6 +13,7 @@ from app.engine.phases import PhaseOptions
 from app.engine.reasoning import Resolved, resolve
 from app.engine.synthesis import Prepared, Synthesis, SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier, infer_tier
+from app.events import Emitter
 from app.llm.base import Completion
 from app.metrics import Metrics
 from app.service.handles import HandleStore
@@ -67,6 +68,7 @@ class SynthesizeService:
         metrics: Metrics,
         gateway: LLMGateway | None = None,
         handles: HandleStore | None = None,
+        events: Emitter | None = None,
     ) -> None:
         self._synthesizer = synthesizer
         self._formats = formats
@@ -74,6 +76,7 @@ class SynthesizeService:
         self._metrics = metrics
         self._gateway = gateway
         self._handles = handles
+        self._events = events
 
     async def run(self, job: SynthesizeJob) -> SynthesizeOutcome:
         size = check_limits(job.payload, self._settings)
@@ -122,6 +125,16 @@ class SynthesizeService:
         self._record(synthesis)
         if self._handles is not None:
             await self._handles.save_spans(job.tenant, wire, synthesis.receipt.spans)
+        if self._events is not None:
+            s = synthesis.signals
+            await self._events.emit("context.synthesized", job.tenant, {
+                "tier": tier.value, "iteration": s.iteration, "max_iterations": s.max_iterations,
+                "phase": synthesis.phase.value, "mode": decision.mode.value,
+                "requested_mode": requested.value, "degraded": fallback is not None,
+                "recent_errors": list(s.recent_errors), "tools_called": s.tools_called,
+                "stats": {"tokens_before": synthesis.tokens_before,
+                          "tokens_after": synthesis.tokens_after,
+                          "compacted": synthesis.compacted}})
         return SynthesizeOutcome(
             synthesis, body, len(conversation(job.payload)[1]), len(conversation(body)[1]),
             tier, tier_source, decision, requested, resolved, fallback, completion, cache,

@@ -15,6 +15,7 @@ from app.engine.trace import (
     TraceSummarizer,
     parse_scratchpad,
 )
+from app.events import Emitter
 from app.llm.base import Completion, LLMBadResponse
 from app.metrics import Metrics
 from app.service.handles import HandleStore
@@ -47,8 +48,10 @@ class TraceOutcome:
 
 class TraceService:
     def __init__(self, summarizer: TraceSummarizer, settings: Settings, metrics: Metrics,
-                 gateway: LLMGateway | None, handles: HandleStore | None = None) -> None:
+                 gateway: LLMGateway | None, handles: HandleStore | None = None,
+                 events: Emitter | None = None) -> None:
         self._handles = handles
+        self._events = events
         self._summarizer = summarizer
         self._settings = settings
         self._metrics = metrics
@@ -94,6 +97,12 @@ class TraceService:
             await self._handles.save(job.tenant, result.handle, {
                 "format": "trace", "kind": result.strategy,
                 "actions": [action_dict(a) for a in result.summarized]})
+        if self._events is not None:
+            await self._events.emit("trace.summarized", job.tenant, {
+                "strategy": result.strategy, "mode": mode, "degraded": fallback is not None,
+                "actions_total": len(actions), "actions_kept": len(result.recent),
+                "stats": {"tokens_before": result.tokens_before,
+                          "tokens_after": result.tokens_after}})
         m = self._metrics
         m.tokens.labels("summarize-trace", "in").inc(result.tokens_before)
         m.tokens.labels("summarize-trace", "out").inc(result.tokens_after)
