@@ -100,6 +100,9 @@ class MemoryCache:
 class FailOpenCache:
     """Cache trouble never fails a request: it is counted, logged once, and skipped.
 
+    Errors are counted here; hits and misses by the callers, which know what a lookup
+    was for.
+
     After an error the inner cache is left alone for ``pause_s``, so a dead Redis
     costs one timeout per pause, not one per request; then it is tried again,
     which is how the service reconnects by itself.
@@ -149,7 +152,6 @@ class FailOpenCache:
             self._failed(exc)
             return None
         self._recovered()
-        self._metrics.cache_requests.labels("hit" if value is not None else "miss").inc()
         return value
 
     async def set(self, key: str, value: bytes, ttl_s: float) -> None:

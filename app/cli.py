@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,15 +22,29 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     settings = Settings()
+    workers = args.workers or settings.workers
+    _prepare_multiprocess_metrics(workers)
     uvicorn.run(
         "app.main:factory",
         factory=True,
         host=args.host or settings.host,
         port=args.port or settings.port,
-        workers=args.workers or settings.workers,
+        workers=workers,
         log_level=settings.log_level,
     )
     return 0
+
+
+def _prepare_multiprocess_metrics(workers: int) -> None:
+    """Several workers share metrics through files; start from an empty directory."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory is None and workers > 1:
+        directory = tempfile.mkdtemp(prefix="contextsynth-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    if directory is not None:
+        os.makedirs(directory, exist_ok=True)
+        for stale in Path(directory).glob("*.db"):
+            stale.unlink()
 
 
 def read_transcript(path: Path) -> dict[str, Any]:

@@ -56,7 +56,9 @@ def create_app(
     cache: Cache | None = None,
 ) -> FastAPI:
     settings = settings or Settings()
-    metrics = Metrics(registry if registry is not None else CollectorRegistry())
+    metrics = Metrics(registry if registry is not None else CollectorRegistry(),
+                      multiprocess_dir=(os.environ if environ is None else environ).get(
+                          "PROMETHEUS_MULTIPROC_DIR"))
     counter = TokenCounter(encoder or load_encoding(settings.token_encoding),
                            cache_chars=settings.token_cache_chars)
     strategies = plugins.load_strategies(builtin_strategies(),
@@ -106,6 +108,7 @@ def create_app(
     )
     app.openapi = lambda: _openapi_with_problems(app)  # type: ignore[method-assign]
     app.state.services = services
+    app.state.webhooks = webhooks
     app.state.settings = settings
     errors.install(app)
     app.include_router(synthesize.router)

@@ -11,8 +11,10 @@ RATIO_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 
 class Metrics:
-    def __init__(self, registry: CollectorRegistry) -> None:
+    def __init__(self, registry: CollectorRegistry, multiprocess_dir: str | None = None) -> None:
         self.registry = registry
+        # Set when prometheus-client runs in multiprocess mode (PROMETHEUS_MULTIPROC_DIR).
+        self.multiprocess_dir = multiprocess_dir
         self.requests = Counter(
             "contextsynth_requests", "HTTP requests handled.",
             ["endpoint", "mode", "status"], registry=registry)

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
@@ -103,7 +103,8 @@ class MemoryOutbox:
 
     async def retry(self, entry: Entry, delay_s: float) -> None:
         self._serial += 1
-        heapq.heappush(self._later, (self._clock() + delay_s, self._serial, entry))
+        later = replace(entry, attempt=entry.attempt + 1)
+        heapq.heappush(self._later, (self._clock() + delay_s, self._serial, later))
 
     async def dead(self, entry: Entry, reason: str) -> None:
         self.dead_letters.append((entry, reason))

@@ -94,8 +94,10 @@ class LLMGateway:
             return Answer(None, f"{exc.reason}: {exc.detail}")
         return answer
 
-    async def _cached(self, key: str) -> Answer | None:
+    async def _cached(self, key: str, *, count: bool = True) -> Answer | None:
         raw = await self._cache.get(key)
+        if count:  # polling while another replica calls is not a lookup of its own
+            self._metrics.cache_requests.labels("hit" if raw is not None else "miss").inc()
         if raw is None:
             return None
         try:
@@ -115,7 +117,7 @@ class LLMGateway:
             deadline = self._clock() + self._wait
             while self._clock() < deadline:
                 await asyncio.sleep(_POLL_S)
-                cached = await self._cached(key)
+                cached = await self._cached(key, count=False)
                 if cached is not None:
                     return cached
                 if await self._cache.add(lock, b"1", self._wait):

@@ -34,3 +34,47 @@ async def test_metrics_count_requests_tokens_and_ratio(client):
     phases = {s.labels["phase"]: s.value for s in families["contextsynth_phase"].samples
               if s.name.endswith("_total")}
     assert phases == {"gather": 1.0}
+
+
+SECTION_13 = {
+    "contextsynth_requests": {"endpoint", "mode", "status"},
+    "contextsynth_request_duration_seconds": {"endpoint", "mode"},
+    "contextsynth_tokens": {"endpoint", "direction"},
+    "contextsynth_compression_ratio": {"endpoint"},
+    "contextsynth_cache_requests": {"result"},
+    "contextsynth_llm_requests": {"provider", "model", "outcome"},
+    "contextsynth_llm_duration_seconds": {"provider", "model"},
+    "contextsynth_llm_tokens": {"provider", "model", "direction"},
+    "contextsynth_fallbacks": {"reason"},
+    "contextsynth_phase": {"phase"},
+    "contextsynth_webhook_deliveries": {"event", "outcome"},
+    "contextsynth_webhook_queue_depth": set(),
+}
+
+
+async def test_every_design_metric_is_exposed_with_its_labels(make_app):
+    from tests.conftest import serve
+    from tests.support.fake_llm import FakeLLM
+    from tests.support.receiver import SECRET, Receiver
+
+    with Receiver() as receiver, FakeLLM() as llm:
+        app = make_app(
+            llm_providers=[{"name": "local", "kind": "openai", "base_url": llm.base_url,
+                            "model": "fake"},
+                           {"name": "down", "kind": "openai",
+                            "base_url": "http://127.0.0.1:9/v1", "model": "none"}],
+            webhooks=[{"url": receiver.url, "secret": SECRET}], webhooks_allow_private=True,
+            llm_retries=1)
+        async with serve(app) as c:
+            deep = {"messages": coding_run(12), "reasoning": {"synthesis": "deep"}}
+            await c.post("/synthesize", json=deep)
+            await c.post("/synthesize", json={**deep, "reasoning": {
+                "synthesis": "deep", "synthesis_provider": "down"}})  # a fallback
+            await receiver.wait_for(2)
+            text = (await c.get("/metrics")).text
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    for name, labels in SECTION_13.items():
+        assert name in families, name
+        samples = [s for s in families[name].samples if not s.name.endswith("_created")]
+        assert samples, f"{name} has no samples"
+        assert set(samples[0].labels) - {"le"} == labels, name

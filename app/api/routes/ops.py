@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from app.api.deps import Services, services
 from app.api.schemas.common import Health
@@ -40,4 +41,10 @@ async def readyz(svc: Annotated[Services, Depends(services)]) -> Health:
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response)
 async def metrics(svc: Annotated[Services, Depends(services)]) -> Response:
-    return Response(generate_latest(svc.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    registry = svc.metrics.registry
+    if svc.metrics.multiprocess_dir:
+        # Several worker processes: every one writes its own files; add them up here.
+        registry = CollectorRegistry()
+        MultiProcessCollector(  # type: ignore[no-untyped-call]
+            registry, path=svc.metrics.multiprocess_dir)
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,80 @@
+"""A real webhook receiver on loopback: verifies Standard Webhooks signatures, records events."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from standardwebhooks import Webhook
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+SECRET = "whsec_" + base64.b64encode(b"contextsynth-test-secret-32-bytes").decode()
+
+
+class Receiver:
+    def __init__(self, secret: str = SECRET, port: int | None = None) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.attempts = 0
+        self.rejected_signatures = 0
+        self.respond: Callable[[int], tuple[int, dict[str, str]]] = lambda n: (204, {})
+        self._verifier = Webhook(secret)
+        if port is None:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = int(s.getsockname()[1])
+        self.port = port
+        app = Starlette(routes=[Route("/hook", self._hook, methods=["POST"])])
+        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                                     log_level="warning"))
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    async def _hook(self, request: Request) -> Response:
+        self.attempts += 1
+        status, headers = self.respond(self.attempts)
+        if not 200 <= status < 300:
+            return Response(status_code=status, headers=headers)
+        body = await request.body()
+        try:
+            event = self._verifier.verify(body, dict(request.headers))
+        except Exception:
+            self.rejected_signatures += 1
+            return Response(status_code=400)
+        self.events.append(event)
+        self.headers.append(dict(request.headers))
+        return Response(status_code=status)
+
+    async def wait_for(self, count: int, timeout_s: float = 10.0) -> list[dict[str, Any]]:
+        """Wait without blocking the loop the service delivers from."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.events) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"got {len(self.events)} of {count} events")
+            await asyncio.sleep(0.02)
+        return self.events
+
+    def __enter__(self) -> Receiver:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the receiver did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
