@@ -157,3 +157,12 @@ def test_webhook_urls(url, ok):
 
 def test_metrics_object_builds():
     assert Metrics(CollectorRegistry()).webhook_queue_depth is not None
+
+
+async def test_shutdown_drains_what_is_queued(make_app):
+    with Receiver() as receiver:
+        app = make_app(**hooks(receiver, webhook_drain_s=5))
+        async with serve(app) as c:
+            await c.post("/synthesize", json={"messages": coding_run(6)})
+            # leave at once: the lifespan's shutdown must still deliver it
+        assert len(receiver.events) == 1
