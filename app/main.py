@@ -18,12 +18,14 @@ from app.api.deps import Services
 from app.api.middleware import BodyLimit, RequestMetrics
 from app.api.routes import expand as expand_routes
 from app.api.routes import history as history_routes
+from app.api.routes import memory as memory_routes
 from app.api.routes import ops, synthesize
 from app.api.routes import rescue as rescue_routes
 from app.api.routes import trace as trace_routes
 from app.cache import Cache, FailOpenCache, MemoryCache
 from app.engine.formats import build_formats
 from app.engine.history import HistoryCompressor
+from app.engine.reflect import Reflector
 from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import EngineCaches, Synthesizer
 from app.engine.tokens import Encoder, TokenCounter
@@ -36,6 +38,7 @@ from app.redis_cache import RedisCache
 from app.service.handles import HandleStore
 from app.service.history import HistoryService
 from app.service.llm_call import LLMGateway
+from app.service.memory_jobs import RecallService, ReflectService
 from app.service.rescue import RescueService
 from app.service.synthesize import SynthesizeService
 from app.service.trace import TraceService
@@ -84,6 +87,8 @@ def create_app(
         trace=TraceService(TraceSummarizer(counter, caches), settings, metrics, gateway,
                            handles, emitter),
         rescue=RescueService(caches, formats, settings, gateway, emitter),
+        recall=RecallService(settings, metrics, gateway, emitter),
+        reflect=ReflectService(Reflector(caches.outcomes), metrics, gateway, emitter),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
     )
 
@@ -116,6 +121,7 @@ def create_app(
     app.include_router(trace_routes.router)
     app.include_router(rescue_routes.router)
     app.include_router(expand_routes.router)
+    app.include_router(memory_routes.router)
     app.include_router(ops.router)
     # Outermost first: metrics see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

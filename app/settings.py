@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     memory_cache_entries: int = Field(10_000, ge=0, description="Entries of the in-process "
                                       "cache.")
     cache_ttl_s: float = Field(86_400, gt=0, description="How long LLM results are cached.")
+    recall_cache_ttl_s: float = Field(3_600, gt=0, description="How long /summarize-recall "
+                                      "answers are cached.")
     expand_ttl_s: float = Field(3_600, gt=0, description="How long /expand handles live.")
     api_keys: dict[str, str] = Field(
         default_factory=dict, description="JSON object: sha256 hex of an API key -> tenant "

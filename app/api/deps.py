@@ -11,6 +11,7 @@ from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.service.handles import HandleStore
 from app.service.history import HistoryService
+from app.service.memory_jobs import RecallService, ReflectService
 from app.service.rescue import RescueService
 from app.service.synthesize import SynthesizeService
 from app.service.trace import TraceService
@@ -23,6 +24,8 @@ class Services:
     history: HistoryService
     trace: TraceService
     rescue: RescueService
+    recall: RecallService
+    reflect: ReflectService
     metrics: Metrics
     llm: LLMClient
     cache: Cache

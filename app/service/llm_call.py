@@ -57,14 +57,14 @@ class LLMGateway:
         self._llm = llm
         self._cache = cache
         self._metrics = metrics
-        self._ttl = ttl_s
+        self._ttl = ttl_s  # the default; a job may ask for its own
         self._wait = wait_s
         self._default_model = default_model
         self._clock = clock
         self._inflight: dict[str, asyncio.Task[Answer]] = {}
 
     async def ask(self, prompt: Sequence[PromptMessage], options: LLMOptions, *, tenant: str,
-                  job: str, max_tokens: int) -> Answer:
+                  job: str, max_tokens: int, ttl_s: float | None = None) -> Answer:
         """The completion, or the reason to fall back; raises when the request wants errors."""
         provider = self._llm.provider(options.provider)
         request = CompletionRequest(
@@ -82,7 +82,8 @@ class LLMGateway:
                 return cached
         task = self._inflight.get(key)
         if task is None:
-            task = asyncio.ensure_future(self._call(key, request, provider.name))
+            task = asyncio.ensure_future(self._call(key, request, provider.name,
+                                                    ttl_s or self._ttl))
             self._inflight[key] = task
             task.add_done_callback(lambda _: self._inflight.pop(key, None))
         try:
@@ -109,7 +110,8 @@ class LLMGateway:
             return None  # garbage in the cache is a miss, never an error
         return Answer(completion, cache=CacheInfo(True, round(age, 3)))
 
-    async def _call(self, key: str, request: CompletionRequest, provider: str) -> Answer:
+    async def _call(self, key: str, request: CompletionRequest, provider: str,
+                    ttl_s: float) -> Answer:
         lock = f"{key}:lock"
         owner = await self._cache.add(lock, b"1", self._wait)
         if not owner:
@@ -129,7 +131,7 @@ class LLMGateway:
                 "text": completion.text, "model": completion.model,
                 "provider": completion.provider,
                 "usage": [completion.usage.input_tokens, completion.usage.output_tokens],
-                "stored_at": self._clock()}).encode(), self._ttl)
+                "stored_at": self._clock()}).encode(), ttl_s)
             return Answer(completion)
         finally:
             if owner:

@@ -1,0 +1,133 @@
+"""``/summarize-recall``: top-K memories into one short, cited answer.
+
+Selection uses the given scores, else lexical relevance (BM25). The LLM's
+answer is checked: citations of ids that were not given are removed and
+reported, so every citation returned maps to a memory the caller sent.
+Extractive mode answers without an LLM, from the sentences that share the
+most terms with the query.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.engine.outcomes import shorten
+from app.engine.prompts import RECALL_SYSTEM, RECALL_USER, PromptMessage
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*")
+_STOP = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how", "i",
+    "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were",
+    "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "do",
+    "does", "did",
+})
+_CITATION = re.compile(r"\[([^\[\]\s]{1,120})\]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SNIPPET_CHARS = 200
+REFUSAL = "INSUFFICIENT:"
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    text: str
+    score: float | None = None
+    layer: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    memory: Memory
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecallAnswer:
+    summary: str
+    citations: tuple[Citation, ...]
+    refused: bool
+    removed_citations: tuple[str, ...] = ()
+
+
+def terms(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+def select(memories: Sequence[Memory], query: str, k: int) -> list[Memory]:
+    """The top ``k``: by the caller's scores when every memory has one, else by BM25."""
+    if all(m.score is not None for m in memories):
+        return sorted(memories, key=lambda m: -(m.score or 0.0))[:k]
+    query_terms = set(terms(query))
+    docs = [terms(m.text) for m in memories]
+    average = sum(map(len, docs)) / max(len(docs), 1) or 1.0
+    frequency = Counter(t for d in docs for t in set(d))
+    n = len(docs)
+
+    def bm25(doc: list[str]) -> float:
+        counts = Counter(doc)
+        total = 0.0
+        for t in query_terms:
+            if counts[t]:
+                idf = math.log(1 + (n - frequency[t] + 0.5) / (frequency[t] + 0.5))
+                tf = counts[t] * 2.2 / (counts[t] + 1.2 * (0.25 + 0.75 * len(doc) / average))
+                total += idf * tf
+        return total
+
+    ranked = sorted(zip(memories, map(bm25, docs), strict=True), key=lambda p: -p[1])
+    return [m for m, _ in ranked[:k]]
+
+
+def prompt(query: str, chosen: Sequence[Memory]) -> tuple[PromptMessage, ...]:
+    # A memory must not be able to close the data block it sits in.
+    body = "\n".join(f"[{m.id}] " + m.text.replace("</memories", "<\\/memories")
+                     for m in chosen)
+    return (PromptMessage("system", RECALL_SYSTEM),
+            PromptMessage("user", RECALL_USER.format(query=query.strip(), memories=body)))
+
+
+def check(reply: str, chosen: Sequence[Memory]) -> RecallAnswer:
+    """Keep citations of given memories; strip and report the rest."""
+    text = reply.strip()
+    if text.upper().startswith(REFUSAL):
+        return RecallAnswer(text[len(REFUSAL):].strip(), (), True)
+    known = {m.id: m for m in chosen}
+    cited: list[str] = []
+    removed: list[str] = []
+    for found in _CITATION.findall(text):
+        (cited if found in known else removed).append(found)
+    for bad in set(removed):
+        text = text.replace(f"[{bad}]", "")
+    text = re.sub(r"[ \t]{2,}", " ", text).strip()
+    citations = tuple(Citation(known[i], shorten(known[i].text, _SNIPPET_CHARS))
+                      for i in dict.fromkeys(cited))
+    return RecallAnswer(text, citations, False, tuple(dict.fromkeys(removed)))
+
+
+def extractive(query: str, chosen: Sequence[Memory], max_chars: int) -> RecallAnswer:
+    """Sentences that share the most terms with the query, each cited, within a budget."""
+    wanted = set(terms(query))
+    scored: list[tuple[int, int, str, Memory]] = []
+    for order, memory in enumerate(chosen):
+        for sentence in _SENTENCE.split(memory.text):
+            overlap = len(wanted & set(terms(sentence)))
+            if overlap and sentence.strip():
+                scored.append((overlap, -order, sentence.strip(), memory))
+    if not scored:
+        return RecallAnswer("The recalled memories do not mention what the query asks about.",
+                            (), True)
+    scored.sort(key=lambda s: (-s[0], -s[1]))
+    parts: list[str] = []
+    used: dict[str, Citation] = {}
+    size = 0
+    for _, _, sentence, memory in scored:
+        piece = f"{sentence} [{memory.id}]"
+        if parts and size + len(piece) > max_chars:
+            break
+        parts.append(piece)
+        size += len(piece) + 1
+        used.setdefault(memory.id, Citation(memory, shorten(sentence, _SNIPPET_CHARS)))
+    return RecallAnswer(" ".join(parts), tuple(used.values()), False)
