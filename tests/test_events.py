@@ -166,3 +166,16 @@ async def test_shutdown_drains_what_is_queued(make_app):
             await c.post("/synthesize", json={"messages": coding_run(6)})
             # leave at once: the lifespan's shutdown must still deliver it
         assert len(receiver.events) == 1
+
+
+async def test_memory_jobs_emit_their_events(make_app):
+    with Receiver() as receiver:
+        async with serve(make_app(**hooks(receiver))) as c:
+            await c.post("/summarize-recall", json={
+                "query": "seat?", "memories": [{"id": "m1", "text": "aisle seat"}]})
+            await c.post("/reflect", json={"goal": "g", "tool_calls": [
+                {"tool": "ls", "output": "a.py"}]})
+            events = await receiver.wait_for(2)
+    assert {e["type"] for e in events} == {"recall.summarized", "reflection.recorded"}
+    recall = next(e for e in events if e["type"] == "recall.summarized")
+    assert recall["data"]["mode"] == "extractive" and recall["data"]["sources_used"] == ["m1"]

@@ -53,8 +53,16 @@ class RecallAnswer:
     removed_citations: tuple[str, ...] = ()
 
 
+def _stem(word: str) -> str:
+    """Light suffix stripping, so 'lives' meets 'live' and 'books' meets 'book'."""
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def terms(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
 def select(memories: Sequence[Memory], query: str, k: int) -> list[Memory]:
@@ -120,6 +128,9 @@ def extractive(query: str, chosen: Sequence[Memory], max_chars: int) -> RecallAn
         return RecallAnswer("The recalled memories do not mention what the query asks about.",
                             (), True)
     scored.sort(key=lambda s: (-s[0], -s[1]))
+    # Sentences far weaker than the best one would pad the answer, not support it.
+    floor = max(1, math.ceil(scored[0][0] * 0.75))
+    scored = [s for s in scored if s[0] >= floor]
     parts: list[str] = []
     used: dict[str, Citation] = {}
     size = 0

@@ -195,16 +195,17 @@ def _enrich(call: Call, failed: bool, line: str, repeated: bool,
 
 def _stuck(enriched: Sequence[Enriched], progress: str,
            history: Sequence[PastIteration]) -> str | None:
-    verdicts = [p.progress for p in history] + [progress]
-    if len(verdicts) >= _STUCK_RUN and all(v in ("stuck", "regressing")
-                                           for v in verdicts[-_STUCK_RUN:]):
-        return f"no progress for {_STUCK_RUN} iterations in a row"
+    # The repeated call first: it names what to stop doing.
     counts = Counter(c.digest for past in history for c in past.calls)
     counts.update(e.call.digest for e in enriched)
     for e in enriched:
         if counts[e.call.digest] >= _STUCK_RUN:
             return (f"{e.call.tool} was called {counts[e.call.digest]} times with the same "
                     "input and got the same result")
+    verdicts = [p.progress for p in history] + [progress]
+    if len(verdicts) >= _STUCK_RUN and all(v in ("stuck", "regressing")
+                                           for v in verdicts[-_STUCK_RUN:]):
+        return f"no progress for {_STUCK_RUN} iterations in a row"
     return None
 
 

@@ -78,6 +78,12 @@ class CallIn(BaseModel):
     cost: float | None = Field(None, ge=0)
 
 
+class PastCallIn(CallIn):
+    """A call of an earlier record; its enrichment fields are accepted and ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 class PastIn(BaseModel):
     """An earlier iteration: the 'record' of an earlier /reflect answer fits here."""
 
@@ -85,7 +91,7 @@ class PastIn(BaseModel):
 
     iteration: int | None = None
     progress_assessment: Literal["advancing", "stuck", "regressing"] | None = None
-    calls: list[CallIn] = Field(default_factory=list)
+    calls: list[PastCallIn] = Field(default_factory=list)
 
 
 class ReflectRequest(_LLMFields):

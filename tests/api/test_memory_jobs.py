@@ -1,0 +1,126 @@
+"""/summarize-recall and /reflect over HTTP, with the LLM faked at the HTTP boundary."""
+
+import json
+
+import httpx
+import pytest
+import respx
+
+from tests.api.test_deep import PROVIDER, URL, completion
+from tests.conftest import serve
+
+pytestmark = pytest.mark.anyio
+MEMORIES = [{"id": "m1", "text": "Mia always books an aisle seat.", "score": 0.9,
+             "layer": "episodic"},
+            {"id": "m2", "text": "Mia lives in Austin.", "score": 0.3}]
+REFLECTION = {"calls": [{"insights": ["the month slice is off by one"],
+                         "learning": "int(s[5:7]) reads the day", "relevance": "high",
+                         "next_suggested_actions": ["fix the slice in dates.py"]}],
+              "synthesis": "the cause is found", "progress_assessment": "advancing"}
+CALL = {"tool": "bash", "params": {"command": "pytest -x"},
+        "output": "FAILED test_parse - ValueError: bad month 13"}
+
+
+@pytest.fixture
+async def llm_client(make_app):
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        yield c
+
+
+@respx.mock
+async def test_recall_cites_and_drops_unknown_ids(llm_client):
+    route = respx.post(URL).respond(200, json=completion(
+        "Mia prefers the aisle [m1]; she once flew business [m7]."))
+    body = (await llm_client.post("/summarize-recall", json={
+        "query": "Which seat does Mia like?", "memories": MEMORIES})).json()
+    assert body["mode"] == "deep" and body["summary"] == (
+        "Mia prefers the aisle [m1]; she once flew business .")
+    assert body["removed_citations"] == ["m7"] and body["sources_used"] == ["m1"]
+    assert body["citations"] == [{"memory_id": "m1", "snippet": MEMORIES[0]["text"],
+                                  "score": 0.9, "layer": "episodic"}]
+    prompt = json.loads(route.calls.last.request.content)["messages"]
+    assert "[m1] Mia always books" in prompt[1]["content"]
+
+
+@respx.mock
+async def test_recall_refusal(llm_client):
+    respx.post(URL).respond(200, json=completion("INSUFFICIENT: no meal preference is known."))
+    body = (await llm_client.post("/summarize-recall", json={
+        "query": "What does Mia eat?", "memories": MEMORIES})).json()
+    assert body["refused"] and body["citations"] == []
+
+
+@respx.mock
+async def test_recall_cache_hit_then_miss_when_a_memory_changes(llm_client):
+    route = respx.post(URL).respond(200, json=completion("Aisle [m1]."))
+    request = {"query": "Which seat? (cache test)", "memories": MEMORIES}
+    first = (await llm_client.post("/summarize-recall", json=request)).json()
+    second = (await llm_client.post("/summarize-recall", json=request)).json()
+    changed = [{**MEMORIES[0], "text": "Mia now prefers a window seat."}, MEMORIES[1]]
+    third = (await llm_client.post("/summarize-recall", json={**request,
+                                                               "memories": changed})).json()
+    assert [first["cache_hit"], second["cache_hit"], third["cache_hit"]] == [False, True, False]
+    assert route.call_count == 2
+
+
+async def test_recall_extractive_needs_no_llm(client):
+    body = (await client.post("/summarize-recall", json={
+        "query": "Where does Mia live?", "memories": MEMORIES, "mode": "extractive"})).json()
+    assert body["mode"] == "extractive" and body["summary"] == "Mia lives in Austin. [m2]"
+    assert body["sources_used"] == ["m2"]
+
+
+async def test_recall_deep_without_a_provider_is_a_503(client):
+    r = await client.post("/summarize-recall", json={"query": "x", "memories": MEMORIES,
+                                                     "mode": "deep"})
+    assert r.status_code == 503
+
+
+async def test_reflect_fast_flags_a_loop_by_the_third_iteration(client):
+    history = []
+    stuck = []
+    for n in range(3):
+        body = (await client.post("/reflect", json={
+            "goal": "fix test_parse", "iteration": n, "tool_calls": [CALL],
+            "history": history, "mode": "fast"})).json()
+        stuck.append(body["stuck"])
+        history.append(body["record"])  # an earlier answer's record goes back as history
+    assert stuck == [False, False, True]
+    assert body["recovery_prompt"] and body["record"]["calls"][0]["outcome"] == "error"
+
+
+@respx.mock
+async def test_reflect_deep_with_valid_json(llm_client):
+    respx.post(URL).respond(200, json=completion(json.dumps(REFLECTION)))
+    body = (await llm_client.post("/reflect", json={"goal": "fix test_parse",
+                                                    "tool_calls": [CALL]})).json()
+    assert body["mode"] == "deep" and not body["degraded"]
+    assert body["record"]["calls"][0]["relevance"] == "high"
+    assert body["record"]["synthesis"] == "the cause is found"
+
+
+@respx.mock
+async def test_reflect_repairs_invalid_json_once(llm_client):
+    route = respx.post(URL).mock(side_effect=[
+        httpx.Response(200, json=completion("Sure! Here it is: {calls: oops")),
+        httpx.Response(200, json=completion(json.dumps(REFLECTION)))])
+    body = (await llm_client.post("/reflect", json={"goal": "fix", "tool_calls": [CALL]})).json()
+    assert body["mode"] == "deep" and not body["degraded"]
+    repair = json.loads(route.calls[1].request.content)["messages"]
+    assert repair[-2]["role"] == "assistant" and "not valid JSON" in repair[-1]["content"]
+
+
+@respx.mock
+async def test_reflect_falls_back_after_a_failed_repair(llm_client):
+    respx.post(URL).respond(200, json=completion("still not json"))
+    body = (await llm_client.post("/reflect", json={"goal": "fix", "tool_calls": [CALL]})).json()
+    assert body["mode"] == "fast" and body["degraded"]
+    assert body["fallback_reason"].startswith("bad_response")
+    assert body["record"]["calls"][0]["relevance"] == "low"
+
+
+@respx.mock
+async def test_reflect_falls_back_on_an_llm_failure(llm_client):
+    respx.post(URL).respond(500, json={"error": {"message": "boom"}})
+    body = (await llm_client.post("/reflect", json={"goal": "fix", "tool_calls": [CALL]})).json()
+    assert body["mode"] == "fast" and body["fallback_reason"].startswith("server_error")

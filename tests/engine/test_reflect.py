@@ -1,0 +1,60 @@
+import json
+
+import pytest
+
+from app.engine.outcomes import Outcomes
+from app.engine.reflect import Call, PastIteration, Reflector
+
+
+@pytest.fixture
+def reflector():
+    return Reflector(Outcomes())
+
+
+GOAL = "find why test_parse fails in dates.py"
+FAILING = Call("bash", '{"command": "pytest -x"}', "FAILED test_parse - ValueError: bad month")
+
+
+def test_calls_are_enriched_and_ranked(reflector):
+    calls = [Call("ls", "src", "a.py\nb.py"),
+             Call("read_file", "dates.py", "def parse(s):\n    month = int(s[5:7])  # test_parse"),
+             FAILING]
+    r = reflector.heuristic(GOAL, calls, [])
+    assert [e.relevance for e in r.calls] == ["medium", "high", "low"]
+    assert r.calls[2].failed and "ValueError: bad month" in r.calls[2].learning
+    assert r.progress == "advancing" and not r.stuck
+    lines = r.reasoning_context.splitlines()
+    assert lines[0].startswith("[high] read_file") and lines[-1].startswith("[low] bash")
+
+
+def test_identical_failing_calls_are_stuck_by_the_third_iteration(reflector):
+    history: list[PastIteration] = []
+    verdicts = []
+    for _ in range(3):
+        r = reflector.heuristic(GOAL, [FAILING], history)
+        verdicts.append(r.stuck)
+        history.append(PastIteration(r.progress, (FAILING,)))
+    assert verdicts == [False, False, True]
+    assert "bash was called 3 times" in r.stuck_reason
+    assert r.recovery_prompt.startswith("[contextsynth] You look stuck")
+
+
+def test_valid_llm_json_is_used(reflector):
+    reply = json.dumps({"calls": [{"insights": ["month parsing is off by one"],
+                                   "learning": "slice is wrong", "relevance": "high",
+                                   "next_suggested_actions": ["fix the slice"]}],
+                        "synthesis": "found the bug", "progress_assessment": "advancing"})
+    r = reflector.from_reply(f"```json\n{reply}\n```", [FAILING], [])
+    assert r.calls[0].relevance == "high" and r.synthesis == "found the bug"
+
+
+@pytest.mark.parametrize(("reply", "problem"), [
+    ("not json", "no JSON object"),
+    ('{"calls": [], "synthesis": "x", "progress_assessment": "advancing"}', "1 entries"),
+    ('{"calls": [{"insights": [], "learning": "x", "relevance": "huge", '
+     '"next_suggested_actions": []}], "synthesis": "x", "progress_assessment": "advancing"}',
+     "relevance"),
+])
+def test_invalid_llm_json_says_what_is_wrong(reflector, reply, problem):
+    with pytest.raises(ValueError, match=problem):
+        reflector.from_reply(reply, [FAILING], [])
