@@ -87,7 +87,7 @@ def create_app(
         trace=TraceService(TraceSummarizer(counter, caches), settings, metrics, gateway,
                            handles, emitter),
         rescue=RescueService(caches, formats, settings, gateway, emitter),
-        recall=RecallService(settings, metrics, gateway, emitter),
+        recall=RecallService(settings, metrics, gateway, counter, emitter),
         reflect=ReflectService(Reflector(caches.outcomes), metrics, gateway, emitter),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
     )

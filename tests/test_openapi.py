@@ -22,9 +22,27 @@ def test_contract_documents_examples_and_problems():
     assert request["examples"][0]["messages"][0]["role"] == "system"
 
 
+def _examples() -> list[tuple[str, int, dict]]:
+    doc = openapi_document()
+    found = []
+    for path, operations in doc["paths"].items():
+        body = operations.get("post", {}).get("requestBody")
+        if body is None:
+            continue
+        ref = body["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+        for n, example in enumerate(doc["components"]["schemas"][ref].get("examples", [])):
+            found.append((path, n, example))
+    return found
+
+
+def test_every_job_documents_an_example():
+    paths = {path for path, _, _ in _examples()}
+    assert paths == {"/synthesize", "/compress-history", "/summarize-trace", "/rescue",
+                     "/summarize-recall", "/reflect"}
+
+
 @pytest.mark.anyio
-@pytest.mark.parametrize("index", range(4))
-async def test_every_documented_example_is_accepted(client, index):
-    example = openapi_document()["components"]["schemas"]["SynthesizeRequest"]["examples"][index]
-    r = await client.post("/synthesize", json=example)
+@pytest.mark.parametrize(("path", "n", "example"), _examples(), ids=lambda v: str(v)[:30])
+async def test_every_documented_example_is_accepted(client, path, n, example):
+    r = await client.post(path, json=example)
     assert r.status_code == 200, r.text

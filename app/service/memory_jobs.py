@@ -11,6 +11,7 @@ from app.engine.modes import NO_LLM_HINT
 from app.engine.prompts import REFLECT_REPAIR, PromptMessage
 from app.engine.recall import Memory, RecallAnswer, check, extractive, prompt, select
 from app.engine.reflect import Call, PastIteration, Reflection, Reflector
+from app.engine.tokens import TokenCounter
 from app.events import Emitter
 from app.llm.base import Completion, LLMBadResponse
 from app.metrics import Metrics
@@ -40,8 +41,9 @@ def _require(gateway: LLMGateway | None, mode: str, job: str) -> None:
 
 class RecallService:
     def __init__(self, settings: Settings, metrics: Metrics, gateway: LLMGateway | None,
-                 events: Emitter | None = None) -> None:
+                 counter: TokenCounter, events: Emitter | None = None) -> None:
         self._settings = settings
+        self._counter = counter
         self._metrics = metrics
         self._gateway = gateway
         self._events = events
@@ -64,6 +66,13 @@ class RecallService:
                 ran = replace(ran, mode="extractive")
         if answer is None:
             answer = extractive(query, chosen, max_tokens * _CHARS_PER_TOKEN)
+        # Recall compresses too: the chosen memories in, one answer out.
+        tokens_in = sum(self._counter.text(m.text) for m in chosen)
+        tokens_out = self._counter.text(answer.summary)
+        self._metrics.tokens.labels("summarize-recall", "in").inc(tokens_in)
+        self._metrics.tokens.labels("summarize-recall", "out").inc(tokens_out)
+        if tokens_in:
+            self._metrics.compression.labels("summarize-recall").observe(tokens_out / tokens_in)
         if self._events is not None:
             await self._events.emit("recall.summarized", tenant, {
                 "mode": ran.mode, "degraded": ran.fallback_reason is not None,

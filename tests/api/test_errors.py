@@ -154,3 +154,12 @@ async def test_oversized_anthropic_tool_result_is_caught(make_app):
         r = await c.post("/synthesize", json=payload)
     body = assert_problem(r, 422, "limit-exceeded")
     assert body["pointer"] == "/messages/2"
+
+
+@pytest.mark.parametrize("path", ["/compress-history", "/rescue", "/summarize-recall",
+                                  "/reflect", "/summarize-trace"])
+async def test_misspelt_options_are_named_on_every_job(client, path):
+    r = await client.post(path, json={"messages": coding_run(1), "keep_lastn": 3})
+    body = assert_problem(r, 422, "validation-error")
+    assert {"pointer": "/keep_lastn",
+            "detail": "this field is not part of the API; check its spelling"} in body["errors"]

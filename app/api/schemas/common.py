@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# A short support chat, for the examples of the jobs that take a conversation.
+EXAMPLE_CHAT: list[Any] = [
+    {"role": "system", "content": "You are a support agent."},
+    {"role": "user", "content": "Rebook me to Seattle on May 20, economy only."},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {
+            "name": "search_flights", "arguments": '{"to": "SEA"}'}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": '[{"flight": "HAT069", "price": 121}]'},
+    {"role": "assistant", "content": "HAT069 leaves at 06:00 for $121. Book it?"},
+    {"role": "user", "content": "Yes, please."},
+]
 
 CONVERSATION_KEYS = ("messages", "contents", "input")
 PAYLOAD_KEYS = ("messages", "system", "contents", "systemInstruction", "input", "instructions")
@@ -12,6 +24,9 @@ PAYLOAD_KEYS = ("messages", "system", "contents", "systemInstruction", "input", 
 
 class Conversation(BaseModel):
     """A transcript under the keys of its wire format: exactly one of three."""
+
+    # A misspelt option must be an error, not silently ignored.
+    model_config = ConfigDict(extra="forbid")
 
     messages: list[dict[str, Any]] | None = Field(
         None, min_length=1, description="OpenAI Chat Completions or Anthropic messages.")

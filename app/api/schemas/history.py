@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from app.api.schemas.common import (
+    EXAMPLE_CHAT,
     CacheOut,
     Conversation,
     ConversationOut,
@@ -17,6 +18,9 @@ from app.api.schemas.common import (
 
 
 class CompressHistoryRequest(Conversation):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "messages": EXAMPLE_CHAT, "trigger_messages": 4, "keep_last_n": 2, "mode": "fast"}]})
+
     trigger_messages: int | None = Field(
         None, ge=1, description="Compress above this many messages (default from settings, 50).")
     trigger_tokens: int | None = Field(

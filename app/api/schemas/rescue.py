@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.schemas.common import CacheOut, Conversation, LLMUsageOut
+from app.api.schemas.common import EXAMPLE_CHAT, CacheOut, Conversation, LLMUsageOut
 
 
 class RescueRequest(Conversation):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "messages": EXAMPLE_CHAT, "question": "Is the flight booked?", "max_steps": 3,
+        "dry_run": True}]})
+
     question: str = Field(min_length=1, description="What the user asked the agent.")
     max_steps: int | None = Field(None, ge=1, description="The agent's step limit.")
     dry_run: bool = Field(False, description="Return the prompt without calling the LLM.")

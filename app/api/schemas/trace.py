@@ -27,8 +27,10 @@ class SummarizeTraceRequest(BaseModel):
         "actions": [{"action": "list_files", "action_input": "src/",
                      "observation": "main.py\nutil.py"},
                     {"action": "read_file", "action_input": "src/main.py",
-                     "observation": "def main(): ..."}],
-        "trigger": 1, "keep": 1, "mode": "fast"}]})
+                     "observation": "def main(): ..."},
+                    {"action": "run_tests", "action_input": "tests/",
+                     "observation": "FAILED test_main - AssertionError", "outcome": "error"}],
+        "trigger": 2, "keep": 1, "mode": "fast"}]})
 
     actions: list[ActionIn] | None = Field(None, min_length=1)
     scratchpad: str | None = Field(
