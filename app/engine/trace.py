@@ -173,6 +173,10 @@ class TraceSummarizer:
             return TracePlan(actions, options, trigger, keep, before, False,
                              f"{len(actions)} actions, not over the trigger of {trigger} "
                              f"for {size}", False)
+        if keep >= len(actions):
+            return TracePlan(actions, options, trigger, keep, before, False,
+                             f"keep ({keep}) covers all {len(actions)} actions: nothing older "
+                             "to summarize", False)
         plan = TracePlan(actions, options, trigger, keep, before, True,
                          f"{len(actions)} actions, over the trigger of {trigger} for {size}",
                          before >= options.min_llm_chars)

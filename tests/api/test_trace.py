@@ -75,7 +75,6 @@ async def test_small_traces_never_call_the_llm(make_app):
 
 @pytest.mark.parametrize(("body", "needle"), [
     ({"actions": ACTIONS[:2], "scratchpad": SCRATCHPAD}, "exactly one of"),
-    ({"actions": ACTIONS[:2], "trigger": 3, "keep": 3}, "must be smaller than 'trigger'"),
     ({"scratchpad": "Thought: hmm"}, "'Action:'"),
     ({"actions": [{"action": ""}]}, "/actions/0/action"),
     ({"actions": ACTIONS[:2], "min_saving": 2}, "/min_saving"),
@@ -89,3 +88,9 @@ async def test_bad_requests(client, body, needle):
 async def test_deep_without_a_provider(client):
     r = await client.post("/summarize-trace", json={"actions": ACTIONS, "mode": "deep"})
     assert r.status_code == 503
+
+
+async def test_keeping_everything_leaves_the_trace_as_it_is(client):
+    body = (await client.post("/summarize-trace", json={
+        "actions": ACTIONS[:6], "trigger": 2, "keep": 6})).json()
+    assert body["strategy"] == "none" and "nothing older" in body["reason"]

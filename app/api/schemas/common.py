@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 # A short support chat, for the examples of the jobs that take a conversation.
 EXAMPLE_CHAT: list[Any] = [
@@ -27,6 +29,16 @@ class Conversation(BaseModel):
 
     # A misspelt option must be an error, not silently ignored.
     model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        # "Exactly one of the three" belongs in the published contract too.
+        json_schema = handler(core_schema)
+        target = handler.resolve_ref_schema(json_schema)
+        target["oneOf"] = [{"required": [key]} for key in CONVERSATION_KEYS]
+        return json_schema
 
     messages: list[dict[str, Any]] | None = Field(
         None, min_length=1, description="OpenAI Chat Completions or Anthropic messages.")

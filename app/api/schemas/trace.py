@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from app.api.schemas.common import CacheOut, LLMUsageOut, ReceiptOut
 
@@ -55,12 +57,16 @@ class SummarizeTraceRequest(BaseModel):
     def _one_trace(self) -> SummarizeTraceRequest:
         if (self.actions is None) == (self.scratchpad is None):
             raise ValueError("send the trace as exactly one of 'actions' or 'scratchpad'")
-        for keep, trigger in (("keep", "trigger"), ("large_keep", "large_trigger")):
-            k, t = getattr(self, keep), getattr(self, trigger)
-            if k is not None and t is not None and k >= t:
-                raise ValueError(f"'{keep}' ({k}) must be smaller than '{trigger}' ({t}): the "
-                                 "actions kept in full are part of those that trigger it")
         return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(core_schema)
+        target = handler.resolve_ref_schema(json_schema)
+        target["oneOf"] = [{"required": ["actions"]}, {"required": ["scratchpad"]}]
+        return json_schema
 
 
 class GroupOut(BaseModel):
