@@ -193,3 +193,22 @@ async def test_unknown_handle(client):
     r = await client.get("/expand/cs_00000000000000000000")
     assert r.status_code == 404
     assert json.loads(r.text)["pointer"] == "/handle"
+
+
+@pytest.mark.parametrize("case", ["gemini", "responses"])
+async def test_expand_round_trip_in_the_new_formats(client, case):
+    from tests.support.wire import CASES
+
+    name, convert, _ = CASES[case]
+    payload = convert(coding_run(8))
+    body = (await client.post("/synthesize", json=payload)).json()
+    span = body["receipt"]["dropped"][0]
+    expanded = (await client.get(f"/expand/{span['handle']}")).json()
+    assert expanded["format"] == name
+    key = "contents" if name == "gemini" else "input"
+    originals = expanded[key]
+    text = json.dumps(originals)
+    # the dropped calls and their results come back in the format's own shapes
+    assert ("functionCall" in text and "functionResponse" in text) if name == "gemini" else (
+        '"function_call"' in text and '"function_call_output"' in text)
+    assert "cat src/module_0.py" in text
