@@ -46,7 +46,7 @@ class Webhooks:
                 if await asyncio.wait_for(self.deliverer.round(self._http, 0.05),
                                           timeout=max(deadline - time.monotonic(), 0.01)) == 0:
                     break
-            except (TimeoutError, Exception):
+            except Exception:
                 break
         await self._http.aclose()
         await self._close_outbox()

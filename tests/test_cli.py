@@ -1,14 +1,10 @@
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 
 import httpx
 
 from app.cli import main
 from tests.support.corpus import TRANSCRIPTS
+from tests.support.subprocess_server import running_service
 
 
 def test_compress_prints_the_compacted_transcript(capsys):
@@ -34,39 +30,14 @@ def test_openapi_to_stdout(capsys):
     assert "/synthesize:" in capsys.readouterr().out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_answers_over_real_http():
-    port = _free_port()
-    env = {**os.environ, "CONTEXTSYNTH_LOG_LEVEL": "warning"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
-            time.sleep(0.2)
+    with running_service() as url:
         messages = [json.loads(line) for line in
                     (TRANSCRIPTS / "tau-airline-gpt4o-task013-trial0.jsonl").read_text()
                     .splitlines()]
         r = httpx.post(f"{url}/synthesize", json={"messages": messages}, timeout=30)
         assert r.status_code == 200 and r.json()["compacted"]
         assert "contextsynth_requests_total" in httpx.get(f"{url}/metrics").text
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_bench_runs_on_a_small_corpus(tmp_path, capsys):

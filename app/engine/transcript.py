@@ -15,6 +15,9 @@ from typing import Any, Literal
 from app.engine.errors import InvalidTranscript
 
 Role = Literal["system", "user", "assistant", "tool"]
+# Index of a system prompt that sits outside the message list (Anthropic ``system``,
+# Gemini ``systemInstruction``, Responses ``instructions``): authored, but no position.
+SYSTEM_INDEX = 1_000_000_000
 Raw = Mapping[str, Any]
 
 

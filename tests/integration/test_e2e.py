@@ -1,11 +1,6 @@
 """The real service under uvicorn, against a local OpenAI-compatible server, over HTTP."""
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 
 import httpx
 import pytest
@@ -13,13 +8,8 @@ import pytest
 from tests.support.corpus import command_at, load_named
 from tests.support.fake_llm import FakeLLM
 from tests.support.invariants import check_openai
+from tests.support.subprocess_server import running_service
 from tests.support.traces import to_actions
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -30,30 +20,12 @@ def llm():
 
 @pytest.fixture(scope="module")
 def service(llm):
-    port = _free_port()
     providers = [{"name": "local", "kind": "openai", "base_url": llm.base_url,
                   "model": "fake-1", "api_key_env": "E2E_KEY"}]
-    env = {**os.environ, "CONTEXTSYNTH_LLM_PROVIDERS": json.dumps(providers),
-           "E2E_KEY": "sk-e2e", "CONTEXTSYNTH_LOG_LEVEL": "warning"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(proc.stdout.read().decode() if proc.stdout else "no output")
-        time.sleep(0.2)
-    with httpx.Client(base_url=url, timeout=60) as client:
+    env = {"CONTEXTSYNTH_LLM_PROVIDERS": json.dumps(providers), "E2E_KEY": "sk-e2e"}
+    with running_service(env, ready_path="/readyz") as url, \
+            httpx.Client(base_url=url, timeout=60) as client:
         yield client
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 def test_readiness_lists_the_provider(service):

@@ -14,10 +14,8 @@ from typing import Any
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
 from app.engine.formats.parts import group_by_role, render_text_part
-from app.engine.transcript import Message, Part, Role, ToolCall, Transcript
+from app.engine.transcript import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
-# Index given to the system prompt, which lives outside ``messages``.
-SYSTEM_INDEX = 1_000_000_000
 _OWN_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document",
      "server_tool_use", "web_search_tool_result"}

@@ -14,9 +14,8 @@ from typing import Any
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
 from app.engine.formats.parts import group_by_role
-from app.engine.transcript import Message, Part, Role, ToolCall, Transcript
+from app.engine.transcript import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
-SYSTEM_INDEX = 1_000_000_000
 _SYSTEM_KEYS = ("systemInstruction", "system_instruction")
 _WIRE_ROLE: dict[Role, str] = {"user": "user", "tool": "user", "assistant": "model"}
 _DATA_KEYS = ("inlineData", "fileData", "executableCode", "codeExecutionResult",

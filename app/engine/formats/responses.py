@@ -12,9 +12,8 @@ from typing import Any
 
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
-from app.engine.transcript import Message, Part, Role, ToolCall, Transcript
+from app.engine.transcript import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
-SYSTEM_INDEX = 1_000_000_000
 _ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning"})
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system",
                            "developer": "system"}
