@@ -9,8 +9,10 @@ from prometheus_client import CollectorRegistry
 from redis.crc import key_slot
 
 from app.cache import FailOpenCache, MemoryCache, cache_key, handle_key
+from app.llm.client import LLMClient
 from app.metrics import Metrics
 from app.redis_cache import RedisCache
+from app.service.llm_call import LLMGateway
 from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.anyio
@@ -78,7 +80,7 @@ async def test_fail_open_counts_logs_once_and_recovers(caplog):
             await cache.set("k2", b"v", 60)  # skipped during the pause
             assert await cache.get("k") is None
         assert not cache.healthy
-        assert [r for r in caplog.records if "unavailable" in r.message].__len__() == 1
+        assert len([r for r in caplog.records if "unavailable" in r.message]) == 1
         assert metrics.registry.get_sample_value("contextsynth_cache_requests_total",
                                                  {"result": "error"}) == 2
         server.start()
@@ -89,9 +91,6 @@ async def test_fail_open_counts_logs_once_and_recovers(caplog):
 
 
 async def test_garbage_from_redis_is_a_miss(redis_cache):
-    from app.llm.client import LLMClient
-    from app.service.llm_call import LLMGateway
-
     metrics = Metrics(CollectorRegistry())
     gateway = LLMGateway(LLMClient({}, metrics), redis_cache, metrics, ttl_s=60, wait_s=1,
                          default_model=None)

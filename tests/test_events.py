@@ -4,10 +4,8 @@ import asyncio
 import uuid
 
 import pytest
-from prometheus_client import CollectorRegistry
 
 from app.events import check_url
-from app.metrics import Metrics
 from app.outbox import Entry, RedisOutbox
 from tests.conftest import serve
 from tests.support.build import coding_run
@@ -153,10 +151,6 @@ def test_webhook_urls(url, ok):
     else:
         with pytest.raises(ValueError, match="webhook URL"):
             check_url(url, allow_private=False)
-
-
-def test_metrics_object_builds():
-    assert Metrics(CollectorRegistry()).webhook_queue_depth is not None
 
 
 async def test_shutdown_drains_what_is_queued(make_app):

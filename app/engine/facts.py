@@ -112,12 +112,6 @@ class FactExtractor:
                 found[kind].add(raw.decode("utf-8", "replace"))
         return Facts(frozenset(found[PATH]), frozenset(found[IDENT]), frozenset(found[NUMBER]))
 
-    def of(self, text: str) -> Facts:
-        """Every fact in one text."""
-        facts = self.classify(self._tokens.get(text, raw_tokens))
-        return Facts(facts.paths, facts.identifiers, facts.numbers,
-                     self._errors.get(text, error_lines))
-
     def lost(self, dropped: Iterable[str], kept: Iterable[str]) -> Facts:
         """Facts of the dropped texts that occur nowhere in the kept ones."""
         kept = [t for t in kept if t]

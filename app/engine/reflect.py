@@ -101,8 +101,7 @@ class Reflector:
             repeated = call.digest in seen
             seen.add(call.digest)
             enriched.append(_enrich(call, failed, line, repeated, goal_terms))
-        fresh = [e for e, c in zip(enriched, calls, strict=True) if not e.failed
-                 and e.relevance != "low"]
+        fresh = [e for e in enriched if not e.failed and e.relevance != "low"]
         failures = sum(e.failed for e in enriched)
         if fresh:
             progress = "advancing"

@@ -7,7 +7,7 @@ a small per-message overhead, as the providers' own accounting does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Protocol
 
 from app.engine.memo import Memo
@@ -58,6 +58,3 @@ class TokenCounter:
             for call in m.tool_calls:
                 total += TOOL_CALL_OVERHEAD + self.text(call.name) + self.text(call.arguments)
         return total
-
-    def per_message(self, messages: Sequence[Message]) -> list[int]:
-        return [self.message(m) for m in messages]

@@ -71,12 +71,16 @@ class TracePlan:
     options: TraceOptions
     trigger: int
     keep: int
-    chars_before: int
+    text: str  # the whole trace as given, observations in full
     fired: bool
     reason: str
     llm_worth_it: bool
     groups: tuple[Group, ...] = ()
     prompt: tuple[PromptMessage, ...] = ()
+
+    @property
+    def chars_before(self) -> int:
+        return len(self.text)
 
     @property
     def older(self) -> tuple[Action, ...]:
@@ -164,20 +168,21 @@ class TraceSummarizer:
             raise InvalidTranscript("the trace is empty; send at least one action.",
                                     pointer="/actions")
         actions = tuple(actions)
-        before = len(render_trace(actions, 10**9))
+        full = render_trace(actions, 10**9)
+        before = len(full)
         large = before > options.large_chars
         trigger = options.large_trigger if large else options.trigger
         keep = options.large_keep if large else options.keep
         size = f"{before} characters" + (" (large)" if large else "")
         if len(actions) <= trigger:
-            return TracePlan(actions, options, trigger, keep, before, False,
+            return TracePlan(actions, options, trigger, keep, full, False,
                              f"{len(actions)} actions, not over the trigger of {trigger} "
                              f"for {size}", False)
         if keep >= len(actions):
-            return TracePlan(actions, options, trigger, keep, before, False,
+            return TracePlan(actions, options, trigger, keep, full, False,
                              f"keep ({keep}) covers all {len(actions)} actions: nothing older "
                              "to summarize", False)
-        plan = TracePlan(actions, options, trigger, keep, before, True,
+        plan = TracePlan(actions, options, trigger, keep, full, True,
                          f"{len(actions)} actions, over the trigger of {trigger} for {size}",
                          before >= options.min_llm_chars)
         groups = self._groups(plan.older)
@@ -235,10 +240,9 @@ class TraceSummarizer:
     def finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
                strategy: str) -> TraceResult:
         options = plan.options
-        full = render_trace(plan.actions, 10**9)
-        tokens_before = self._counter.text(full)
+        tokens_before = self._counter.text(plan.text)
         if not plan.fired or groups is None:
-            return TraceResult(full, "none", (), plan.actions, plan.chars_before,
+            return TraceResult(plan.text, "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before, plan.reason)
         summary = "\n".join([TRACE_OPEN, *(g.summary for g in groups), TRACE_CLOSE])
         text = summary + "\n" + render_trace(plan.recent, options.observation_chars)
@@ -261,8 +265,7 @@ class TraceSummarizer:
         recent = render_trace(plan.recent, plan.options.observation_chars)
         text = f"{older}\n{recent}" if older else recent
         if len(text) >= plan.chars_before:
-            full = render_trace(plan.actions, 10**9)
-            return TraceResult(full, "none", (), plan.actions, plan.chars_before,
+            return TraceResult(plan.text, "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before,
                                f"{why}, and truncation would not shrink it either")
         return self._replaced(plan, text, "truncation", (), tokens_before, why)

@@ -6,9 +6,9 @@ from typing import Any
 
 import httpx
 
-from app.llm.base import Completion, CompletionRequest, LLMBadResponse, Usage
+from app.llm.base import Completion, CompletionRequest, LLMBadResponse
 from app.llm.config import ProviderConfig
-from app.llm.http import post_json
+from app.llm.http import post_json, usage_from
 
 API_VERSION = "2023-06-01"
 
@@ -46,10 +46,5 @@ class AnthropicProvider:
                        if isinstance(b, dict) and b.get("type") == "text")
         if not text.strip():
             raise LLMBadResponse(f"provider {self.name!r} returned an empty completion")
-        found = data.get("usage")
-        usage: dict[str, Any] = found if isinstance(found, dict) else {}
-        return Completion(
-            text=text, model=str(data.get("model") or model), provider=self.name,
-            usage=Usage(int(usage.get("input_tokens") or 0),
-                        int(usage.get("output_tokens") or 0)),
-        )
+        return Completion(text=text, model=str(data.get("model") or model), provider=self.name,
+                          usage=usage_from(data, "input_tokens", "output_tokens"))

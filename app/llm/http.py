@@ -8,7 +8,14 @@ from typing import Any
 
 import httpx
 
-from app.llm.base import LLMBadResponse, LLMRateLimited, LLMRejected, LLMServerError, LLMTimeout
+from app.llm.base import (
+    LLMBadResponse,
+    LLMRateLimited,
+    LLMRejected,
+    LLMServerError,
+    LLMTimeout,
+    Usage,
+)
 
 _SHOWN_BODY = 300
 
@@ -26,6 +33,13 @@ def retry_after(response: httpx.Response) -> float | None:
         return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
     except (TypeError, ValueError):
         return None
+
+
+def usage_from(data: dict[str, Any], input_key: str, output_key: str) -> Usage:
+    """Token usage as a provider reports it; absent or odd fields count as zero."""
+    found = data.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    return Usage(int(usage.get(input_key) or 0), int(usage.get(output_key) or 0))
 
 
 async def post_json(

@@ -6,9 +6,9 @@ from typing import Any
 
 import httpx
 
-from app.llm.base import Completion, CompletionRequest, LLMBadResponse, Usage
+from app.llm.base import Completion, CompletionRequest, LLMBadResponse
 from app.llm.config import ProviderConfig
-from app.llm.http import post_json
+from app.llm.http import post_json, usage_from
 
 
 class OpenAICompatible:
@@ -40,10 +40,5 @@ class OpenAICompatible:
                 f"provider {self.name!r} answered without choices[0].message.content") from None
         if not isinstance(text, str) or not text.strip():
             raise LLMBadResponse(f"provider {self.name!r} returned an empty completion")
-        found = data.get("usage")
-        usage: dict[str, Any] = found if isinstance(found, dict) else {}
-        return Completion(
-            text=text, model=str(data.get("model") or model), provider=self.name,
-            usage=Usage(int(usage.get("prompt_tokens") or 0),
-                        int(usage.get("completion_tokens") or 0)),
-        )
+        return Completion(text=text, model=str(data.get("model") or model), provider=self.name,
+                          usage=usage_from(data, "prompt_tokens", "completion_tokens"))

@@ -14,6 +14,7 @@ from tests.support.build import coding_run
 from tests.support.convert import to_anthropic
 from tests.support.fake_llm import FakeLLM
 from tests.support.redis_server import RedisServer
+from tests.support.wire import CASES
 
 pytestmark = pytest.mark.anyio
 SHARED_REDIS = "redis://127.0.0.1:6379/0"
@@ -197,8 +198,6 @@ async def test_unknown_handle(client):
 
 @pytest.mark.parametrize("case", ["gemini", "responses"])
 async def test_expand_round_trip_in_the_new_formats(client, case):
-    from tests.support.wire import CASES
-
     name, convert, _ = CASES[case]
     payload = convert(coding_run(8))
     body = (await client.post("/synthesize", json=payload)).json()
