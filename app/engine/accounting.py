@@ -34,11 +34,15 @@ def texts(messages: Sequence[Message]) -> Iterator[str]:
 
 def account(counter: TokenCounter, facts: FactExtractor, before: Sequence[Message],
             tokens_before: int, after: Sequence[Message],
-            dropped: Sequence[Message]) -> Accounting:
+            dropped: Sequence[Message], *, settled: int = 0) -> Accounting:
+    """``settled``: how many leading ``dropped`` messages stay dropped as the transcript
+    grows (see :attr:`Compaction.settled`)."""
     tokens_after = counter.messages(after)
     if tokens_after >= tokens_before * MARGIN:
         # Part-wise counts can be a few tokens off the rendered text; be exact here.
         tokens_after, tokens_before = counter.exact(after), counter.exact(before)
     if tokens_after >= tokens_before or not dropped:
         return Accounting(tokens_before, tokens_after, Facts())
-    return Accounting(tokens_before, tokens_after, facts.lost(texts(dropped), texts(after)))
+    settled_texts = sum(1 for _ in texts(dropped[:settled]))
+    lost = facts.lost(list(texts(dropped)), texts(after), settled=settled_texts)
+    return Accounting(tokens_before, tokens_after, lost)

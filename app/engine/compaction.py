@@ -37,6 +37,10 @@ class Compaction:
     spans: tuple[Span, ...] = ()
     # Originals of what was removed, scanned for facts the output lost.
     dropped: tuple[Message, ...] = ()
+    # How many leading ``dropped`` messages the same strategy drops again, in the same
+    # order, once the transcript has grown (older turns stay older). Only a hint for
+    # caches: a wrong value costs time, never a wrong receipt.
+    settled: int = 0
 
 
 class Handles:

@@ -66,4 +66,4 @@ def summarized(messages: Sequence[Message], context: StrategyContext, deep: Deep
     kept = [m for m in region if m.role not in ("assistant", "tool")]
     out = [*messages[: deep.start], note, *kept, *messages[deep.stop :]]
     spans: tuple[Span, ...] = (span,)
-    return Compaction(tuple(out), spans, tuple(work))
+    return Compaction(tuple(out), spans, tuple(work), len(work))

@@ -1,38 +1,61 @@
 """Facts an agent may need later: paths, identifiers, numbers and error lines.
 
 The receipt lists facts that were in dropped text and are nowhere in the
-output, so a caller can see what compaction cost. The work is shaped for
-speed: each text becomes a set of raw tokens, as UTF-8 bytes because
-bytes.translate and bytes.split run in C several times faster than their str
-counterparts (quotes, brackets and separators become spaces), memoized per
-text.
-Lost tokens are one set difference, and only those are classified.
+output, so a caller can see what compaction cost. This runs on every call
+over most of the input, so the work is shaped for speed:
+- texts become sets of candidate tokens as UTF-8 bytes, where translate, split
+  and itertools.compress sort out plain words in C;
+- older turns, which later calls drop again, are read once per agent run and
+  remembered under a chain of content hashes; other texts are memoized one by one;
+- only lost tokens are classified, each distinct token once.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
 
 from app.engine.memo import Memo
 
 # Commas stay inside tokens (1,234.50) and are stripped from their ends, as is a
-# currency sign, so "$121" in a note keeps the 121 of a dropped price.
-_SEPARATOR_CHARS = b"\"'`()[]{}<>=;|"
+# currency sign, so "$121" in a note keeps the 121 of a dropped price. Whitespace
+# becomes a plain space so that splitting on it keeps one slot per token.
+_SEPARATOR_CHARS = b"\"'`()[]{}<>=;|\t\n\r\x0b\x0c"
 _SEPARATORS = bytes.maketrans(_SEPARATOR_CHARS, b" " * len(_SEPARATOR_CHARS))
 _STRIP = b".,:*!?$"
-_DIGIT = re.compile(r"\d")
-_EXTENSIONS = frozenset({
+# Every fact has a digit, a slash or a file extension's dot; deleting all other bytes
+# but spaces leaves, slot by slot, an empty string for each token that cannot be one.
+_PLAIN = bytes(b for b in range(256) if b not in b"0123456789/. ")
+_EXTENSIONS = (
     "py", "js", "ts", "tsx", "go", "rs", "java", "rb", "c", "h", "cpp", "md", "json", "yaml",
     "yml", "toml", "txt", "cfg", "ini", "sh", "html", "css", "sql", "csv", "log", "xml", "lock",
-})
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+")
-_IDENT = re.compile(r"[A-Za-z_][\w-]*\d[\w-]*|\d+[A-Za-z_][\w-]*")
-_ERROR_WORDS = ("rror", "xception", "ailed", "FAILED", "Traceback")
-_ERROR_MARK = re.compile(r"Error|Exception|error:|failed|FAILED|Traceback")
+)
+# One pattern decides what a token is, so classifying costs one C call per new token.
+# The alternatives cannot overlap: only a path has a slash, a file name has no digit,
+# numbers and identifiers differ in whether a letter occurs.
+_KIND = re.compile(
+    r"(?P<path>(?!.*://).*/.*)"
+    r"|(?P<file>[^\d/]+\.(?:" + "|".join(_EXTENSIONS) + r"))"
+    r"|(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+)"
+    r"|(?P<ident>(?=.{5})(?:[A-Za-z_][\w-]*\d[\w-]*|\d+[A-Za-z_][\w-]*))",
+    re.DOTALL,
+)
+# Markers of an error line, found with str.find: a regex scan of every position of a
+# long log costs several times more.
+_ERROR_MARKS = ("Error", "Exception", "error:", "failed", "FAILED", "Traceback")
+# Fewer needles that every marker contains: most texts have none, and this is the
+# cheapest way to say so.
+_ERROR_HINTS = ("rror", "xception", "ailed", "FAILED", "Traceback")
+_MIN_TOKEN = 3
 _MAX_TOKEN = 200
 _MAX_ERRORS = 20
+# New settled texts up to this many are read one by one through the per-text memo.
+_FEW = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,85 +69,183 @@ class Facts:
         return len(self.paths) + len(self.identifiers) + len(self.numbers) + len(self.errors)
 
 
+def _candidates(data: bytes) -> frozenset[bytes]:
+    """Tokens of separator-translated ``data`` that may be facts, ends stripped.
+
+    The bulk of any text is plain words; they are sorted out by bytes.translate and
+    itertools.compress, which run in C, instead of a Python test per token.
+    """
+    marks = data.translate(None, _PLAIN).split(b" ")
+    return frozenset(map(bytes.strip, compress(data.split(b" "), marks), repeat(_STRIP)))
+
+
 def raw_tokens(text: str) -> frozenset[bytes]:
-    # Plain words are the bulk of any text and never a fact here.
-    data = text.encode("utf-8", "surrogatepass").translate(_SEPARATORS)
-    return frozenset(t.strip(_STRIP) for t in data.split() if not t.isalpha())
+    return _candidates(text.encode("utf-8", "surrogatepass").translate(_SEPARATORS))
+
+
+def pooled_tokens(texts: Sequence[str]) -> frozenset[bytes]:
+    """The union of :func:`raw_tokens` over many texts, in one pass.
+
+    Logs, file dumps and grep output repeat lines across an agent's steps, so
+    lines are made unique before they are split.
+    """
+    data = "\n".join(texts).encode("utf-8", "surrogatepass")
+    return _candidates(b"\n".join(set(data.split(b"\n"))).translate(_SEPARATORS))
+
+
+def pooled_errors(texts: Sequence[str]) -> frozenset[str]:
+    """The union of :func:`error_lines` over many texts: one scan of them all finds
+    the few texts worth reading line by line."""
+    joined = "\n".join(texts)
+    if not any(hint in joined for hint in _ERROR_HINTS):
+        return frozenset()
+    starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+    marked: set[int] = set()
+    for hint in _ERROR_HINTS:
+        at = joined.find(hint)
+        while at >= 0:
+            i = bisect.bisect_right(starts, at) - 1
+            marked.add(i)
+            at = joined.find(hint, starts[i + 1])  # the rest of this text is read anyway
+    return frozenset().union(*(error_lines(texts[i]) for i in marked))
 
 
 def error_lines(text: str) -> frozenset[str]:
-    if not any(word in text for word in _ERROR_WORDS):
+    """The first lines (up to a bound) that carry an error marker, in text order."""
+    if not any(hint in text for hint in _ERROR_HINTS):
         return frozenset()
+    # Next position of each marker at or after the cursor; found lazily and only
+    # looked for again once the cursor passes it, so each marker scans the text once.
+    upcoming = {mark: text.find(mark) for mark in _ERROR_MARKS}
     found: set[str] = set()
-    line_end = -1
-    for mark in _ERROR_MARK.finditer(text):
-        if mark.start() < line_end:
-            continue  # another mark on a line already taken
-        start = text.rfind("\n", 0, mark.start()) + 1
-        line_end = text.find("\n", mark.end())
-        if line_end < 0:
-            line_end = len(text)
-        found.add(text[start:line_end].strip()[:_MAX_TOKEN])
-        if len(found) >= _MAX_ERRORS:
+    cursor = 0
+    while len(found) < _MAX_ERRORS:
+        for mark, at in upcoming.items():
+            if 0 <= at < cursor:
+                upcoming[mark] = text.find(mark, cursor)
+        hits = [at for at in upcoming.values() if at >= 0]
+        if not hits:
             break
+        at = min(hits)
+        start = text.rfind("\n", 0, at) + 1
+        cursor = text.find("\n", at)
+        if cursor < 0:
+            cursor = len(text)
+        found.add(text[start:cursor].strip()[:_MAX_TOKEN])
     return frozenset(found)
 
 
 # What a token is; NONE for tokens that are no fact.
 NONE, PATH, IDENT, NUMBER = 0, 1, 2, 3
+_KINDS = {"path": PATH, "file": PATH, "number": NUMBER, "ident": IDENT}
 
 
 def kind_of(raw: bytes) -> int:
-    token = raw.decode("utf-8", "replace")
-    if len(token) > _MAX_TOKEN or len(token) < 3:
+    if not _MIN_TOKEN <= len(raw) <= _MAX_TOKEN * 4:  # UTF-8: up to four bytes a character
         return NONE
-    if "/" in token:
-        return PATH if "://" not in token else NONE
-    if _DIGIT.search(token) is None:
-        dot = token.rfind(".")
-        return PATH if dot > 0 and token[dot + 1 :] in _EXTENSIONS else NONE
-    if _NUMBER.fullmatch(token):
-        return NUMBER
-    if len(token) >= 5 and _IDENT.fullmatch(token):
-        return IDENT
-    return NONE
+    token = raw.decode("utf-8", "replace")
+    if not _MIN_TOKEN <= len(token) <= _MAX_TOKEN:
+        return NONE
+    match = _KIND.fullmatch(token)
+    return _KINDS[match.lastgroup] if match is not None and match.lastgroup else NONE
+
+
+class _Kinds:
+    """What each token seen so far is, as sets, so a call classifies only new tokens
+    and sorts the rest with set intersections in C."""
+
+    def __init__(self, max_tokens: int) -> None:
+        self._max_tokens = max_tokens
+        self._seen: set[bytes] = set()
+        self._of: dict[int, set[bytes]] = {PATH: set(), IDENT: set(), NUMBER: set()}
+
+    def facts(self, tokens: frozenset[bytes]) -> Facts:
+        new = tokens.difference(self._seen)
+        if len(self._seen) + len(new) > self._max_tokens:
+            self._seen = set()
+            self._of = {PATH: set(), IDENT: set(), NUMBER: set()}
+        for raw in new:
+            kind = kind_of(raw)
+            if kind:
+                self._of[kind].add(raw)
+        self._seen.update(new)
+        found = [frozenset(raw.decode("utf-8", "replace") for raw in tokens & self._of[kind])
+                 for kind in (PATH, IDENT, NUMBER)]
+        return Facts(*found)
+
+
+@dataclass(frozen=True, slots=True)
+class _Settled:
+    """Tokens and error lines of a run of dropped texts that later calls drop too."""
+
+    texts: int
+    tokens: frozenset[bytes]
+    errors: frozenset[str]
 
 
 class FactExtractor:
-    def __init__(self, *, cache_chars: int = 32_000_000, cache_tokens: int = 500_000) -> None:
+    def __init__(self, *, cache_chars: int = 32_000_000, cache_tokens: int = 500_000,
+                 cache_runs: int = 128) -> None:
         self._tokens: Memo[frozenset[bytes]] = Memo(cache_chars)
         self._errors: Memo[frozenset[str]] = Memo(cache_chars)
-        # The same ids and paths recur across steps; remember what each token is.
-        self._kinds: dict[bytes, int] = {}
-        self._max_kinds = cache_tokens
+        self._kinds = _Kinds(cache_tokens)
+        # Keyed by a chain of content hashes; a process-local cache, so Python's
+        # seeded str hash is enough.
+        self._settled: dict[int, _Settled] = {}
+        self._max_runs = cache_runs
+        self._lock = threading.Lock()
 
-    def classify(self, tokens: Iterable[bytes]) -> Facts:
-        found: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
-        kinds = self._kinds
-        for raw in tokens:
-            kind = kinds.get(raw)
-            if kind is None:
-                kind = kind_of(raw)
-                if len(kinds) >= self._max_kinds:
-                    kinds.clear()
-                kinds[raw] = kind
-            if kind:
-                found[kind].add(raw.decode("utf-8", "replace"))
-        return Facts(frozenset(found[PATH]), frozenset(found[IDENT]), frozenset(found[NUMBER]))
+    def lost(self, dropped: Sequence[str], kept: Iterable[str], *, settled: int = 0) -> Facts:
+        """Facts of the dropped texts that occur nowhere in the kept ones.
 
-    def lost(self, dropped: Iterable[str], kept: Iterable[str]) -> Facts:
-        """Facts of the dropped texts that occur nowhere in the kept ones."""
+        The first ``settled`` dropped texts are the ones a longer transcript with
+        the same start drops too (older turns): what they hold is remembered for
+        the whole run, so the next call reads only what is new.
+        """
+        run = self._settle([t for t in dropped[:settled] if t])
+        fresh = [t for t in dropped[settled:] if t]
         kept = [t for t in kept if t]
-        dropped = [t for t in dropped if t]
-        tokens = self._tokens
-        gone = frozenset().union(*(tokens.get(t, raw_tokens) for t in dropped))
+        tokens, errors = self._tokens, self._errors
+        gone = run.tokens.union(*(tokens.get(t, raw_tokens) for t in fresh))
         gone = gone.difference(*(tokens.get(t, raw_tokens) for t in kept))
-        errors = frozenset().union(*(self._errors.get(t, error_lines) for t in dropped))
-        if not gone and not errors:
+        found = run.errors.union(*(errors.get(t, error_lines) for t in fresh))
+        if not gone and not found:
             return Facts()
-        facts = self.classify(gone)
-        if errors:
+        facts = self._kinds.facts(gone)
+        if found:
             # An error line often survives inside a note line; only report real losses.
             output = "\n".join(kept)
-            errors = frozenset(e for e in errors if e not in output)
-        return Facts(facts.paths, facts.identifiers, facts.numbers, errors)
+            found = frozenset(e for e in found if e not in output)
+        return Facts(facts.paths, facts.identifiers, facts.numbers, found)
+
+    def _settle(self, texts: list[str]) -> _Settled:
+        chain = [0] * len(texts)
+        key = 0
+        for i, text in enumerate(texts):
+            key = hash((key, text))
+            chain[i] = key
+        base, base_key = _Settled(0, frozenset(), frozenset()), None
+        for i in range(len(texts) - 1, -1, -1):
+            hit = self._settled.get(chain[i])
+            if hit is not None and hit.texts == i + 1:
+                base, base_key = hit, chain[i]
+                break
+        rest = texts[base.texts :]
+        if not rest:
+            return base
+        if len(rest) <= _FEW:  # a step or two: these were kept text last call, and cached
+            tokens = base.tokens.union(*(self._tokens.get(t, raw_tokens) for t in rest))
+            errors = base.errors.union(*(self._errors.get(t, error_lines) for t in rest))
+        else:
+            tokens = base.tokens | pooled_tokens(rest)
+            errors = base.errors | pooled_errors(rest)
+        run = _Settled(len(texts), tokens, errors)
+        with self._lock:
+            # The run that was extended is only a prefix of this one now: one entry per
+            # agent run in progress, not one per step.
+            if base_key is not None:
+                self._settled.pop(base_key, None)
+            self._settled[chain[-1]] = run
+            while len(self._settled) > self._max_runs:
+                del self._settled[next(iter(self._settled))]
+        return run

@@ -45,6 +45,7 @@ class FastStrategy:
             out.extend(notes)
             spans.extend(note_spans)
             dropped.extend(m for m in region if m.role in ("assistant", "tool"))
+        settled = len(dropped)
         for k, turn in enumerate(recent_turns):
             kept, cut_spans, cut = trim_turn(
                 messages[turn.start : turn.stop], context,
@@ -53,7 +54,7 @@ class FastStrategy:
             out.extend(kept)
             spans.extend(cut_spans)
             dropped.extend(cut)
-        return Compaction(tuple(out), tuple(spans), tuple(dropped))
+        return Compaction(tuple(out), tuple(spans), tuple(dropped), settled)
 
     def _notes(
         self, region: Sequence[Message], context: StrategyContext

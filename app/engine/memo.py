@@ -1,14 +1,20 @@
-"""A small bounded LRU map, sized by the characters of its keys.
+"""A small bounded memo, sized by the characters of its keys.
 
 Agents resend the same prefix on every step; memoizing per content string
-makes a call cost what its new messages cost. The lock makes it safe to
-share between the event loop and worker threads.
+makes a call cost what its new messages cost. A warm call makes hundreds of
+lookups, so a hit is one plain dict lookup: instead of exact LRU order the
+memo keeps two generations. New entries go to the young one; a hit in the
+old one moves the entry up; when the young generation is full it becomes the
+old one and the previous old one is dropped. What a caller still uses
+survives, what nobody asked for over a whole generation goes.
+
+The lock guards the generation swap; reads take none (a read that races a
+swap misses and recomputes, which costs time and nothing else).
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -18,42 +24,41 @@ _MISSING = object()
 
 class Memo(Generic[V]):
     def __init__(self, max_chars: int) -> None:
-        self._max_chars = max_chars
+        # Each generation holds up to half, so both together stay within the bound.
+        self._generation_chars = max(max_chars // 2, 1)
+        self._young: dict[str, V] = {}
+        self._old: dict[str, V] = {}
         self._chars = 0
-        self._items: OrderedDict[str, V] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: str, compute: Callable[[str], V]) -> V:
-        # Reads take no lock: dict lookups are atomic, and a lost recency update or
-        # a duplicate computation under a race costs nothing but time.
-        found = self._items.get(key, _MISSING)
+        found = self._young.get(key, _MISSING)
         if found is not _MISSING:
-            try:  # noqa: SIM105 (contextlib.suppress costs an object per hit on a hot path)
-                self._items.move_to_end(key)
-            except KeyError:
-                pass
             return found  # type: ignore[return-value]
-        value = compute(key)
-        self._store(key, value)
-        return value
+        found = self._old.get(key, _MISSING)
+        if found is _MISSING:
+            found = compute(key)
+        self._store(key, found)  # type: ignore[arg-type]
+        return found  # type: ignore[return-value]
 
     def _store(self, key: str, value: V) -> None:
         size = len(key) + 1
-        if size > self._max_chars:
+        if size > self._generation_chars:
             return
         with self._lock:
-            if key in self._items:
-                return
-            self._items[key] = value
-            self._chars += size
-            while self._chars > self._max_chars:
-                old, _ = self._items.popitem(last=False)
-                self._chars -= len(old) + 1
+            if self._chars + size > self._generation_chars:
+                self._old = self._young
+                self._young = {}
+                self._chars = 0
+            if key not in self._young:
+                self._young[key] = value
+                self._chars += size
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._young.keys() | self._old.keys())
 
     def clear(self) -> None:
         with self._lock:
-            self._items.clear()
+            self._young = {}
+            self._old = {}
             self._chars = 0

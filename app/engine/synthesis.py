@@ -152,7 +152,7 @@ class Synthesizer:
         if prepared.nudge is not None:
             out.append(text_message("user", prepared.nudge))
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
-                        out, compaction.dropped)
+                        out, compaction.dropped, settled=compaction.settled)
         if not books.shrunk:
             return prepared.unchanged()
         t = prepared.transcript
