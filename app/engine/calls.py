@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.engine.jsontext import dumps
 from app.engine.memo import Memo
 from app.engine.outcomes import shorten
 from app.engine.transcript import ToolCall
@@ -51,13 +52,13 @@ def _head(name: str, arguments: str, value: Any) -> str:
     if value is None:
         return f"{name}({shorten(arguments, _ARG_CHARS)})"
     if not isinstance(value, dict):
-        return f"{name}({shorten(json.dumps(value, ensure_ascii=False), _ARG_CHARS)})"
+        return f"{name}({shorten(dumps(value), _ARG_CHARS)})"
     shown = []
     for k, v in list(value.items())[:_MAX_ARGS]:
-        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        text = v if isinstance(v, str) else dumps(v)
         short = shorten(" ".join(text[: _ARG_CHARS * 2].split()), _ARG_CHARS)
         # Strings are quoted so their edges show; numbers, lists and objects read as JSON.
-        shown.append(f"{k}={json.dumps(short, ensure_ascii=False)}" if isinstance(v, str)
+        shown.append(f"{k}={dumps(short)}" if isinstance(v, str)
                      else f"{k}={short}")
     if len(value) > _MAX_ARGS:
         shown.append("…")
@@ -72,13 +73,11 @@ def summarize(key: str) -> CallSummary:
     reads: list[str] = []
     writes: list[str] = []
     commands: list[str] = []
-    writing = _WRITE_TOOL.search(name) is not None
-    for k in _PATH_KEYS:
-        path = args.get(k)
-        if isinstance(path, str) and path:
-            (writes if writing else reads).append(path)
-    for k in _COMMAND_KEYS:
-        command = args.get(k)
+    paths = [p for p in (args.get(k) for k in _PATH_KEYS if k in args)
+             if isinstance(p, str) and p]
+    if paths:
+        (writes if _WRITE_TOOL.search(name) else reads).extend(paths)
+    for command in (args.get(k) for k in _COMMAND_KEYS if k in args):
         if isinstance(command, str) and command:
             commands.append(shorten(" ".join(command[: _COMMAND_CHARS * 2].split()),
                                     _COMMAND_CHARS))
@@ -116,7 +115,7 @@ def cut_arguments(key: str) -> str:
         return arguments
     per_string = max(limit // 2, 24)
     while True:
-        text = json.dumps(_shorten_strings(value, per_string), ensure_ascii=False)
+        text = dumps(_shorten_strings(value, per_string))
         if len(text) <= limit or per_string <= 24:
             break
         per_string //= 2

@@ -15,6 +15,8 @@ from app.engine.tiers import TierBudget
 from app.engine.transcript import Message, Part, Segments
 
 HANDLE_PREFIX = "cs_"
+_HANDLE_BYTES = 10
+HANDLE_CHARS = len(HANDLE_PREFIX) + 2 * _HANDLE_BYTES  # hex digits
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,7 @@ class Handles:
         return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
     def of(self, messages: Sequence[Message]) -> str:
-        h = hashlib.blake2b(digest_size=10)
+        h = hashlib.blake2b(digest_size=_HANDLE_BYTES)
         for m in messages:
             h.update(m.role.encode())
             h.update(self._memo.get(m.text, self._digest) if m.text else b"-")

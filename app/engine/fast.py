@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.engine.compaction import (
+    HANDLE_CHARS,
     Compaction,
     Span,
     StrategyContext,
@@ -41,10 +42,7 @@ class FastStrategy:
         dropped: list[Message] = []
         if older:
             region = messages[older[0].start : older[-1].stop]
-            notes, note_spans = self._notes(region, context)
-            out.extend(notes)
-            spans.extend(note_spans)
-            dropped.extend(m for m in region if m.role in ("assistant", "tool"))
+            out.extend(self._notes(region, context, spans, dropped))
         settled = len(dropped)
         for k, turn in enumerate(recent_turns):
             kept, cut_spans, cut = trim_turn(
@@ -56,9 +54,9 @@ class FastStrategy:
             dropped.extend(cut)
         return Compaction(tuple(out), tuple(spans), tuple(dropped), settled)
 
-    def _notes(
-        self, region: Sequence[Message], context: StrategyContext
-    ) -> tuple[list[Message], list[Span]]:
+    def _notes(self, region: Sequence[Message], context: StrategyContext,
+               spans: list[Span], dropped: list[Message]) -> list[Message]:
+        """The older region with each run of work replaced by a note, where that pays."""
         groups: list[Message | list[Message]] = []
         for m in region:
             if m.role not in ("assistant", "tool"):
@@ -67,27 +65,47 @@ class FastStrategy:
                 groups[-1].append(m)
             else:
                 groups.append([m])
-        runs = sum(isinstance(g, list) for g in groups)
-        ledger = build_ledger(pairs(region), context.calls, context.outcomes)
         out: list[Message] = []
-        spans: list[Span] = []
+        last_note = -1
         for g in groups:
             if isinstance(g, Message):
                 out.append(g)
                 continue
-            span = span_of("compacted", g, context.handles)
             header = PRIOR_WORK_HEADER if not spans else PRIOR_WORK_CONTINUED
+            what = _what(g)
+            body = _note_body(g, context)
+            # A short reply between two user messages can be shorter than any note
+            # about it: keep such a run as it was.
+            if HANDLE_CHARS + len(header) + len(what) + sum(map(len, body)) >= _chars(g):
+                out.extend(g)
+                continue
+            span = span_of("compacted", g, context.handles)
             spans.append(span)
-            last = len(spans) == runs
-            out.append(_note(g, span, header, ledger if last else None, context))
-        return out, spans
+            dropped.extend(g)
+            last_note = len(out)
+            out.append(_message([header.format(what=what, handle=span.handle), *body]))
+        if last_note >= 0:
+            ledger = build_ledger(pairs(region), context.calls, context.outcomes)
+            if ledger:
+                note = out[last_note]
+                out[last_note] = _message([*(p.text for p in note.parts),
+                                           render_ledger(ledger)])
+        return out
 
 
-def _note(run: Sequence[Message], span: Span, header: str, ledger: Ledger | None,
-          context: StrategyContext) -> Message:
+def _chars(run: Sequence[Message]) -> int:
+    return sum(len(m.text) + sum(len(c.name) + len(c.arguments) for c in m.tool_calls)
+               for m in run)
+
+
+def _what(run: Sequence[Message]) -> str:
     calls = sum(len(m.tool_calls) for m in run)
     replies = sum(1 for m in run if m.role == "assistant" and not m.tool_calls)
-    lines = [header.format(what=counted(calls, replies), handle=span.handle)]
+    return counted(calls, replies)
+
+
+def _note_body(run: Sequence[Message], context: StrategyContext) -> list[str]:
+    lines: list[str] = []
     results = {m.tool_call_id: m for m in run if m.role == "tool"}
     for m in run:
         if m.role != "assistant":
@@ -97,8 +115,10 @@ def _note(run: Sequence[Message], span: Span, header: str, ledger: Ledger | None
             lines.append(f"- said: {shorten(said, _SAID_CHARS)}")
         for call in m.tool_calls:
             lines.append(_call_line(call, results.get(call.id), context))
-    if ledger:
-        lines.append(render_ledger(ledger))
+    return lines
+
+
+def _message(lines: list[str]) -> Message:
     # One part per line: lines repeat from call to call, so their token counts and
     # facts come from the caches; renderers join parts with newlines.
     return Message("user", tuple(Part("text", line) for line in lines))

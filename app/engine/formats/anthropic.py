@@ -14,6 +14,7 @@ from typing import Any
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
 from app.engine.formats.parts import group_by_role, render_text_part
+from app.engine.jsontext import dumps
 from app.engine.transcript import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
 _OWN_BLOCKS = frozenset(
@@ -130,7 +131,7 @@ def _parse_assistant(
         if part.kind == "tool_use":
             if not isinstance(b.get("id"), str) or not isinstance(b.get("name"), str):
                 raise _fail(where, pointer, "has a tool_use block without a string id and name.")
-            arguments = json.dumps(b.get("input", {}), ensure_ascii=False)
+            arguments = dumps(b.get("input", {}))
             calls.append(ToolCall(b["id"], b["name"], arguments, b))
         parts.append(part)
     return Message("assistant", tuple(parts), tuple(calls), raw=m, index=i)
@@ -203,7 +204,7 @@ def _render_call(call: ToolCall) -> dict[str, Any]:
     if raw is None:
         return {"type": "tool_use", "id": call.id, "name": call.name,
                 "input": json.loads(call.arguments)}
-    if json.dumps(raw.get("input", {}), ensure_ascii=False) == call.arguments:
+    if dumps(raw.get("input", {})) == call.arguments:
         return dict(raw)
     return {**raw, "input": json.loads(call.arguments)}
 

@@ -14,6 +14,7 @@ from typing import Any
 from app.engine.errors import InvalidTranscript
 from app.engine.formats import Payload
 from app.engine.formats.parts import group_by_role
+from app.engine.jsontext import dumps
 from app.engine.transcript import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
 _SYSTEM_KEYS = ("systemInstruction", "system_instruction")
@@ -126,7 +127,7 @@ def _parse_model(c: Mapping[str, Any], i: int) -> Message:
                 raise _fail(f"/contents/{i}/parts/{j}", "has a functionCall without a 'name'.")
             given = fc.get("id")
             call_id = given if isinstance(given, str) else f"gemini_{i}_{j}"
-            arguments = json.dumps(fc.get("args", {}), ensure_ascii=False)
+            arguments = dumps(fc.get("args", {}))
             calls.append(ToolCall(call_id, fc["name"], arguments, p))
             part = Part("functionCall", "", {"call_id": call_id, "part": p})
         parts.append(part)
@@ -139,7 +140,7 @@ def _response_text(response: Any) -> str:
         only = next(iter(response.values()))
         if isinstance(only, str):
             return only
-    return json.dumps(response, ensure_ascii=False)
+    return dumps(response)
 
 
 def _parse_response(
@@ -191,7 +192,7 @@ def _render_parts(m: Message) -> list[Any]:
 def _render_call(call: ToolCall) -> Any:
     raw = call.raw
     fc = raw["functionCall"]
-    if json.dumps(fc.get("args", {}), ensure_ascii=False) == call.arguments:
+    if dumps(fc.get("args", {})) == call.arguments:
         return raw
     return {**raw, "functionCall": {**fc, "args": json.loads(call.arguments)}}
 
