@@ -18,7 +18,8 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress, filterfalse, repeat
+from operator import methodcaller
 
 from app.engine.memo import Memo
 
@@ -35,16 +36,18 @@ _EXTENSIONS = (
     "py", "js", "ts", "tsx", "go", "rs", "java", "rb", "c", "h", "cpp", "md", "json", "yaml",
     "yml", "toml", "txt", "cfg", "ini", "sh", "html", "css", "sql", "csv", "log", "xml", "lock",
 )
-# One pattern decides what a token is, so classifying costs one C call per new token.
-# The alternatives cannot overlap: only a path has a slash, a file name has no digit,
-# numbers and identifiers differ in whether a letter occurs.
-_KIND = re.compile(
-    r"(?P<path>(?!.*://).*/.*)"
-    r"|(?P<file>[^\d/]+\.(?:" + "|".join(_EXTENSIONS) + r"))"
-    r"|(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+)"
-    r"|(?P<ident>(?=.{5})(?:[A-Za-z_][\w-]*\d[\w-]*|\d+[A-Za-z_][\w-]*))",
-    re.DOTALL,
-)
+# Facts by kind. A token is sorted with C-level filters (translate, compress,
+# fullmatch as a predicate), never a Python test per token: only a path has a slash,
+# a file name has no digit and ends in a known extension, numbers and identifiers
+# have a digit and differ in whether a letter occurs. Digits and word characters are
+# ASCII ones.
+_FILE_SUFFIXES = tuple(b"." + e.encode() for e in _EXTENSIONS)
+_NUMBER = re.compile(rb"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+")
+_IDENT = re.compile(rb"[A-Za-z_][\w-]*\d[\w-]*|\d+[A-Za-z_][\w-]*")
+_MIN_IDENT = 5
+# What to delete to keep only slashes, or only digits (and the spaces between tokens).
+_KEEP_SLASH = bytes(b for b in range(256) if b not in b"/ ")
+_KEEP_DIGITS = bytes(b for b in range(256) if b not in b"0123456789 ")
 # Markers of an error line, found with str.find: a regex scan of every position of a
 # long log costs several times more.
 _ERROR_MARKS = ("Error", "Exception", "error:", "failed", "FAILED", "Traceback")
@@ -135,43 +138,53 @@ def error_lines(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-# What a token is; NONE for tokens that are no fact.
-NONE, PATH, IDENT, NUMBER = 0, 1, 2, 3
-_KINDS = {"path": PATH, "file": PATH, "number": NUMBER, "ident": IDENT}
+def _having(tokens: list[bytes], others: bytes) -> list[bytes]:
+    """The tokens that keep a byte once ``others`` are deleted (tokens hold no spaces)."""
+    marks = b" ".join(tokens).translate(None, others).split(b" ")
+    return list(compress(tokens, marks))
 
 
-def kind_of(raw: bytes) -> int:
-    if not _MIN_TOKEN <= len(raw) <= _MAX_TOKEN * 4:  # UTF-8: up to four bytes a character
-        return NONE
-    token = raw.decode("utf-8", "replace")
-    if not _MIN_TOKEN <= len(token) <= _MAX_TOKEN:
-        return NONE
-    match = _KIND.fullmatch(token)
-    return _KINDS[match.lastgroup] if match is not None and match.lastgroup else NONE
+def _fits(raw: bytes, shortest: int = _MIN_TOKEN) -> bool:
+    return shortest <= len(raw.decode("utf-8", "replace")) <= _MAX_TOKEN
+
+
+def sort_tokens(tokens: Iterable[bytes]) -> tuple[set[bytes], set[bytes], set[bytes]]:
+    """Paths, identifiers and numbers among ``tokens``; the rest is no fact."""
+    pool = list(tokens)
+    slashed = _having(pool, _KEEP_SLASH)
+    digits = set(_having(pool, _KEEP_DIGITS)).difference(slashed)
+    plain = set(pool).difference(slashed, digits)
+    paths = {t for t in filterfalse(methodcaller("__contains__", b"://"), slashed)
+             if _fits(t)}
+    paths.update(t for t in filter(methodcaller("endswith", _FILE_SUFFIXES), plain)
+                 if t.rfind(b".") > 0 and _fits(t))
+    numbers = {t for t in filter(_NUMBER.fullmatch, digits) if _fits(t)}
+    idents = {t for t in filter(_IDENT.fullmatch, digits.difference(numbers))
+              if _fits(t, _MIN_IDENT)}
+    return paths, idents, numbers
 
 
 class _Kinds:
-    """What each token seen so far is, as sets, so a call classifies only new tokens
-    and sorts the rest with set intersections in C."""
+    """Facts among the tokens seen so far, so a call sorts only new tokens and finds
+    the rest with set intersections."""
 
     def __init__(self, max_tokens: int) -> None:
         self._max_tokens = max_tokens
         self._seen: set[bytes] = set()
-        self._of: dict[int, set[bytes]] = {PATH: set(), IDENT: set(), NUMBER: set()}
+        self._sorted: tuple[set[bytes], set[bytes], set[bytes]] = (set(), set(), set())
 
     def facts(self, tokens: frozenset[bytes]) -> Facts:
         new = tokens.difference(self._seen)
         if len(self._seen) + len(new) > self._max_tokens:
             self._seen = set()
-            self._of = {PATH: set(), IDENT: set(), NUMBER: set()}
-        for raw in new:
-            kind = kind_of(raw)
-            if kind:
-                self._of[kind].add(raw)
+            self._sorted = (set(), set(), set())
+        for known, found in zip(self._sorted, sort_tokens(new), strict=True):
+            known.update(found)
         self._seen.update(new)
-        found = [frozenset(raw.decode("utf-8", "replace") for raw in tokens & self._of[kind])
-                 for kind in (PATH, IDENT, NUMBER)]
-        return Facts(*found)
+        paths, idents, numbers = (
+            frozenset(raw.decode("utf-8", "replace") for raw in tokens & known)
+            for known in self._sorted)
+        return Facts(paths, idents, numbers)
 
 
 @dataclass(frozen=True, slots=True)

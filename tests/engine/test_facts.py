@@ -1,0 +1,83 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.engine.facts import (
+    FactExtractor,
+    Facts,
+    error_lines,
+    pooled_errors,
+    pooled_tokens,
+    raw_tokens,
+)
+
+
+def lost(dropped, kept=(), **kw):
+    return FactExtractor().lost(list(dropped), list(kept), **kw)
+
+
+def test_sorts_paths_identifiers_and_numbers():
+    facts = lost(["opened src/app/main.py and setup.cfg; booking ZFA04Y costs $1,234.50 "
+                  "on flight HAT039, see https://example.com/x, retry 3 times, version 12345"])
+    assert facts.paths == {"src/app/main.py", "setup.cfg"}
+    assert facts.identifiers == {"ZFA04Y", "HAT039"}
+    assert facts.numbers == {"1,234.50", "12345"}
+
+
+def test_plain_words_short_tokens_and_urls_are_no_facts():
+    facts = lost(["the quick brown fox, 42 ab1 x.y https://example.com/a/b"])
+    assert facts == Facts()
+
+
+def test_a_fact_the_output_still_holds_is_not_lost():
+    facts = lost(["read config/settings.yaml, order W123456 total 845.20"],
+                 ["- read(path=\"config/settings.yaml\") → total $845.20"])
+    assert facts.paths == frozenset()
+    assert facts.numbers == frozenset()
+    assert facts.identifiers == {"W123456"}
+
+
+def test_error_lines_are_lost_only_when_the_output_drops_them():
+    log = "collecting\nValueError: bad value 7\nok\nTraceback (most recent call last):\n"
+    assert error_lines(log) == {"ValueError: bad value 7", "Traceback (most recent call last):"}
+    facts = lost([log], ["- run → ✗ ValueError: bad value 7"])
+    assert facts.errors == {"Traceback (most recent call last):"}
+
+
+def test_error_lines_are_bounded_per_text():
+    log = "\n".join(f"Error number {i}" for i in range(100))
+    assert len(error_lines(log)) == 20
+    assert error_lines("all good\nnothing failed to report") == {"nothing failed to report"}
+
+
+words = st.sampled_from(["ab", "1", "204", "/", ".", ".py", " ", "\n", ":", ",", "$", "x9",
+                         "Error", "failed", "Traceback"])
+texts = st.lists(st.lists(words, max_size=30).map("".join), max_size=8)
+
+
+@given(texts)
+def test_pooled_reading_equals_reading_each_text(chunks):
+    assert pooled_tokens(chunks) == frozenset().union(*map(raw_tokens, chunks))
+    assert pooled_errors(chunks) == frozenset().union(*map(error_lines, chunks))
+
+
+def run_texts(n):
+    return [f"step {i}: cat pkg/module_{i}.py gave line {1000 + i} and id RUN{i:04d}X"
+            for i in range(n)]
+
+
+def test_older_turns_read_once_give_the_same_receipt_as_a_fresh_reading():
+    kept = ["- note mentions pkg/module_3.py"]
+    extractor = FactExtractor()
+    for n in (5, 6, 30, 31):  # the run grows as an agent's older turns do
+        dropped = run_texts(n) + ["a cut result with 777888"]
+        cached = extractor.lost(dropped, kept, settled=n)
+        assert cached == lost(dropped, kept), n
+        assert "pkg/module_3.py" not in cached.paths
+        assert "777888" in cached.numbers
+
+
+def test_a_remembered_run_is_not_used_for_different_content():
+    extractor = FactExtractor()
+    extractor.lost(run_texts(20), [], settled=20)
+    other = [t.replace("pkg", "lib") for t in run_texts(21)]
+    assert extractor.lost(other, [], settled=21) == lost(other)
