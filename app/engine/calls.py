@@ -65,9 +65,9 @@ def _head(name: str, arguments: str, value: Any) -> str:
     return f"{name}({', '.join(shown)})"
 
 
-def summarize(key: str) -> CallSummary:
-    """``key`` is the tool name, a NUL, then the arguments."""
-    name, _, arguments = key.partition("\0")
+def summarize(key: tuple[str, str]) -> CallSummary:
+    """``key`` is the tool name and the arguments."""
+    name, arguments = key
     value = _parse(arguments)
     args: dict[str, Any] = value if isinstance(value, dict) else {}
     reads: list[str] = []
@@ -122,13 +122,19 @@ def cut_arguments(key: str) -> str:
     return text if len(text) < len(arguments) else arguments
 
 
+def _weigh(key: tuple[str, str]) -> int:
+    return len(key[0]) + len(key[1])
+
+
 class CallSummaries:
     def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._memo: Memo[CallSummary] = Memo(cache_chars)
-        self._cuts: Memo[str] = Memo(cache_chars)
+        # A tuple key hashes from its strings' cached hashes: a call met again costs
+        # no copy of its arguments.
+        self._memo: Memo[tuple[str, str], CallSummary] = Memo(cache_chars, _weigh)
+        self._cuts: Memo[str, str] = Memo(cache_chars)
 
     def of(self, call: ToolCall) -> CallSummary:
-        return self._memo.get(f"{call.name}\0{call.arguments}", summarize)
+        return self._memo.get((call.name, call.arguments), summarize)
 
     def cut(self, call: ToolCall, limit: int) -> ToolCall:
         if len(call.arguments) <= limit:

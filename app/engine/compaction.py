@@ -45,11 +45,14 @@ class Compaction:
     settled: int = 0
 
 
+_ROLE_BYTES = {role: role.encode() for role in ("system", "user", "assistant", "tool")}
+
+
 class Handles:
     """Stable names for spans: the same content gives the same handle on any replica."""
 
     def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._memo: Memo[bytes] = Memo(cache_chars)
+        self._memo: Memo[str, bytes] = Memo(cache_chars)
 
     @staticmethod
     def _digest(text: str) -> bytes:
@@ -57,12 +60,14 @@ class Handles:
 
     def of(self, messages: Sequence[Message]) -> str:
         h = hashlib.blake2b(digest_size=_HANDLE_BYTES)
+        update, digest, memo = h.update, self._digest, self._memo
         for m in messages:
-            h.update(m.role.encode())
-            h.update(self._memo.get(m.text, self._digest) if m.text else b"-")
+            update(_ROLE_BYTES[m.role])
+            text = m.text
+            update(memo.get(text, digest) if text else b"-")
             for call in m.tool_calls:
-                h.update(call.id.encode("utf-8", "surrogatepass"))
-                h.update(self._memo.get(call.arguments, self._digest))
+                update(call.id.encode("utf-8", "surrogatepass"))
+                update(memo.get(call.arguments, digest))
         return HANDLE_PREFIX + h.hexdigest()
 
 

@@ -199,8 +199,8 @@ class _Settled:
 class FactExtractor:
     def __init__(self, *, cache_chars: int = 32_000_000, cache_tokens: int = 500_000,
                  cache_runs: int = 128) -> None:
-        self._tokens: Memo[frozenset[bytes]] = Memo(cache_chars)
-        self._errors: Memo[frozenset[str]] = Memo(cache_chars)
+        self._tokens: Memo[str, frozenset[bytes]] = Memo(cache_chars)
+        self._errors: Memo[str, frozenset[str]] = Memo(cache_chars)
         self._kinds = _Kinds(cache_tokens)
         # Keyed by a chain of content hashes; a process-local cache, so Python's
         # seeded str hash is enough.

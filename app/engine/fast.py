@@ -76,7 +76,7 @@ class FastStrategy:
             body = _note_body(g, context)
             # A short reply between two user messages can be shorter than any note
             # about it: keep such a run as it was.
-            if HANDLE_CHARS + len(header) + len(what) + sum(map(len, body)) >= _chars(g):
+            if not _longer(g, HANDLE_CHARS + len(header) + len(what) + sum(map(len, body))):
                 out.extend(g)
                 continue
             span = span_of("compacted", g, context.handles)
@@ -89,13 +89,19 @@ class FastStrategy:
             if ledger:
                 note = out[last_note]
                 out[last_note] = _message([*(p.text for p in note.parts),
-                                           render_ledger(ledger)])
+                                           *render_ledger(ledger).split("\n")])
         return out
 
 
-def _chars(run: Sequence[Message]) -> int:
-    return sum(len(m.text) + sum(len(c.name) + len(c.arguments) for c in m.tool_calls)
-               for m in run)
+def _longer(run: Sequence[Message], chars: int) -> bool:
+    """Whether the run's text and arguments exceed ``chars``; stops counting once they do."""
+    total = 0
+    for m in run:
+        total += sum(len(p.text) for p in m.parts)
+        total += sum(len(c.name) + len(c.arguments) for c in m.tool_calls)
+        if total > chars:
+            return True
+    return False
 
 
 def _what(run: Sequence[Message]) -> str:

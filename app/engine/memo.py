@@ -15,23 +15,31 @@ swap misses and recomputes, which costs time and nothing else).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sized
 from typing import Generic, TypeVar
 
+K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 _MISSING = object()
 
 
-class Memo(Generic[V]):
-    def __init__(self, max_chars: int) -> None:
+def _length(key: object) -> int:
+    return len(key) if isinstance(key, Sized) else 1
+
+
+class Memo(Generic[K, V]):
+    """``weigh`` gives a key's size in characters (by default its length)."""
+
+    def __init__(self, max_chars: int, weigh: Callable[[K], int] = _length) -> None:
         # Each generation holds up to half, so both together stay within the bound.
         self._generation_chars = max(max_chars // 2, 1)
-        self._young: dict[str, V] = {}
-        self._old: dict[str, V] = {}
+        self._weigh = weigh
+        self._young: dict[K, V] = {}
+        self._old: dict[K, V] = {}
         self._chars = 0
         self._lock = threading.Lock()
 
-    def get(self, key: str, compute: Callable[[str], V]) -> V:
+    def get(self, key: K, compute: Callable[[K], V]) -> V:
         found = self._young.get(key, _MISSING)
         if found is not _MISSING:
             return found  # type: ignore[return-value]
@@ -41,8 +49,8 @@ class Memo(Generic[V]):
         self._store(key, found)  # type: ignore[arg-type]
         return found  # type: ignore[return-value]
 
-    def _store(self, key: str, value: V) -> None:
-        size = len(key) + 1
+    def _store(self, key: K, value: V) -> None:
+        size = self._weigh(key) + 1
         if size > self._generation_chars:
             return
         with self._lock:

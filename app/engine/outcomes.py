@@ -69,7 +69,7 @@ def _read_unflagged(text: str) -> Outcome:
 
 class Outcomes:
     def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._memo: Memo[Outcome] = Memo(cache_chars)
+        self._memo: Memo[str, Outcome] = Memo(cache_chars)
 
     def of(self, message: Message) -> Outcome:
         if message.is_error:  # the format said so; only the line is left to find

@@ -25,10 +25,10 @@ class Encoder(Protocol):
 class TokenCounter:
     def __init__(self, encoder: Encoder, *, cache_chars: int = 64_000_000) -> None:
         self._encoder = encoder
-        self._memo: Memo[int] = Memo(cache_chars)
+        self._memo: Memo[str, int] = Memo(cache_chars)
 
     @property
-    def cache(self) -> Memo[int]:
+    def cache(self) -> Memo[str, int]:
         return self._memo
 
     def _encode_len(self, text: str) -> int:
