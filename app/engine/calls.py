@@ -16,8 +16,9 @@ from app.engine.memo import Memo
 from app.engine.outcomes import shorten
 from app.engine.transcript import ToolCall
 
-_PATH_KEYS = ("path", "file", "file_path", "filepath", "filename", "target_file", "directory")
-_COMMAND_KEYS = ("command", "cmd", "script")
+_PATH_KEYS = frozenset({"path", "file", "file_path", "filepath", "filename", "target_file",
+                        "directory"})
+_COMMAND_KEYS = frozenset({"command", "cmd", "script"})
 _WRITE_TOOL = re.compile(r"write|create|edit|save|insert|replace|patch|append|delete|remove"
                          r"|move|rename|update", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s\"'<>)]+")
@@ -34,6 +35,8 @@ _COMMAND_CHARS = 100
 
 @dataclass(frozen=True, slots=True)
 class CallSummary:
+    """What a call did, in the order its arguments name things."""
+
     head: str  # "name(key=value, …)" for prior-work notes
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
@@ -69,26 +72,32 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     """``key`` is the tool name and the arguments."""
     name, arguments = key
     value = _parse(arguments)
-    args: dict[str, Any] = value if isinstance(value, dict) else {}
-    reads: list[str] = []
+    head = _head(name, arguments, value)
+    if not isinstance(value, dict):
+        return CallSummary(head)
+    # One pass over the arguments, in their order: this runs once per distinct call.
+    paths: list[str] = []
     writes: list[str] = []
+    reads: list[str] = []
     commands: list[str] = []
-    paths = [p for p in (args.get(k) for k in _PATH_KEYS if k in args)
-             if isinstance(p, str) and p]
+    urls: list[str] = []
+    for k, v in value.items():
+        if not isinstance(v, str) or not v:
+            continue
+        if k in _PATH_KEYS:
+            paths.append(v)
+        elif k in _COMMAND_KEYS:
+            commands.append(shorten(" ".join(v[: _COMMAND_CHARS * 2].split()), _COMMAND_CHARS))
+            # The first line names the files; what follows is usually a heredoc body.
+            line = v.split("\n", 1)[0][:_SHELL_SCAN_CHARS]
+            written = _SHELL_WRITE.findall(line)
+            writes += written
+            reads += [p for p in _SHELL_READ.findall(line) if p not in written]
+        if "http" in v:
+            urls += _URL.findall(v)
     if paths:
         (writes if _WRITE_TOOL.search(name) else reads).extend(paths)
-    for command in (args.get(k) for k in _COMMAND_KEYS if k in args):
-        if isinstance(command, str) and command:
-            commands.append(shorten(" ".join(command[: _COMMAND_CHARS * 2].split()),
-                                    _COMMAND_CHARS))
-            # The first line names the files; what follows is usually a heredoc body.
-            line = command.split("\n", 1)[0][:_SHELL_SCAN_CHARS]
-            writes.extend(_SHELL_WRITE.findall(line))
-            reads.extend(p for p in _SHELL_READ.findall(line) if p not in writes)
-    urls = [u for v in args.values() if isinstance(v, str) and "http" in v
-            for u in _URL.findall(v)]
-    return CallSummary(_head(name, arguments, value), tuple(reads), tuple(writes),
-                       tuple(commands), tuple(urls))
+    return CallSummary(head, tuple(reads), tuple(writes), tuple(commands), tuple(urls))
 
 
 def _shorten_strings(value: Any, limit: int) -> Any:

@@ -48,7 +48,20 @@ class TokenCounter:
         return total
 
     def messages(self, messages: Iterable[Message]) -> int:
-        return sum(self.message(m) for m in messages)
+        # message() inlined: this loop runs over every message of every request.
+        get, count = self._memo.get, self._encode_len
+        total = 0
+        for m in messages:
+            parts = m.parts
+            total += MESSAGE_OVERHEAD + max(len(parts) - 1, 0)
+            for part in parts:
+                if part.text:
+                    total += get(part.text, count)
+            for call in m.tool_calls:
+                total += TOOL_CALL_OVERHEAD + get(call.name, count)
+                if call.arguments:
+                    total += get(call.arguments, count)
+        return total
 
     def exact(self, messages: Iterable[Message]) -> int:
         """Count as rendered: multi-part text joined, for decisions at the margin."""
