@@ -62,11 +62,15 @@ class Handles:
         h = hashlib.blake2b(digest_size=_HANDLE_BYTES)
         update, digest, memo = h.update, self._digest, self._memo
         for m in messages:
+            # Everything a note or an expand reads from the messages goes in, so equal
+            # handles mean equal content.
             update(_ROLE_BYTES[m.role])
             text = m.text
             update(memo.get(text, digest) if text else b"-")
+            if m.tool_call_id is not None or m.is_error:
+                update(f"{m.tool_call_id}\0{m.is_error}".encode("utf-8", "surrogatepass"))
             for call in m.tool_calls:
-                update(call.id.encode("utf-8", "surrogatepass"))
+                update(f"{call.id}\0{call.name}".encode("utf-8", "surrogatepass"))
                 update(memo.get(call.arguments, digest))
         return HANDLE_PREFIX + h.hexdigest()
 

@@ -9,6 +9,8 @@ artifact ledger.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
 
 from app.engine.compaction import (
     HANDLE_CHARS,
@@ -19,6 +21,7 @@ from app.engine.compaction import (
     trim_turn,
 )
 from app.engine.ledger import Ledger, build_ledger, recent
+from app.engine.memo import Memo
 from app.engine.outcomes import shorten
 from app.engine.prompts import (
     LEDGER_HEADER,
@@ -32,8 +35,31 @@ _RESULT_CHARS = 120
 _SAID_CHARS = 200
 
 
+@dataclass(frozen=True, slots=True)
+class _RunNote:
+    """A run's note without its header, and whether it is shorter than the run."""
+
+    what: str
+    body: tuple[str, ...]
+    pays_first: bool  # under PRIOR_WORK_HEADER
+    pays_continued: bool  # under PRIOR_WORK_CONTINUED
+
+
+def _run_note(run: Sequence[Message], context: StrategyContext, _handle: str) -> _RunNote:
+    what = _what(run)
+    body = tuple(_note_body(run, context))
+    size = HANDLE_CHARS + len(what) + sum(map(len, body))
+    return _RunNote(what, body, _longer(run, size + len(PRIOR_WORK_HEADER)),
+                    _longer(run, size + len(PRIOR_WORK_CONTINUED)))
+
+
 class FastStrategy:
     name = "fast"
+
+    def __init__(self, *, cache_runs: int = 100_000) -> None:
+        # Notes by span handle (a content digest); sized by entries, since a key is a
+        # handle of fixed length.
+        self._runs: Memo[str, _RunNote] = Memo(cache_runs * (HANDLE_CHARS + 1))
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
         older, recent_turns = older_and_recent(context)
@@ -71,19 +97,20 @@ class FastStrategy:
             if isinstance(g, Message):
                 out.append(g)
                 continue
-            header = PRIOR_WORK_HEADER if not spans else PRIOR_WORK_CONTINUED
-            what = _what(g)
-            body = _note_body(g, context)
+            span = span_of("compacted", g, context.handles)
+            # Runs before the newest one come back unchanged on every step.
+            run = self._runs.get(span.handle, partial(_run_note, g, context))
             # A short reply between two user messages can be shorter than any note
             # about it: keep such a run as it was.
-            if not _longer(g, HANDLE_CHARS + len(header) + len(what) + sum(map(len, body))):
+            if not (run.pays_continued if spans else run.pays_first):
                 out.extend(g)
                 continue
-            span = span_of("compacted", g, context.handles)
+            header = PRIOR_WORK_HEADER if not spans else PRIOR_WORK_CONTINUED
             spans.append(span)
             dropped.extend(g)
             last_note = len(out)
-            out.append(_message([header.format(what=what, handle=span.handle), *body]))
+            out.append(_message([header.format(what=run.what, handle=span.handle),
+                                 *run.body]))
         if last_note >= 0:
             ledger = build_ledger(pairs(region), context.calls, context.outcomes)
             if ledger:
