@@ -15,25 +15,21 @@ swap misses and recomputes, which costs time and nothing else).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Sized
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar, cast
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 _MISSING = object()
 
 
-def _length(key: object) -> int:
-    return len(key) if isinstance(key, Sized) else 1
-
-
 class Memo(Generic[K, V]):
-    """``weigh`` gives a key's size in characters (by default its length)."""
+    """``weigh`` gives a key's size in characters; without it keys must have a length."""
 
-    def __init__(self, max_chars: int, weigh: Callable[[K], int] = _length) -> None:
+    def __init__(self, max_chars: int, weigh: Callable[[K], int] | None = None) -> None:
         # Each generation holds up to half, so both together stay within the bound.
         self._generation_chars = max(max_chars // 2, 1)
-        self._weigh = weigh
+        self._weigh: Callable[[K], int] = weigh or cast(Callable[[K], int], len)
         self._young: dict[K, V] = {}
         self._old: dict[K, V] = {}
         self._chars = 0

@@ -69,7 +69,7 @@ def test_older_turns_read_once_give_the_same_receipt_as_a_fresh_reading():
     kept = ["- note mentions pkg/module_3.py"]
     extractor = FactExtractor()
     for n in (5, 6, 30, 31):  # the run grows as an agent's older turns do
-        dropped = run_texts(n) + ["a cut result with 777888"]
+        dropped = [*run_texts(n), "a cut result with 777888"]
         cached = extractor.lost(dropped, kept, settled=n)
         assert cached == lost(dropped, kept), n
         assert "pkg/module_3.py" not in cached.paths

@@ -1,0 +1,37 @@
+from app.engine.memo import Memo
+
+
+def test_a_hit_is_not_computed_again():
+    calls = []
+    memo: Memo[str, int] = Memo(1_000)
+
+    def compute(key):
+        calls.append(key)
+        return len(key)
+
+    assert memo.get("abc", compute) == 3
+    assert memo.get("abc", compute) == 3
+    assert calls == ["abc"]
+
+
+def test_size_stays_within_the_bound():
+    memo: Memo[str, str] = Memo(100)
+    for i in range(200):
+        memo.get(f"key number {i:04d}", str.upper)
+    assert 0 < len(memo) <= 100 // len("key number 0000")
+
+
+def test_entries_in_use_survive_while_unused_ones_go():
+    memo: Memo[str, str] = Memo(200)
+    memo.get("prefix message", str.upper)
+    for i in range(100):
+        memo.get(f"step {i:03d}", str.upper)  # an agent's new messages, one per call
+        memo.get("prefix message", lambda _: "recomputed")  # resent on every call
+    assert memo.get("prefix message", lambda _: "recomputed") == "PREFIX MESSAGE"
+    assert memo.get("step 000", lambda _: "gone") == "gone"
+
+
+def test_keys_of_any_shape_with_their_own_weight():
+    memo: Memo[tuple[str, str], str] = Memo(50, lambda k: len(k[0]) + len(k[1]))
+    assert memo.get(("bash", "ls"), lambda k: k[0] + k[1]) == "bashls"
+    assert len(memo) == 1
