@@ -22,11 +22,14 @@ _COMMAND_KEYS = frozenset({"command", "cmd", "script"})
 _WRITE_TOOL = re.compile(r"write|create|edit|save|insert|replace|patch|append|delete|remove"
                          r"|move|rename|update", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s\"'<>)]+")
-_FILE = r"((?:\.{0,2}/)?[\w.@/-]*\w\.\w{1,5})"
-_SHELL_WRITE = re.compile(r"(?:>>?|\btee(?:\s+-a)?|sed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+))\s*"
-                          + _FILE)
-_SHELL_READ = re.compile(r"\b(?:cat|head|tail|nl|less|sed\s+-n\s+(?:'[^']*'|\S+)|grep\s+[^|;&]*?)"
-                         r"\s+(?:-\S+\s+)*" + _FILE)
+# A file name ends where the word does: "config.py.backup" is not "config.py.backu".
+_FILE = r"((?:\.{0,2}/)?[\w.@/-]*\w\.\w{1,8})(?![\w.@/-])"
+_OPTIONS = r"(?:-\S+(?:\s+\d+)?\s+)*"  # with numeric values, as in "tail -n 5"
+_WORD = r"(?:'[^']*'|\"[^\"]*\"|[^\s'\"]\S*)"
+_SHELL_WRITE = re.compile(r"(?:>>?|\btee(?:\s+-a)?|sed\s+-i\S*\s+" + _WORD + r")\s*" + _FILE)
+# grep and sed take a pattern before the files; it is skipped, not read as one.
+_SHELL_READ = re.compile(r"\b(?:cat|head|tail|nl|less|sed\s+-n\s+" + _WORD + r"|grep\s+"
+                         + _OPTIONS + _WORD + r")\s+" + _OPTIONS + _FILE)
 _SHELL_SCAN_CHARS = 400
 _ARG_CHARS = 60
 _MAX_ARGS = 3

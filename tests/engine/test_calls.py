@@ -1,0 +1,53 @@
+import json
+
+import pytest
+
+from app.engine.calls import CallSummaries, cut_arguments
+from app.engine.transcript import ToolCall
+
+
+def summary(name, **arguments):
+    return CallSummaries().of(ToolCall("c1", name, json.dumps(arguments)))
+
+
+@pytest.mark.parametrize(("command", "reads", "writes"), [
+    ("cat ./pkg/config.py", ["./pkg/config.py"], []),
+    ("head -50 a/b.py && tail -n 5 run.log", ["a/b.py", "run.log"], []),
+    ("sed -n '114,132p' ./pkg/config.py", ["./pkg/config.py"], []),
+    # A grep pattern is not a file, and a name ends where its word does.
+    ('grep -B2 -A2 "logger = pkg.config.logger" ./pkg/encaps.py', ["./pkg/encaps.py"], []),
+    ('grep -n "debugging =" ./pkg/config.py.backup', ["./pkg/config.py.backup"], []),
+    ('grep -r "from pkg.config import" --include="*.py" ./pkg/tests/', [], []),
+    ("cat > notes.txt << 'EOF'", [], ["notes.txt"]),
+    ("sed -i 's/a/b/' src/x.py", [], ["src/x.py"]),
+    ("python run.py > out.log", [], ["out.log"]),
+])
+def test_shell_commands_name_the_files_they_read_and_write(command, reads, writes):
+    found = summary("bash", command=command)
+    assert list(found.reads) == reads
+    assert list(found.writes) == writes
+    assert found.commands == (command,)
+
+
+def test_path_arguments_count_as_written_by_editing_tools():
+    assert summary("str_replace_editor", path="src/app.py", old="a").writes == ("src/app.py",)
+    assert summary("view_file", path="src/app.py").reads == ("src/app.py",)
+
+
+def test_head_shows_the_first_arguments_shortened():
+    head = summary("search_flights", origin="JFK", destination="SEA", date="2024-05-20",
+                   cabin="economy").head
+    assert head == 'search_flights(origin="JFK", destination="SEA", date="2024-05-20", …)'
+    assert summary("bash", command="x" * 500).head.endswith('…")')
+
+
+def test_urls_in_any_argument_are_collected():
+    found = summary("fetch", url="see https://example.com/docs and http://x.org/a")
+    assert found.urls == ("https://example.com/docs", "http://x.org/a")
+
+
+def test_cut_arguments_stay_valid_json_within_the_budget():
+    arguments = json.dumps({"command": "cat <<EOF\n" + "line\n" * 400 + "EOF", "timeout": 5})
+    cut = cut_arguments(f"200\0{arguments}")
+    assert len(cut) <= 200
+    assert json.loads(cut)["timeout"] == 5
