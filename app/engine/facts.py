@@ -12,8 +12,6 @@ over most of the input, so the work is shaped for speed:
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -56,7 +54,6 @@ _ERROR_MARKS = ("Error", "Exception", "error:", "failed", "FAILED", "Traceback")
 _ERROR_HINTS = ("rror", "xception", "ailed", "FAILED", "Traceback")
 _MIN_TOKEN = 3
 _MAX_TOKEN = 200
-_MAX_ERRORS = 20
 # New settled texts up to this many are read one by one through the per-text memo.
 _FEW = 16
 
@@ -86,55 +83,40 @@ def raw_tokens(text: str) -> frozenset[bytes]:
     return _candidates(text.encode("utf-8", "surrogatepass").translate(_SEPARATORS))
 
 
-def pooled_tokens(texts: Sequence[str]) -> frozenset[bytes]:
-    """The union of :func:`raw_tokens` over many texts, in one pass.
+def unique_lines(texts: Sequence[str]) -> str:
+    """The distinct lines of ``texts``, one per line. Logs, file dumps and grep output
+    repeat lines across an agent's steps; read once, they cost about half."""
+    return "\n".join(set("\n".join(texts).split("\n")))
 
-    Logs, file dumps and grep output repeat lines across an agent's steps, so
-    lines are made unique before they are split.
-    """
-    data = "\n".join(texts).encode("utf-8", "surrogatepass")
-    return _candidates(b"\n".join(set(data.split(b"\n"))).translate(_SEPARATORS))
+
+def pooled_tokens(texts: Sequence[str]) -> frozenset[bytes]:
+    """The union of :func:`raw_tokens` over many texts, in one pass."""
+    return raw_tokens(unique_lines(texts))
 
 
 def pooled_errors(texts: Sequence[str]) -> frozenset[str]:
-    """The union of :func:`error_lines` over many texts: one scan of them all finds
-    the few texts worth reading line by line."""
-    joined = "\n".join(texts)
-    if not any(hint in joined for hint in _ERROR_HINTS):
-        return frozenset()
-    starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
-    marked: set[int] = set()
-    for hint in _ERROR_HINTS:
-        at = joined.find(hint)
-        while at >= 0:
-            i = bisect.bisect_right(starts, at) - 1
-            marked.add(i)
-            at = joined.find(hint, starts[i + 1])  # the rest of this text is read anyway
-    return frozenset().union(*(error_lines(texts[i]) for i in marked))
+    """The union of :func:`error_lines` over many texts, in one pass."""
+    return error_lines(unique_lines(texts))
 
 
 def error_lines(text: str) -> frozenset[str]:
-    """The first lines (up to a bound) that carry an error marker, in text order."""
+    """The distinct lines that carry an error marker, stripped and cut to a length.
+
+    Each marker is found with str.find from one marked line's end to the next, so
+    a long log costs a few scans in C and Python work per marked line only.
+    """
     if not any(hint in text for hint in _ERROR_HINTS):
         return frozenset()
-    # Next position of each marker at or after the cursor; found lazily and only
-    # looked for again once the cursor passes it, so each marker scans the text once.
-    upcoming = {mark: text.find(mark) for mark in _ERROR_MARKS}
     found: set[str] = set()
-    cursor = 0
-    while len(found) < _MAX_ERRORS:
-        for mark, at in upcoming.items():
-            if 0 <= at < cursor:
-                upcoming[mark] = text.find(mark, cursor)
-        hits = [at for at in upcoming.values() if at >= 0]
-        if not hits:
-            break
-        at = min(hits)
-        start = text.rfind("\n", 0, at) + 1
-        cursor = text.find("\n", at)
-        if cursor < 0:
-            cursor = len(text)
-        found.add(text[start:cursor].strip()[:_MAX_TOKEN])
+    for mark in _ERROR_MARKS:
+        at = text.find(mark)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            if end < 0:
+                end = len(text)
+            found.add(text[start:end].strip()[:_MAX_TOKEN])
+            at = text.find(mark, end)
     return frozenset(found)
 
 
@@ -250,8 +232,9 @@ class FactExtractor:
             tokens = base.tokens.union(*(self._tokens.get(t, raw_tokens) for t in rest))
             errors = base.errors.union(*(self._errors.get(t, error_lines) for t in rest))
         else:
-            tokens = base.tokens | pooled_tokens(rest)
-            errors = base.errors | pooled_errors(rest)
+            lines = unique_lines(rest)
+            tokens = base.tokens | raw_tokens(lines)
+            errors = base.errors | error_lines(lines)
         run = _Settled(len(texts), tokens, errors)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per

@@ -43,9 +43,9 @@ def test_error_lines_are_lost_only_when_the_output_drops_them():
     assert facts.errors == {"Traceback (most recent call last):"}
 
 
-def test_error_lines_are_bounded_per_text():
-    log = "\n".join(f"Error number {i}" for i in range(100))
-    assert len(error_lines(log)) == 20
+def test_each_error_line_is_reported_once_cut_to_a_length():
+    log = "\n".join(["FAILED test_a - Error x"] * 50 + ["E" * 500 + " Error"])
+    assert error_lines(log) == {"FAILED test_a - Error x", "E" * 200}
     assert error_lines("all good\nnothing failed to report") == {"nothing failed to report"}
 
 
