@@ -6,7 +6,7 @@ over most of the input, so the work is shaped for speed:
 - texts become sets of candidate tokens as UTF-8 bytes, where translate, split
   and itertools.compress sort out plain words in C;
 - older turns, which later calls drop again, are read once per agent run and
-  remembered under a chain of content hashes; other texts are memoized one by one;
+  remembered under a hash of their texts; other texts are memoized one by one;
 - only lost tokens are classified, each distinct token once.
 """
 
@@ -56,6 +56,8 @@ _MIN_TOKEN = 3
 _MAX_TOKEN = 200
 # New settled texts up to this many are read one by one through the per-text memo.
 _FEW = 16
+# How far back a call looks for the end of the run an earlier call cached.
+_PROBE = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +101,14 @@ def pooled_errors(texts: Sequence[str]) -> frozenset[str]:
     return error_lines(unique_lines(texts))
 
 
-def error_lines(text: str) -> frozenset[str]:
-    """The distinct lines that carry an error marker, stripped and cut to a length.
+def marked_lines(text: str) -> str:
+    """The lines that carry an error marker, whole, one per line.
 
     Each marker is found with str.find from one marked line's end to the next, so
     a long log costs a few scans in C and Python work per marked line only.
     """
     if not any(hint in text for hint in _ERROR_HINTS):
-        return frozenset()
+        return ""
     found: set[str] = set()
     for mark in _ERROR_MARKS:
         at = text.find(mark)
@@ -115,9 +117,16 @@ def error_lines(text: str) -> frozenset[str]:
             end = text.find("\n", at)
             if end < 0:
                 end = len(text)
-            found.add(text[start:end].strip()[:_MAX_TOKEN])
+            found.add(text[start:end])
             at = text.find(mark, end)
-    return frozenset(found)
+    return "\n".join(found)
+
+
+def error_lines(text: str) -> frozenset[str]:
+    """The distinct lines that carry an error marker, stripped and cut to a length."""
+    marked = marked_lines(text)
+    return frozenset(line.strip()[:_MAX_TOKEN] for line in marked.split("\n")) if marked \
+        else frozenset()
 
 
 def _having(tokens: list[bytes], others: bytes) -> list[bytes]:
@@ -183,8 +192,9 @@ class FactExtractor:
                  cache_runs: int = 128) -> None:
         self._tokens: Memo[str, frozenset[bytes]] = Memo(cache_chars)
         self._errors: Memo[str, frozenset[str]] = Memo(cache_chars)
+        self._marked: Memo[str, str] = Memo(cache_chars)
         self._kinds = _Kinds(cache_tokens)
-        # Keyed by a chain of content hashes; a process-local cache, so Python's
+        # Keyed by the hash of the run's texts; a process-local cache, so Python's
         # seeded str hash is enough.
         self._settled: dict[int, _Settled] = {}
         self._max_runs = cache_runs
@@ -209,21 +219,21 @@ class FactExtractor:
         facts = self._kinds.facts(gone)
         if found:
             # An error line often survives inside a note line; only report real losses.
-            output = "\n".join(kept)
+            # A line holding one holds a marker, so the output's marked lines suffice.
+            output = "\n".join(self._marked.get(t, marked_lines) for t in kept)
             found = frozenset(e for e in found if e not in output)
         return Facts(facts.paths, facts.identifiers, facts.numbers, found)
 
     def _settle(self, texts: list[str]) -> _Settled:
-        chain = [0] * len(texts)
-        key = 0
-        for i, text in enumerate(texts):
-            key = hash((key, text))
-            chain[i] = key
+        # A tuple of strings hashes from their cached hashes, in C. The run cached by
+        # the last call usually ends a step or two before this one: probe back that far.
+        run = tuple(texts)
         base, base_key = _Settled(0, frozenset(), frozenset()), None
-        for i in range(len(texts) - 1, -1, -1):
-            hit = self._settled.get(chain[i])
-            if hit is not None and hit.texts == i + 1:
-                base, base_key = hit, chain[i]
+        for n in range(len(run), max(len(run) - _PROBE, 0), -1):
+            key = hash(run[:n])
+            hit = self._settled.get(key)
+            if hit is not None and hit.texts == n:
+                base, base_key = hit, key
                 break
         rest = texts[base.texts :]
         if not rest:
@@ -235,13 +245,13 @@ class FactExtractor:
             lines = unique_lines(rest)
             tokens = base.tokens | raw_tokens(lines)
             errors = base.errors | error_lines(lines)
-        run = _Settled(len(texts), tokens, errors)
+        settled = _Settled(len(texts), tokens, errors)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # agent run in progress, not one per step.
             if base_key is not None:
                 self._settled.pop(base_key, None)
-            self._settled[chain[-1]] = run
+            self._settled[hash(run)] = settled
             while len(self._settled) > self._max_runs:
                 del self._settled[next(iter(self._settled))]
-        return run
+        return settled

@@ -45,21 +45,16 @@ class _RunNote:
     pays_continued: bool  # under PRIOR_WORK_CONTINUED
 
 
-def _run_note(run: Sequence[Message], context: StrategyContext, _handle: str) -> _RunNote:
-    what = _what(run)
-    body = tuple(_note_body(run, context))
-    size = HANDLE_CHARS + len(what) + sum(map(len, body))
-    return _RunNote(what, body, _longer(run, size + len(PRIOR_WORK_HEADER)),
-                    _longer(run, size + len(PRIOR_WORK_CONTINUED)))
-
-
 class FastStrategy:
     name = "fast"
 
-    def __init__(self, *, cache_runs: int = 100_000) -> None:
+    def __init__(self, *, cache_runs: int = 100_000, cache_chars: int = 16_000_000) -> None:
         # Notes by span handle (a content digest); sized by entries, since a key is a
         # handle of fixed length.
         self._runs: Memo[str, _RunNote] = Memo(cache_runs * (HANDLE_CHARS + 1))
+        # Lines by call and result: the newest run grows by a step per call, and its
+        # note is rebuilt from lines made before.
+        self._lines: Memo[_LineKey, str] = Memo(cache_chars, _weigh_line)
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
         older, recent_turns = older_and_recent(context)
@@ -99,7 +94,7 @@ class FastStrategy:
                 continue
             span = span_of("compacted", g, context.handles)
             # Runs before the newest one come back unchanged on every step.
-            run = self._runs.get(span.handle, partial(_run_note, g, context))
+            run = self._runs.get(span.handle, partial(self._run_note, g, context))
             # A short reply between two user messages can be shorter than any note
             # about it: keep such a run as it was.
             if not (run.pays_continued if spans else run.pays_first):
@@ -119,6 +114,30 @@ class FastStrategy:
                                            *render_ledger(ledger).split("\n")])
         return out
 
+    def _run_note(self, run: Sequence[Message], context: StrategyContext,
+                  _handle: str) -> _RunNote:
+        what = _what(run)
+        body = tuple(self._note_body(run, context))
+        size = HANDLE_CHARS + len(what) + sum(map(len, body))
+        return _RunNote(what, body, _longer(run, size + len(PRIOR_WORK_HEADER)),
+                        _longer(run, size + len(PRIOR_WORK_CONTINUED)))
+
+    def _note_body(self, run: Sequence[Message], context: StrategyContext) -> list[str]:
+        lines: list[str] = []
+        results = {m.tool_call_id: m for m in run if m.role == "tool"}
+        for m in run:
+            if m.role != "assistant":
+                continue
+            if not m.tool_calls and m.text.strip():
+                said = " ".join(m.text[: _SAID_CHARS * 2].split())
+                lines.append(f"- said: {shorten(said, _SAID_CHARS)}")
+            for call in m.tool_calls:
+                result = results.get(call.id)
+                key = (call.name, call.arguments, result.text if result else None,
+                       result is not None and result.is_error)
+                lines.append(self._lines.get(key, partial(_call_line, call, result, context)))
+        return lines
+
 
 def _longer(run: Sequence[Message], chars: int) -> bool:
     """Whether the run's text and arguments exceed ``chars``; stops counting once they do."""
@@ -137,27 +156,22 @@ def _what(run: Sequence[Message]) -> str:
     return counted(calls, replies)
 
 
-def _note_body(run: Sequence[Message], context: StrategyContext) -> list[str]:
-    lines: list[str] = []
-    results = {m.tool_call_id: m for m in run if m.role == "tool"}
-    for m in run:
-        if m.role != "assistant":
-            continue
-        if not m.tool_calls and m.text.strip():
-            said = " ".join(m.text[: _SAID_CHARS * 2].split())
-            lines.append(f"- said: {shorten(said, _SAID_CHARS)}")
-        for call in m.tool_calls:
-            lines.append(_call_line(call, results.get(call.id), context))
-    return lines
-
-
 def _message(lines: list[str]) -> Message:
     # One part per line: lines repeat from call to call, so their token counts and
     # facts come from the caches; renderers join parts with newlines.
     return Message("user", tuple(Part("text", line) for line in lines))
 
 
-def _call_line(call: ToolCall, result: Message | None, context: StrategyContext) -> str:
+# A call's name and arguments, its result's text and error flag.
+_LineKey = tuple[str, str, str | None, bool]
+
+
+def _weigh_line(key: _LineKey) -> int:
+    return len(key[0]) + len(key[1]) + len(key[2] or "")
+
+
+def _call_line(call: ToolCall, result: Message | None, context: StrategyContext,
+               _key: _LineKey) -> str:
     head = f"- {context.calls.of(call).head}"
     if result is None:
         return head
