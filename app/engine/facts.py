@@ -189,13 +189,14 @@ class _Settled:
 
 class FactExtractor:
     def __init__(self, *, cache_chars: int = 32_000_000, cache_tokens: int = 500_000,
-                 cache_runs: int = 128) -> None:
+                 cache_runs: int = 64) -> None:
         self._tokens: Memo[str, frozenset[bytes]] = Memo(cache_chars)
         self._errors: Memo[str, frozenset[str]] = Memo(cache_chars)
         self._marked: Memo[str, str] = Memo(cache_chars)
         self._kinds = _Kinds(cache_tokens)
         # Keyed by the hash of the run's texts; a process-local cache, so Python's
-        # seeded str hash is enough.
+        # seeded str hash is enough. An entry holds a run's token set (up to a few MB
+        # for the longest runs), and there is one per agent run in progress.
         self._settled: dict[int, _Settled] = {}
         self._max_runs = cache_runs
         self._lock = threading.Lock()

@@ -48,9 +48,9 @@ class _RunNote:
 class FastStrategy:
     name = "fast"
 
-    def __init__(self, *, cache_runs: int = 100_000, cache_chars: int = 16_000_000) -> None:
-        # Notes by span handle (a content digest); sized by entries, since a key is a
-        # handle of fixed length.
+    def __init__(self, *, cache_runs: int = 4096, cache_chars: int = 16_000_000) -> None:
+        # Notes by span handle (a content digest). Keys have a fixed length, so the
+        # bound counts entries: a note can be long, there are few of them.
         self._runs: Memo[str, _RunNote] = Memo(cache_runs * (HANDLE_CHARS + 1))
         # Lines by call and result: the newest run grows by a step per call, and its
         # note is rebuilt from lines made before.

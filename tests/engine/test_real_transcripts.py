@@ -76,3 +76,23 @@ def test_golden_output(engine, formats, name):
         if not os.environ.get("UPDATE_GOLDEN"):
             pytest.fail(f"wrote missing golden file {golden.name}; review and commit it")
     assert snapshot == json.loads(golden.read_text())
+
+
+def _outcome(engine, formats, messages):
+    result = engine.run(formats["openai"].parse({"messages": messages}), SynthesisOptions())
+    return (formats["openai"].render(result.transcript)["messages"], result.tokens_before,
+            result.tokens_after, result.receipt.spans, result.receipt.lost)
+
+
+@pytest.mark.parametrize("path", transcript_files()[::7], ids=lambda p: p.stem[:48])
+def test_an_agent_loop_through_warm_caches_gets_what_a_cold_engine_gives(encoder, formats,
+                                                                          path):
+    """Every cache is keyed by content: an agent resending its growing transcript must
+    get exactly what a fresh engine computes for the same request."""
+    messages = load(path)
+    starts = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    warm = Synthesizer(TokenCounter(encoder), builtin_strategies())
+    for stop in [*starts[-8:], len(messages)]:
+        step = messages[:stop]
+        cold = Synthesizer(TokenCounter(encoder), builtin_strategies())
+        assert _outcome(warm, formats, step) == _outcome(cold, formats, step), stop

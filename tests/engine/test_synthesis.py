@@ -151,3 +151,19 @@ def test_a_result_just_over_the_budget_is_not_made_longer(synthesizer, formats):
 def test_engine_refuses_modes_it_does_not_run(synthesizer, formats):
     with pytest.raises(InvalidOption, match="decided before"):
         synth(synthesizer, formats, coding_run(4), mode=Mode.DEEP)
+
+
+def test_a_command_run_again_shows_its_new_outcome_on_later_steps(encoder, formats):
+    """Notes come from caches keyed by content: the same call with another result
+    must not reuse the line made for the first one."""
+    synthesizer = Synthesizer(TokenCounter(encoder), builtin_strategies())
+    messages = coding_run(2)
+    messages += tool_turn("t1", "bash", {"command": "pytest -q"}, "1 failed, 3 passed")
+    messages += coding_run(3)[2:]
+    synth(synthesizer, formats, messages)  # an earlier step, cached
+    messages += tool_turn("t2", "bash", {"command": "pytest -q"}, "4 passed")
+    messages += coding_run(4)[2:]
+    _, out = synth(synthesizer, formats, messages)
+    note = out[2]["content"]
+    assert 'bash(command="pytest -q") → 1 failed, 3 passed' in note
+    assert 'bash(command="pytest -q") → 4 passed' in note
