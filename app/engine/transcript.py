@@ -80,7 +80,7 @@ class Transcript:
     envelope: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen, for the same reason as Message
 class Turn:
     """Messages ``[start, stop)`` of a transcript: one assistant message and what answers it."""
 
@@ -104,12 +104,18 @@ def segment(messages: Sequence[Message]) -> Segments:
     prompt, the task (first user message) and anything the user added before
     the agent first spoke. Each turn starts at an assistant message.
     """
-    task_index = next((i for i, m in enumerate(messages) if m.role == "user"), None)
-    starts = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    task_index = None
+    starts = []
+    for i, m in enumerate(messages):
+        role = m.role
+        if role == "assistant":
+            starts.append(i)
+        elif role == "user" and task_index is None:
+            task_index = i
     if not starts:
         return Segments(len(messages), (), task_index)
-    bounds = [*starts, len(messages)]
-    turns = tuple(Turn(a, b) for a, b in itertools.pairwise(bounds))
+    starts.append(len(messages))
+    turns = tuple(Turn(a, b) for a, b in itertools.pairwise(starts))
     return Segments(starts[0], turns, task_index)
 
 
