@@ -86,19 +86,10 @@ def raw_tokens(text: str) -> frozenset[bytes]:
 
 
 def unique_lines(texts: Sequence[str]) -> str:
-    """The distinct lines of ``texts``, one per line. Logs, file dumps and grep output
-    repeat lines across an agent's steps; read once, they cost about half."""
+    """The distinct lines of ``texts``, one per line: tokens and error lines live within
+    a line, so reading these gives what reading each text gives. Logs, file dumps and
+    grep output repeat lines across an agent's steps; read once, they cost about half."""
     return "\n".join(set("\n".join(texts).split("\n")))
-
-
-def pooled_tokens(texts: Sequence[str]) -> frozenset[bytes]:
-    """The union of :func:`raw_tokens` over many texts, in one pass."""
-    return raw_tokens(unique_lines(texts))
-
-
-def pooled_errors(texts: Sequence[str]) -> frozenset[str]:
-    """The union of :func:`error_lines` over many texts, in one pass."""
-    return error_lines(unique_lines(texts))
 
 
 def marked_lines(text: str) -> str:
@@ -125,8 +116,9 @@ def marked_lines(text: str) -> str:
 def error_lines(text: str) -> frozenset[str]:
     """The distinct lines that carry an error marker, stripped and cut to a length."""
     marked = marked_lines(text)
-    return frozenset(line.strip()[:_MAX_TOKEN] for line in marked.split("\n")) if marked \
-        else frozenset()
+    if not marked:
+        return frozenset()
+    return frozenset(line.strip()[:_MAX_TOKEN] for line in marked.split("\n"))
 
 
 def _having(tokens: list[bytes], others: bytes) -> list[bytes]:

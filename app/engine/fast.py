@@ -2,8 +2,9 @@
 
 User and system messages in the older part are kept where they were (they
 carry the constraints agents forget); each run of assistant and tool
-messages between them becomes one note, and the last note ends with the
-artifact ledger.
+messages between them becomes one note, unless the note would not be
+shorter, and the last note ends with the artifact ledger. Notes are cached by
+the run's content: an agent resends the same older runs on every step.
 """
 
 from __future__ import annotations

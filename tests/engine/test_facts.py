@@ -5,9 +5,8 @@ from app.engine.facts import (
     FactExtractor,
     Facts,
     error_lines,
-    pooled_errors,
-    pooled_tokens,
     raw_tokens,
+    unique_lines,
 )
 
 
@@ -55,9 +54,9 @@ texts = st.lists(st.lists(words, max_size=30).map("".join), max_size=8)
 
 
 @given(texts)
-def test_pooled_reading_equals_reading_each_text(chunks):
-    assert pooled_tokens(chunks) == frozenset().union(*map(raw_tokens, chunks))
-    assert pooled_errors(chunks) == frozenset().union(*map(error_lines, chunks))
+def test_reading_distinct_lines_equals_reading_each_text(chunks):
+    assert raw_tokens(unique_lines(chunks)) == frozenset().union(*map(raw_tokens, chunks))
+    assert error_lines(unique_lines(chunks)) == frozenset().union(*map(error_lines, chunks))
 
 
 def run_texts(n):
