@@ -40,15 +40,10 @@ class TokenCounter:
         return self._memo.get(text, self._encode_len)
 
     def message(self, message: Message) -> int:
-        total = MESSAGE_OVERHEAD + max(len(message.parts) - 1, 0)  # separators
-        for part in message.parts:
-            total += self.text(part.text)
-        for call in message.tool_calls:
-            total += TOOL_CALL_OVERHEAD + self.text(call.name) + self.text(call.arguments)
-        return total
+        return self.messages((message,))
 
     def messages(self, messages: Iterable[Message]) -> int:
-        # message() inlined: this loop runs over every message of every request.
+        # One loop with its lookups bound once: it runs over every message of every request.
         get, count = self._memo.get, self._encode_len
         total = 0
         for m in messages:
