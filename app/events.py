@@ -14,6 +14,7 @@ import ipaddress
 import json
 import logging
 import random
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -71,16 +72,25 @@ class Subscription:
 
 
 class Emitter:
-    """What jobs call: queue an event for every subscription that wants it."""
+    """What jobs call: queue an event for every subscription that wants it.
+
+    Queueing never fails a request. After an outbox error (Redis down) events are
+    dropped, and counted, for ``pause_s`` without trying, so an outage costs one
+    timeout per pause rather than one per request; then the outbox is tried again.
+    """
 
     def __init__(self, subscriptions: Sequence[Subscription], outbox: Outbox,
                  metrics: Metrics, *, source: str = "contextsynth",
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 pause_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._subscriptions = subscriptions
         self._outbox = outbox
         self._metrics = metrics
         self._source = source
         self._now = now
+        self._pause = pause_s
+        self._clock = clock
+        self._retry_at: float | None = None  # set while the outbox is failing
 
     async def emit(self, event_type: str, tenant: str, data: Mapping[str, Any]) -> str:
         event_id = f"msg_{uuid.uuid4().hex}"
@@ -92,14 +102,25 @@ class Emitter:
         for index, sub in enumerate(self._subscriptions):
             if not sub.wants(event_type):
                 continue
-            try:
-                queued = await self._outbox.put(Entry(body, event_id, event_type, index))
-            except Exception as exc:
-                log.warning("could not queue %s: %s", event_type, exc)
-                queued = False
-            if not queued:
+            if not await self._put(Entry(body, event_id, event_type, index)):
                 self._metrics.webhook_dropped.labels(event_type).inc()
         return event_id
+
+    async def _put(self, entry: Entry) -> bool:
+        if self._retry_at is not None and self._clock() < self._retry_at:
+            return False
+        try:
+            queued = await self._outbox.put(entry)
+        except Exception as exc:
+            if self._retry_at is None:
+                log.warning("could not queue events, dropping them for %.1f s at a time: %s",
+                            self._pause, exc)
+            self._retry_at = self._clock() + self._pause
+            return False
+        if self._retry_at is not None:
+            log.warning("queueing events again")
+            self._retry_at = None
+        return queued
 
 
 class Deliverer:

@@ -63,7 +63,7 @@ def build_webhooks(settings: Settings, metrics: Metrics) -> Webhooks:
     outbox: Outbox = (RedisOutbox(settings.redis_url, claim_idle_s=settings.outbox_claim_idle_s,
                                   timeout_s=settings.redis_timeout_s)
                       if settings.redis_url else MemoryOutbox(settings.outbox_max_entries))
-    emitter = Emitter(subscriptions, outbox, metrics)
+    emitter = Emitter(subscriptions, outbox, metrics, pause_s=settings.redis_pause_s)
     deliverer = Deliverer(subscriptions, outbox, metrics,
                           schedule=settings.webhook_retry_schedule_s,
                           timeout_s=settings.webhook_timeout_s)

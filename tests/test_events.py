@@ -4,8 +4,10 @@ import asyncio
 import uuid
 
 import pytest
+from prometheus_client import CollectorRegistry
 
-from app.events import check_url
+from app.events import Emitter, Subscription, WebhookConfig, check_url
+from app.metrics import Metrics
 from app.outbox import Entry, RedisOutbox
 from tests.conftest import serve
 from tests.support.build import coding_run
@@ -173,3 +175,37 @@ async def test_memory_jobs_emit_their_events(make_app):
     assert {e["type"] for e in events} == {"recall.summarized", "reflection.recorded"}
     recall = next(e for e in events if e["type"] == "recall.summarized")
     assert recall["data"]["mode"] == "extractive" and recall["data"]["sources_used"] == ["m1"]
+
+
+class CountingOutbox:
+    """Passes entries on to a real outbox and counts the attempts."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.attempts = 0
+
+    async def put(self, entry):
+        self.attempts += 1
+        return await self.inner.put(entry)
+
+
+async def test_with_redis_down_events_are_dropped_without_a_wait_per_request():
+    with RedisServer() as redis:
+        outbox = RedisOutbox(redis.url, timeout_s=0.2)
+        redis.kill()
+        spy = CountingOutbox(outbox)
+        now = [100.0]
+        registry = CollectorRegistry()
+        metrics = Metrics(registry)
+        subscription = Subscription(WebhookConfig(url="https://hooks.example.com/x",
+                                                  secret=SECRET))
+        emitter = Emitter([subscription], spy, metrics, pause_s=2.0, clock=lambda: now[0])
+        for _ in range(3):  # one request finds Redis down, the next ones skip it
+            await emitter.emit("context.synthesized", "default", {})
+        assert spy.attempts == 1
+        now[0] += 2.5  # the pause is over: Redis is tried again
+        await emitter.emit("context.synthesized", "default", {})
+        assert spy.attempts == 2
+        assert registry.get_sample_value("contextsynth_webhook_dropped_total",
+                                         {"event": "context.synthesized"}) == 4
+        await outbox.aclose()
