@@ -6,7 +6,8 @@ from tests.support.corpus import load_named
 from tests.support.wire import CASES
 
 pytestmark = pytest.mark.anyio
-KEYS = {"messages", "system", "contents", "systemInstruction", "input", "instructions"}
+KEYS = {"messages", "system", "contents", "systemInstruction", "system_instruction", "input",
+        "instructions"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -33,7 +34,21 @@ async def test_unchanged_gemini_comes_back_as_sent(client):
     assert {k: body[k] for k in payload} == payload
 
 
+async def test_gemini_system_instruction_in_snake_case_round_trips(client):
+    contents = [{"role": "user", "parts": [{"text": "hi"}]}]
+    system = {"parts": [{"text": "Answer in French."}]}
+    r = await client.post("/synthesize", json={"contents": contents,
+                                               "system_instruction": system})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["format"] == "gemini"
+    assert body["system_instruction"] == system and "systemInstruction" not in body
+
+
 @pytest.mark.parametrize(("body", "needle"), [
+    ({"contents": [{"role": "user", "parts": [{"text": "a"}]}],
+      "systemInstruction": {"parts": [{"text": "s"}]},
+      "system_instruction": {"parts": [{"text": "s"}]}}, "system instruction once"),
     ({"messages": [{"role": "user", "content": "a"}],
       "contents": [{"role": "user", "parts": [{"text": "a"}]}]}, "got messages, contents"),
     ({"tier": "mid"}, "got none"),

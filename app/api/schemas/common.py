@@ -21,7 +21,8 @@ EXAMPLE_CHAT: list[Any] = [
 ]
 
 CONVERSATION_KEYS = ("messages", "contents", "input")
-PAYLOAD_KEYS = ("messages", "system", "contents", "systemInstruction", "input", "instructions")
+PAYLOAD_KEYS = ("messages", "system", "contents", "systemInstruction", "system_instruction",
+                "input", "instructions")
 
 
 class Conversation(BaseModel):
@@ -48,6 +49,9 @@ class Conversation(BaseModel):
         None, min_length=1, description="Gemini: the conversation's contents.")
     systemInstruction: dict[str, Any] | None = Field(
         None, description="Gemini: the system instruction.")
+    system_instruction: dict[str, Any] | None = Field(
+        None, description="Gemini: the system instruction in the REST API's snake_case "
+        "spelling; it comes back under the same key.")
     input: str | list[dict[str, Any]] | None = Field(
         None, description="OpenAI Responses: the input items.")
     instructions: str | None = Field(None, description="OpenAI Responses: the instructions.")
@@ -63,6 +67,9 @@ class Conversation(BaseModel):
                 f"'contents' (Gemini) or 'input' (OpenAI Responses); {found}")
         if self.input == [] or self.input == "":
             raise ValueError("'input' is empty; send at least the task")
+        if self.systemInstruction is not None and self.system_instruction is not None:
+            raise ValueError("send the Gemini system instruction once, as 'systemInstruction' "
+                             "or as 'system_instruction'")
         return self
 
     def payload(self) -> dict[str, Any]:
@@ -77,6 +84,7 @@ class ConversationOut(BaseModel):
     system: str | list[dict[str, Any]] | None = None
     contents: list[dict[str, Any]] | None = None
     systemInstruction: dict[str, Any] | None = None
+    system_instruction: dict[str, Any] | None = None
     input: list[dict[str, Any]] | str | None = None
     instructions: str | None = None
 
