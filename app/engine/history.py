@@ -122,7 +122,8 @@ class HistoryCompressor:
             return HistoryPlan(transcript, tokens, "nothing older than the last "
                                f"{options.keep_last_n} messages to summarize", task)
         previous = messages[previous_at] if previous_at is not None else None
-        why = "over the message trigger" if over_count else "over the token trigger"
+        why = ("over the message trigger" if over_count
+               else f"over the token trigger ({tokens} > {options.trigger_tokens} tokens)")
         plan = HistoryPlan(transcript, tokens, why, task, start, stop, previous)
         return HistoryPlan(transcript, tokens, why, task, start, stop, previous,
                            self._prompt(plan))

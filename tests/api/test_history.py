@@ -83,3 +83,28 @@ async def test_bad_thresholds_are_named(client):
         "trigger_messages": 0})
     assert r.status_code == 422
     assert {e["pointer"] for e in r.json()["errors"]} == {"/keep_last_n", "/trigger_messages"}
+
+
+async def test_a_share_of_the_models_window_triggers(client):
+    messages = load_named("tau-airline-gpt4o-task000")[:20]  # under 50 messages
+    base = {"messages": messages, "mode": "fast", "keep_last_n": 4}
+    small = (await client.post("/compress-history", json={
+        **base, "model": "gpt-4", "trigger_share": 0.25})).json()  # 8,192-token window
+    assert small["compressed"], small["reason"]
+    assert "over the token trigger" in small["reason"] and "> 2048 tokens" in small["reason"]
+    large = (await client.post("/compress-history", json={
+        **base, "model": "openai/gpt-4o", "trigger_share": 0.25})).json()
+    assert not large["compressed"] and "under the trigger" in large["reason"]
+    own = (await client.post("/compress-history", json={
+        **base, "model": "my-finetune", "context_window": 4000, "trigger_share": 0.5})).json()
+    assert own["compressed"]
+
+
+async def test_a_share_without_a_known_window_is_refused(client):
+    r = await client.post("/compress-history", json={
+        "messages": [{"role": "user", "content": "x"}], "model": "my-finetune",
+        "trigger_share": 0.8})
+    assert r.status_code == 422
+    problem = r.json()
+    assert problem["pointer"] == "/trigger_share"
+    assert "context_window" in problem["detail"] and "my-finetune" in problem["detail"]

@@ -47,7 +47,8 @@ def test_under_the_trigger_nothing_changes(compressor, formats):
 def test_token_trigger(compressor, formats):
     result, _, _ = compress(compressor, formats, chat(3), trigger_messages=500,
                             trigger_tokens=200, keep_last_n=4)
-    assert result.compressed and result.reason == "over the token trigger"
+    assert result.compressed
+    assert result.reason == f"over the token trigger ({result.tokens_before} > 200 tokens)"
 
 
 def test_fast_summary_has_every_section_and_keeps_users(compressor, formats):

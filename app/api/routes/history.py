@@ -13,6 +13,7 @@ from app.api.deps import Services, services
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
 from app.engine.history import HistoryOptions
+from app.engine.windows import share_of_window
 from app.service.history import HistoryJob, HistoryOutcome
 from app.service.llm_call import LLMOptions
 
@@ -35,7 +36,7 @@ async def compress_history(
         format=body.format,
         options=HistoryOptions(
             trigger_messages=body.trigger_messages or settings.history_trigger_messages,
-            trigger_tokens=body.trigger_tokens,
+            trigger_tokens=_token_trigger(body),
             keep_last_n=(body.keep_last_n if body.keep_last_n is not None
                          else settings.history_keep_last_n),
         ),
@@ -68,3 +69,11 @@ def _render(outcome: HistoryOutcome) -> dict[str, Any]:
         "receipt": render.receipt(r.spans, r.lost),
     })
     return body
+
+
+def _token_trigger(body: CompressHistoryRequest) -> int | None:
+    """The lower of the token trigger and the share of the window, whichever are given."""
+    limits = [body.trigger_tokens] if body.trigger_tokens is not None else []
+    if body.trigger_share is not None:
+        limits.append(share_of_window(body.trigger_share, body.model, body.context_window))
+    return min(limits, default=None)

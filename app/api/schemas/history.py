@@ -25,6 +25,14 @@ class CompressHistoryRequest(Conversation):
         None, ge=1, description="Compress above this many messages (default from settings, 50).")
     trigger_tokens: int | None = Field(
         None, ge=1, description="Also compress above this many tokens.")
+    trigger_share: float | None = Field(
+        None, gt=0, le=1, description="Also compress above this share of the model's context "
+        "window (0.75: three quarters); needs 'model' of a known family or 'context_window'.")
+    model: str | None = Field(None, description="The model the history is for, e.g. gpt-4o; "
+                              "used with 'trigger_share'.")
+    context_window: int | None = Field(
+        None, ge=1, description="The model's context window in tokens, when 'model' is not "
+        "enough to know it.")
     keep_last_n: int | None = Field(
         None, ge=0, description="Messages kept verbatim at the end (default 10).")
     mode: Literal["auto", "fast", "deep"] = Field(
