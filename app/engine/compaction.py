@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -46,6 +46,7 @@ class Compaction:
 
 
 _ROLE_BYTES = {role: role.encode() for role in ("system", "user", "assistant", "tool")}
+Hasher = hashlib.blake2b
 
 
 class Handles:
@@ -59,7 +60,20 @@ class Handles:
         return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
     def of(self, messages: Sequence[Message]) -> str:
-        h = hashlib.blake2b(digest_size=_HANDLE_BYTES)
+        h = self.start()
+        self.feed(h, messages)
+        return self.name(h)
+
+    @staticmethod
+    def start() -> Hasher:
+        return hashlib.blake2b(digest_size=_HANDLE_BYTES)
+
+    @staticmethod
+    def name(h: Hasher) -> str:
+        return HANDLE_PREFIX + h.hexdigest()
+
+    def feed(self, h: Hasher, messages: Iterable[Message]) -> None:
+        """Hash more messages into ``h``: a span can be named a step at a time."""
         update, digest, memo = h.update, self._digest, self._memo
         for m in messages:
             # Everything a note or an expand reads from the messages goes in, so equal
@@ -72,7 +86,6 @@ class Handles:
             for call in m.tool_calls:
                 update(f"{call.id}\0{call.name}".encode("utf-8", "surrogatepass"))
                 update(memo.get(call.arguments, digest))
-        return HANDLE_PREFIX + h.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from app.engine.compaction import Compaction, Span, StrategyContext, span_of
 from app.engine.evidence import render_evidence
-from app.engine.fast import older_and_recent, pairs, render_ledger
+from app.engine.fast import older_and_recent, render_ledger
 from app.engine.ledger import build_ledger
 from app.engine.outcomes import shorten
 from app.engine.prompts import (
@@ -23,7 +23,7 @@ from app.engine.prompts import (
     counted,
     fence,
 )
-from app.engine.transcript import Message, Part
+from app.engine.transcript import Message, Part, call_results
 
 # The older part is sent within this many characters (about 15k tokens).
 PROMPT_CHARS = 60_000
@@ -59,7 +59,7 @@ def summarized(messages: Sequence[Message], context: StrategyContext, deep: Deep
     replies = sum(1 for m in work if m.role == "assistant" and not m.tool_calls)
     lines = [SUMMARY_HEADER.format(what=counted(calls, replies), handle=span.handle),
              summary.strip()]
-    ledger = build_ledger(pairs(region), context.calls, context.outcomes)
+    ledger = build_ledger(call_results(region), context.calls, context.outcomes)
     if ledger:
         lines.append(render_ledger(ledger))
     note = Message("user", tuple(Part("text", line) for line in lines))

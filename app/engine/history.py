@@ -18,7 +18,7 @@ from app.engine.deep import PROMPT_CHARS
 from app.engine.errors import InvalidTranscript
 from app.engine.evidence import render_evidence
 from app.engine.facts import Facts
-from app.engine.fast import pairs, render_ledger
+from app.engine.fast import render_ledger
 from app.engine.ledger import build_ledger
 from app.engine.outcomes import shorten
 from app.engine.prompts import (
@@ -34,7 +34,14 @@ from app.engine.prompts import (
 from app.engine.synthesis import EngineCaches, check_output
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.tokens import TokenCounter
-from app.engine.transcript import Message, Part, Transcript, segment, validate_pairs
+from app.engine.transcript import (
+    Message,
+    Part,
+    Transcript,
+    call_results,
+    segment,
+    validate_pairs,
+)
 
 _CONSTRAINT = re.compile(r"\b(must|must not|never|always|only|don't|do not|prefer|please|"
                          r"should|without|instead|no more than|at least|at most)\b",
@@ -144,7 +151,7 @@ class HistoryCompressor:
         context = self._context(plan.transcript.messages)
         span = plan.span
         sections = _sections(_body(plan.previous)) if plan.previous is not None else {}
-        ledger = build_ledger(pairs(span), context.calls, context.outcomes)
+        ledger = build_ledger(call_results(span), context.calls, context.outcomes)
         work, errors, said = [], [], []
         results = {m.tool_call_id: m for m in span if m.role == "tool"}
         for m in span:

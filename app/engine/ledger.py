@@ -37,6 +37,13 @@ def build_ledger(
     pairs: Iterable[tuple[ToolCall, Message | None]], calls: CallSummaries, outcomes: Outcomes
 ) -> Ledger:
     ledger = Ledger()
+    extend_ledger(ledger, pairs, calls, outcomes)
+    return ledger
+
+
+def extend_ledger(ledger: Ledger, pairs: Iterable[tuple[ToolCall, Message | None]],
+                  calls: CallSummaries, outcomes: Outcomes) -> None:
+    """Fold more calls into ``ledger``, in order."""
     for call, result in pairs:
         summary = calls.of(call)
         for path in summary.reads:
@@ -52,7 +59,26 @@ def build_ledger(
             outcome = outcomes.of(result)
             if outcome.error:
                 ledger.last_error = f"{call.name} → {outcome.line}"
-    return ledger
+
+
+def joined(ledgers: Iterable[Ledger]) -> Ledger:
+    """The ledger of several runs in order: what folding all their calls would give, since
+    each list is ordered by last use."""
+    out = Ledger()
+    for ledger in ledgers:
+        for mine, theirs in ((out.files_read, ledger.files_read),
+                             (out.files_written, ledger.files_written),
+                             (out.commands, ledger.commands), (out.urls, ledger.urls)):
+            for item in theirs:
+                _add(mine, item)
+        out.command_count += ledger.command_count
+        out.last_error = ledger.last_error or out.last_error
+    return out
+
+
+def copied(ledger: Ledger) -> Ledger:
+    return Ledger(list(ledger.files_read), list(ledger.files_written), list(ledger.commands),
+                  list(ledger.urls), ledger.command_count, ledger.last_error)
 
 
 def recent(items: list[str]) -> tuple[list[str], int]:

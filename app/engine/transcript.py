@@ -119,6 +119,22 @@ def segment(messages: Sequence[Message]) -> Segments:
     return Segments(starts[0], turns, task_index)
 
 
+def call_results(messages: Sequence[Message]) -> list[tuple[ToolCall, Message | None]]:
+    """Each tool call with its result: the tool message after it, before the next
+    assistant message, that carries its id (ids may repeat across turns)."""
+    out: list[tuple[ToolCall, Message | None]] = []
+    turn: dict[str, Message] = {}
+    calls: list[ToolCall] = []
+    for m in messages:
+        if m.role == "assistant":
+            out.extend((c, turn.get(c.id)) for c in calls)
+            calls, turn = list(m.tool_calls), {}
+        elif m.role == "tool" and m.tool_call_id is not None:
+            turn.setdefault(m.tool_call_id, m)
+    out.extend((c, turn.get(c.id)) for c in calls)
+    return out
+
+
 def _describe(message: Message, position: int) -> str:
     where = message.index if message.index >= 0 else position
     return f"messages[{where}] (role {message.role})"

@@ -1,0 +1,160 @@
+"""Runs of older work, and what a prior-work note needs of each: its handle, its
+lines, its share of the artifact ledger.
+
+An agent resends its transcript with a step more every time, so the newest
+older run is usually the run of the previous call plus a step. Summaries are
+remembered under the run's content; a call looks for the summary of its run
+without the last few messages and extends it with just those, instead of
+reading the whole run again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from app.engine.compaction import Handles, Hasher, StrategyContext
+from app.engine.ledger import Ledger, copied, extend_ledger
+from app.engine.memo import Memo
+from app.engine.outcomes import shorten
+from app.engine.transcript import Message, Part, ToolCall, call_results
+
+_RESULT_CHARS = 120
+_SAID_CHARS = 200
+# How far back from a run's end a call looks for a summary an earlier call made.
+_PROBE = 16
+
+# What a message contributes to a summary; equal identities mean equal summaries.
+_Identity = tuple[object, ...]
+# A call's name and arguments, its result's text and error flag.
+_LineKey = tuple[str, str, str | None, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    # State after the run, copied before it is fed more.
+    hasher: Hasher = field(compare=False, repr=False)
+    handle: str
+    calls: int
+    replies: int
+    lines: tuple[Part, ...]  # shared by every note made from the run
+    line_chars: int
+    chars: int  # text and arguments of the run
+    tools: tuple[str, ...]
+    ledger: Ledger  # not changed once made: extended as a copy
+
+
+def _identity(m: Message) -> _Identity:
+    # Built for every older message on every call, so the common shapes go first.
+    parts = m.parts
+    texts = parts[0].text if len(parts) == 1 else tuple([p.text for p in parts])
+    if not m.tool_calls:
+        return (m.role, texts, m.tool_call_id, m.is_error)
+    return (m.role, texts, tuple([(c.id, c.name, c.arguments) for c in m.tool_calls]))
+
+
+def _weigh_line(key: _LineKey) -> int:
+    return len(key[0]) + len(key[1]) + len(key[2] or "")
+
+
+class Runs:
+    def __init__(self, *, cache_chars: int = 32_000_000) -> None:
+        # A key holds the run's texts, so the bound counts their characters.
+        self._runs: dict[tuple[_Identity, ...], RunSummary] = {}
+        self._chars = 0
+        self._max_chars = cache_chars
+        self._lock = threading.Lock()
+        # Lines by call and result: a run seen in another transcript, or cut at another
+        # place, still has most of its lines made before.
+        self._lines: Memo[_LineKey, str] = Memo(cache_chars, _weigh_line)
+
+    def summary(self, run: Sequence[Message], context: StrategyContext) -> RunSummary:
+        ids = tuple(map(_identity, run))
+        base: RunSummary | None = None
+        base_key: tuple[_Identity, ...] | None = None
+        for n in range(len(ids), max(len(ids) - _PROBE, 0), -1):
+            key = ids[:n]
+            base = self._runs.get(key)
+            if base is not None:
+                base_key = key
+                break
+        if base is not None and base_key == ids:
+            return base
+        new = run[len(base_key):] if base is not None and base_key is not None else run
+        if base is not None and new[0].role == "tool":
+            base, new = None, run  # the base ends inside a step: read the run whole
+        summary = self._extend(base, new, context)
+        with self._lock:
+            # The run that was extended is only a prefix of this one now: one entry per
+            # run in progress, not one per step.
+            if base_key is not None:
+                self._forget(base_key)
+            if ids not in self._runs:
+                self._runs[ids] = summary
+                self._chars += summary.chars
+            while self._chars > self._max_chars and self._runs:
+                self._forget(next(iter(self._runs)))
+        return summary
+
+    def _forget(self, key: tuple[_Identity, ...]) -> None:
+        gone = self._runs.pop(key, None)
+        if gone is not None:
+            self._chars -= gone.chars
+
+    def _extend(self, base: RunSummary | None, new: Sequence[Message],
+                context: StrategyContext) -> RunSummary:
+        handles: Handles = context.handles
+        if base is None:
+            hasher = handles.start()
+            calls = replies = chars = 0
+            lines: list[Part] = []
+            line_chars = 0
+            tools: dict[str, None] = {}
+            ledger = Ledger()
+        else:
+            hasher = base.hasher.copy()
+            calls, replies, chars = base.calls, base.replies, base.chars
+            lines = list(base.lines)
+            line_chars = base.line_chars
+            tools = dict.fromkeys(base.tools)
+            ledger = copied(base.ledger)
+        handles.feed(hasher, new)
+        pairs = call_results(new)
+        answers = iter(pairs)
+        for m in new:
+            chars += sum(len(p.text) for p in m.parts)
+            if m.role != "assistant":
+                continue
+            if not m.tool_calls:
+                replies += 1
+                if m.text.strip():
+                    said = " ".join(m.text[: _SAID_CHARS * 2].split())
+                    line = f"- said: {shorten(said, _SAID_CHARS)}"
+                    lines.append(Part("text", line))
+                    line_chars += len(line)
+            for call, result in itertools.islice(answers, len(m.tool_calls)):
+                calls += 1
+                chars += len(call.name) + len(call.arguments)
+                tools[call.name] = None
+                key = (call.name, call.arguments, result.text if result else None,
+                       result is not None and result.is_error)
+                line = self._lines.get(key, partial(_call_line, call, result, context))
+                lines.append(Part("text", line))
+                line_chars += len(line)
+        extend_ledger(ledger, pairs, context.calls, context.outcomes)
+        return RunSummary(hasher, handles.name(hasher), calls, replies, tuple(lines),
+                          line_chars, chars, tuple(tools), ledger)
+
+
+def _call_line(call: ToolCall, result: Message | None, context: StrategyContext,
+               _key: _LineKey) -> str:
+    head = f"- {context.calls.of(call).head}"
+    if result is None:
+        return head
+    outcome = context.outcomes.of(result)
+    if outcome.error:
+        return f"{head} → ✗ {shorten(outcome.line, _RESULT_CHARS)}"
+    return f"{head} → {shorten(outcome.line, _RESULT_CHARS) if outcome.line else '(no output)'}"

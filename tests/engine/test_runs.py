@@ -1,0 +1,63 @@
+from app.engine.calls import CallSummaries
+from app.engine.compaction import Handles, StrategyContext
+from app.engine.formats.openai import OpenAIFormat
+from app.engine.ledger import build_ledger
+from app.engine.outcomes import Outcomes
+from app.engine.runs import Runs
+from app.engine.tiers import TIER_BUDGETS, Tier
+from app.engine.transcript import call_results, segment
+from tests.support.build import tool_turn
+from tests.support.corpus import load_named
+
+
+def context(messages, handles=None):
+    return StrategyContext(TIER_BUDGETS[Tier.MID], segment(messages), handles or Handles(),
+                           CallSummaries(), Outcomes())
+
+
+def work(name):
+    """The assistant and tool messages of a real run after its task."""
+    messages = OpenAIFormat().parse({"messages": load_named(name)}).messages
+    return [m for m in messages if m.role in ("assistant", "tool")]
+
+
+def test_a_run_summarized_step_by_step_equals_one_read_whole():
+    run = work("minisweagent-ds-chat-dev-pydicom__pydicom-901")
+    handles = Handles()
+    stepwise = Runs()
+    starts = [i for i, m in enumerate(run) if m.role == "assistant"]
+    for stop in [*starts[1:], len(run)]:  # the run grows a step per call
+        grown = stepwise.summary(run[:stop], context(run[:stop], handles))
+    whole = Runs().summary(run, context(run))
+    assert grown == whole
+    assert whole.handle == handles.of(run)
+    ctx = context(run)
+    assert whole.ledger == build_ledger(call_results(run), ctx.calls, ctx.outcomes)
+    assert whole.calls == sum(len(m.tool_calls) for m in run)
+
+
+def test_call_ids_that_repeat_across_steps_pair_within_their_step():
+    raw = [*tool_turn("c1", "bash", {"command": "pytest -q"}, "1 failed"),
+           *tool_turn("c1", "bash", {"command": "pytest -q"}, "all passed")]
+    run = OpenAIFormat().parse({"messages": raw}).messages
+    lines = tuple(p.text for p in Runs().summary(run, context(run)).lines)
+    assert lines == ('- bash(command="pytest -q") → 1 failed',
+                     '- bash(command="pytest -q") → all passed')
+
+
+def test_a_run_cached_inside_a_step_is_read_again_whole():
+    raw = [*tool_turn("c1", "read", {"path": "a.py"}, "print(1)"),
+           *tool_turn("c2", "read", {"path": "b.py"}, "print(2)")]
+    run = OpenAIFormat().parse({"messages": raw}).messages
+    runs = Runs()
+    runs.summary(run[:3], context(run[:3]))  # ends after a call, before its result
+    assert runs.summary(run, context(run)) == Runs().summary(run, context(run))
+
+
+def test_the_cache_is_bounded_by_the_characters_of_its_runs():
+    runs = Runs(cache_chars=2_000)
+    for i in range(50):
+        raw = tool_turn(f"c{i}", "bash", {"command": f"echo {i}"}, "x" * 100)
+        run = OpenAIFormat().parse({"messages": raw}).messages
+        runs.summary(run, context(run))
+    assert 0 < len(runs._runs) <= 2_000 // 100
