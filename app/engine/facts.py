@@ -155,17 +155,22 @@ class _Kinds:
         self._max_tokens = max_tokens
         self._seen: set[bytes] = set()
         self._sorted: tuple[set[bytes], set[bytes], set[bytes]] = (set(), set(), set())
+        self._text: dict[bytes, str] = {}  # facts, decoded once
 
     def facts(self, tokens: frozenset[bytes]) -> Facts:
         new = tokens.difference(self._seen)
         if len(self._seen) + len(new) > self._max_tokens:
             self._seen = set()
             self._sorted = (set(), set(), set())
+            self._text = {}
         for known, found in zip(self._sorted, sort_tokens(new), strict=True):
+            self._text.update((raw, raw.decode("utf-8", "replace")) for raw in found)
             known.update(found)
         self._seen.update(new)
+        text = self._text
+        # Another thread may have just started a new generation: decode what is missing.
         paths, idents, numbers = (
-            frozenset(raw.decode("utf-8", "replace") for raw in tokens & known)
+            frozenset(text.get(raw) or raw.decode("utf-8", "replace") for raw in tokens & known)
             for known in self._sorted)
         return Facts(paths, idents, numbers)
 

@@ -64,6 +64,9 @@ class Runs:
     def __init__(self, *, cache_chars: int = 32_000_000) -> None:
         # A key holds the run's texts, so the bound counts their characters.
         self._runs: dict[tuple[_Identity, ...], RunSummary] = {}
+        # How many cached runs start with each message: a run nobody began before (any
+        # cold call) is not probed for at all.
+        self._starts: dict[_Identity, int] = {}
         self._chars = 0
         self._max_chars = cache_chars
         self._lock = threading.Lock()
@@ -72,10 +75,12 @@ class Runs:
         self._lines: Memo[_LineKey, str] = Memo(cache_chars, _weigh_line)
 
     def summary(self, run: Sequence[Message], context: StrategyContext) -> RunSummary:
+        """The summary of ``run`` (at least one message)."""
         ids = tuple(map(_identity, run))
         base: RunSummary | None = None
         base_key: tuple[_Identity, ...] | None = None
-        for n in range(len(ids), max(len(ids) - _PROBE, 0), -1):
+        probes = len(ids) if ids and ids[0] in self._starts else 0
+        for n in range(probes, max(probes - _PROBE, 0), -1):
             key = ids[:n]
             base = self._runs.get(key)
             if base is not None:
@@ -94,6 +99,7 @@ class Runs:
                 self._forget(base_key)
             if ids not in self._runs:
                 self._runs[ids] = summary
+                self._starts[ids[0]] = self._starts.get(ids[0], 0) + 1
                 self._chars += summary.chars
             while self._chars > self._max_chars and self._runs:
                 self._forget(next(iter(self._runs)))
@@ -101,8 +107,12 @@ class Runs:
 
     def _forget(self, key: tuple[_Identity, ...]) -> None:
         gone = self._runs.pop(key, None)
-        if gone is not None:
-            self._chars -= gone.chars
+        if gone is None:
+            return
+        self._chars -= gone.chars
+        left = self._starts.pop(key[0], 1) - 1
+        if left:
+            self._starts[key[0]] = left
 
     def _extend(self, base: RunSummary | None, new: Sequence[Message],
                 context: StrategyContext) -> RunSummary:
