@@ -189,7 +189,6 @@ class FactExtractor:
                  cache_runs: int = 64) -> None:
         self._tokens: Memo[str, frozenset[bytes]] = Memo(cache_chars)
         self._errors: Memo[str, frozenset[str]] = Memo(cache_chars)
-        self._marked: Memo[str, str] = Memo(cache_chars)
         self._kinds = _Kinds(cache_tokens)
         # Keyed by the hash of the run's texts; a process-local cache, so Python's
         # seeded str hash is enough. An entry holds a run's token set (up to a few MB
@@ -218,7 +217,7 @@ class FactExtractor:
         if found:
             # An error line often survives inside a note line; only report real losses.
             # A line holding one holds a marker, so the output's marked lines suffice.
-            output = "\n".join(self._marked.get(t, marked_lines) for t in kept)
+            output = marked_lines("\n".join(kept))
             found = frozenset(e for e in found if e not in output)
         return Facts(facts.paths, facts.identifiers, facts.numbers, found)
 
