@@ -2,19 +2,20 @@
 
 Agents resend the same prefix on every step; memoizing per content string
 makes a call cost what its new messages cost. A warm call makes hundreds of
-lookups, so a hit is one plain dict lookup: instead of exact LRU order the
-memo keeps two generations. New entries go to the young one; a hit in the
-old one moves the entry up; when the young generation is full it becomes the
-old one and the previous old one is dropped. What a caller still uses
-survives, what nobody asked for over a whole generation goes.
+lookups and a cold one stores thousands of entries, so both are a few dict
+operations: instead of exact LRU order the memo keeps two generations. New
+entries go to the young one; a hit in the old one moves the entry up; when the
+young generation is full it becomes the old one and the previous old one is
+dropped. What a caller still uses survives, what nobody asked for over a whole
+generation goes.
 
-The lock guards the generation swap; reads take none (a read that races a
-swap misses and recomputes, which costs time and nothing else).
+No lock: each dict operation is atomic, and what threads racing on a store can
+do is drop a generation early or miscount a few characters of the bound, which
+costs a recomputation, never a wrong value.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar, cast
 
@@ -33,7 +34,6 @@ class Memo(Generic[K, V]):
         self._young: dict[K, V] = {}
         self._old: dict[K, V] = {}
         self._chars = 0
-        self._lock = threading.Lock()
 
     def get(self, key: K, compute: Callable[[K], V]) -> V:
         found = self._young.get(key, _MISSING)
@@ -42,27 +42,16 @@ class Memo(Generic[K, V]):
         found = self._old.get(key, _MISSING)
         if found is _MISSING:
             found = compute(key)
-        self._store(key, found)  # type: ignore[arg-type]
-        return found  # type: ignore[return-value]
-
-    def _store(self, key: K, value: V) -> None:
         size = self._weigh(key) + 1
-        if size > self._generation_chars:
-            return
-        with self._lock:
+        if size <= self._generation_chars:
             if self._chars + size > self._generation_chars:
-                self._old = self._young
-                self._young = {}
-                self._chars = 0
-            if key not in self._young:
-                self._young[key] = value
-                self._chars += size
+                self._old, self._young, self._chars = self._young, {}, 0
+            self._young[key] = found  # type: ignore[assignment]
+            self._chars += size
+        return found  # type: ignore[return-value]
 
     def __len__(self) -> int:
         return len(self._young.keys() | self._old.keys())
 
     def clear(self) -> None:
-        with self._lock:
-            self._young = {}
-            self._old = {}
-            self._chars = 0
+        self._young, self._old, self._chars = {}, {}, 0
