@@ -78,25 +78,24 @@ class Runs:
         """The summary of ``run`` (at least one message)."""
         ids = tuple(map(_identity, run))
         base: RunSummary | None = None
-        base_key: tuple[_Identity, ...] | None = None
-        probes = len(ids) if ids and ids[0] in self._starts else 0
+        covered = 0  # messages the cached summary found covers
+        probes = len(ids) if ids[0] in self._starts else 0
         for n in range(probes, max(probes - _PROBE, 0), -1):
-            key = ids[:n]
-            base = self._runs.get(key)
+            base = self._runs.get(ids[:n])
             if base is not None:
-                base_key = key
+                covered = n
                 break
-        if base is not None and base_key == ids:
+        if base is not None and covered == len(ids):
             return base
-        new = run[len(base_key):] if base is not None and base_key is not None else run
+        new = run[covered:]
         if base is not None and new[0].role == "tool":
             base, new = None, run  # the base ends inside a step: read the run whole
         summary = self._extend(base, new, context)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # run in progress, not one per step.
-            if base_key is not None:
-                self._forget(base_key)
+            if covered:
+                self._forget(ids[:covered])
             if ids not in self._runs:
                 self._runs[ids] = summary
                 self._starts[ids[0]] = self._starts.get(ids[0], 0) + 1
