@@ -2,8 +2,11 @@
 # contextsynth: a slim, non-root image that runs with a read-only root filesystem.
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# The same Python on the same Debian, with a C compiler: setup.py compiles the engine's
+# hot modules with mypyc, and only the built venv is copied into the slim image.
+ARG BUILD_IMAGE=python:3.11-bookworm
 
-FROM ${PYTHON_IMAGE} AS build
+FROM ${BUILD_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 # Dependencies first, from the pinned set, so code changes reuse this layer.

@@ -1,6 +1,7 @@
 """``contextsynth bench``: engine time per transcript against the tokenizer floor.
 
-For each transcript, with fresh caches every repetition and the best time kept:
+For each transcript, with fresh caches every repetition and the best time kept
+(floor, cold and warm are timed in turn within each repetition):
 - floor: tiktoken encoding every text the engine counts (content, tool names and arguments);
 - cold: parse, synthesize (fast) and render with empty caches;
 - warm: the same after the caches saw the transcript without its last turn, as when an
@@ -34,13 +35,17 @@ COLD_TARGET = 1.5
 WARM_TARGET = 0.10
 
 
-def _best(repeat: int, setup: Callable[[], Any], timed: Callable[[Any], object]) -> float:
-    best = float("inf")
+def _best(repeat: int, runs: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]],
+          ) -> dict[str, float]:
+    """The best time of each run over ``repeat`` rounds. Every round times each run once,
+    back to back, so a noisy neighbour slows all of them alike and the ratios hold."""
+    best = dict.fromkeys(runs, float("inf"))
     for _ in range(repeat):
-        state = setup()
-        started = time.perf_counter()
-        timed(state)
-        best = min(best, time.perf_counter() - started)
+        for name, (setup, timed) in runs.items():
+            state = setup()
+            started = time.perf_counter()
+            timed(state)
+            best[name] = min(best[name], time.perf_counter() - started)
     return best
 
 
@@ -75,9 +80,12 @@ def measure(path: Path, encoder: Encoder, repeat: int, tier: Tier) -> dict[str, 
         result = synthesizer.run(wire.parse(payload), options)
         return wire.render(result.transcript)
 
-    floor = _best(repeat, lambda: None, lambda _: [encoder.encode_ordinary(t) for t in texts])
-    cold = _best(repeat, fresh, call)
-    warm = _best(repeat, primed, call)
+    best = _best(repeat, {
+        "floor": (lambda: None, lambda _: [encoder.encode_ordinary(t) for t in texts]),
+        "cold": (fresh, call),
+        "warm": (primed, call),
+    })
+    floor, cold, warm = best["floor"], best["cold"], best["warm"]
     result = fresh().run(parsed, options)
     return {
         "file": path.name, "messages": len(messages), "kb": path.stat().st_size / 1024,

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-.venv/bin/ruff check app tests scripts
+.venv/bin/ruff check app tests scripts setup.py
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +18,20 @@ from app.engine.tokens import TokenCounter
 from app.main import create_app
 from app.settings import Settings
 from app.tokenizer import load_encoding
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to test stale compiled modules: an extension shadows its source, so an
+    edit to an engine module would otherwise go untested until the next build."""
+    stale = [str(source.relative_to(ROOT)) for built in (ROOT / "app").rglob("*.so")
+             if (source := built.parent / (built.name.split(".")[0] + ".py")).exists()
+             and source.stat().st_mtime > built.stat().st_mtime]
+    if stale:
+        raise pytest.UsageError(
+            f"compiled modules are older than their sources ({', '.join(stale)}): run "
+            "`bash scripts/test.sh`, which rebuilds them, or `source scripts/setup.sh`.")
 
 
 @pytest.fixture(scope="session")
