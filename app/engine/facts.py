@@ -62,6 +62,9 @@ _ERROR_MARKS = ("Error", "Exception", "error:", "failed", "FAILED", "Traceback")
 _ERROR_HINTS = ("rror", "xception", "ailed", "FAILED", "Traceback")
 _MIN_TOKEN = 3
 _MAX_TOKEN = 200
+# Up to this many lost error lines are looked for in the whole output; past it, a
+# scan for the output's marked lines costs less than a search per line.
+_FEW_ERRORS = 8
 # New settled texts up to this many are read one by one through the per-text memo.
 _FEW = 16
 # How far back a call looks for the end of the run an earlier call cached.
@@ -238,8 +241,11 @@ class FactExtractor:
         facts = self._kinds.facts(gone)
         if found:
             # An error line often survives inside a note line; only report real losses.
-            # A line holding one holds a marker, so the output's marked lines suffice.
-            output = marked_lines("\n".join(kept))
+            # A line holding one holds a marker, so with many to look for, the output's
+            # marked lines are searched instead of all of it.
+            output = "\n".join(kept)
+            if len(found) > _FEW_ERRORS:
+                output = marked_lines(output)
             found = frozenset(e for e in found if e not in output)
         return Facts(facts.paths, facts.identifiers, facts.numbers, found)
 
