@@ -13,7 +13,7 @@ from app.engine.transcript import Message
 MARGIN = 0.9
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Accounting:
     tokens_before: int
     tokens_after: int

@@ -38,7 +38,7 @@ _COMMAND_CHARS = 100
 
 # Not frozen: compiled, a frozen dataclass is built by an interpreted __init__ (about
 # four times the cost), and these are made per message or per span. Treated as values.
-@dataclass(slots=True)
+@dataclass
 class CallSummary:
     """What a call did, in the order its arguments name things."""
 

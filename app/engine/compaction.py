@@ -21,7 +21,7 @@ HANDLE_CHARS = len(HANDLE_PREFIX) + 2 * _HANDLE_BYTES  # hex digits
 
 # Not frozen: compiled, a frozen dataclass is built by an interpreted __init__ (about
 # four times the cost), and these are made per message or per span. Treated as values.
-@dataclass(slots=True)
+@dataclass
 class Span:
     """Messages a compaction replaced or cut, and the handle that names the original."""
 
@@ -35,7 +35,7 @@ class Span:
     originals: tuple[Message, ...] = field(default=(), repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Compaction:
     messages: tuple[Message, ...]
     spans: tuple[Span, ...] = ()
@@ -90,7 +90,7 @@ class Handles:
                 update(memo.get(call.arguments, digest))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class StrategyContext:
     budget: TierBudget
     segments: Segments

@@ -71,7 +71,7 @@ _FEW = 16
 _PROBE = 64
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Facts:
     paths: frozenset[str] = frozenset()
     identifiers: frozenset[str] = frozenset()
@@ -200,7 +200,7 @@ class _Kinds:
         return Facts(paths, idents, numbers)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Settled:
     """Tokens and error lines of a run of dropped texts that later calls drop too."""
 

@@ -50,14 +50,14 @@ _MAX_LINES = 30
 _MAX_SHORT = 8
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HistoryOptions:
     trigger_messages: int = 50
     trigger_tokens: int | None = None
     keep_last_n: int = 10
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HistoryPlan:
     transcript: Transcript
     tokens_before: int
@@ -79,7 +79,7 @@ class HistoryPlan:
                      if m is not self.previous)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HistoryResult:
     transcript: Transcript
     compressed: bool

@@ -12,7 +12,7 @@ from app.engine.transcript import Message, ToolCall
 _MAX_ITEMS = 12
 
 
-@dataclass(slots=True)
+@dataclass
 class Ledger:
     files_read: list[str] = field(default_factory=list)
     files_written: list[str] = field(default_factory=list)

@@ -32,7 +32,7 @@ _LINE_CHARS = 200
 
 # Not frozen: compiled, a frozen dataclass is built by an interpreted __init__ (about
 # four times the cost), and these are made per message or per span. Treated as values.
-@dataclass(slots=True)
+@dataclass
 class Outcome:
     error: bool
     line: str  # the error line when it failed, else the first line with content

@@ -27,7 +27,7 @@ LATE_SHARE = 0.7
 RECENT_TURNS = 3
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PhaseOptions:
     required_tools: tuple[str, ...] = ()
     # None: use OUTPUT_TOOL_WORDS on tool names.
@@ -36,7 +36,7 @@ class PhaseOptions:
     max_iterations: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Signals:
     iteration: int
     max_iterations: int | None

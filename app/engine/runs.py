@@ -35,7 +35,7 @@ _LineKey = tuple[str, str, str | None, bool]
 
 # Not frozen: compiled, a frozen dataclass is built by an interpreted __init__ (about
 # four times the cost), and these are made per message or per span. Treated as values.
-@dataclass(slots=True)
+@dataclass
 class RunSummary:
     # State after the run, copied before it is fed more.
     hasher: Hasher = field(compare=False, repr=False)

@@ -29,7 +29,7 @@ from app.engine.transcript import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SynthesisOptions:
     mode: Mode = Mode.FAST  # fast, custom or off: auto and deep are decided before
     tier: Tier = Tier.MID
@@ -38,13 +38,13 @@ class SynthesisOptions:
     steer: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Receipt:
     spans: tuple[Span, ...] = ()
     lost: Facts = field(default_factory=Facts)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Synthesis:
     transcript: Transcript
     compacted: bool
@@ -57,7 +57,7 @@ class Synthesis:
     task: str | None = None  # the first user message
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Prepared:
     transcript: Transcript
     options: SynthesisOptions

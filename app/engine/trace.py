@@ -35,7 +35,7 @@ _LINE_CHARS = 100
 _OLD_OBSERVATION_CHARS = 200
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Action:
     action: str
     action_input: str = ""
@@ -44,7 +44,7 @@ class Action:
     thought: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class TraceOptions:
     trigger: int = 10
     keep: int = 5
@@ -56,7 +56,7 @@ class TraceOptions:
     min_saving: float = 0.10
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Group:
     tool: str
     calls: int
@@ -65,7 +65,7 @@ class Group:
     errors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class TracePlan:
     actions: tuple[Action, ...]
     options: TraceOptions
@@ -91,7 +91,7 @@ class TracePlan:
         return self.actions[len(self.older):]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class TraceResult:
     text: str
     strategy: str  # none | deterministic | llm | truncation

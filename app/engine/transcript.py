@@ -21,38 +21,62 @@ SYSTEM_INDEX = 1_000_000_000
 Raw = Mapping[str, Any]
 
 
-# Part, ToolCall and Message are built for every message of every request, and a
-# frozen dataclass pays object.__setattr__ per field (about three times the cost
-# of a plain one). They are still treated as values: nothing mutates them, changes
-# go through dataclasses.replace.
-@dataclass(slots=True)
+# Part, ToolCall and Message are built for every message of every request. Their
+# __init__ is written out (init=False) so that mypyc compiles it: a generated one runs
+# interpreted, about five times the cost. They are values all the same: nothing
+# mutates them, changes go through dataclasses.replace.
+@dataclass(init=False)
 class Part:
     """One piece of content. ``kind`` is ``text``, ``thinking`` or an opaque block type."""
 
     kind: str
-    text: str = ""
-    raw: Any = None
+    text: str
+    raw: Any
+
+    def __init__(self, kind: str, text: str = "", raw: Any = None) -> None:
+        self.kind = kind
+        self.text = text
+        self.raw = raw
 
 
-@dataclass(slots=True)
+@dataclass(init=False)
 class ToolCall:
     id: str
     name: str
     arguments: str
-    raw: Any = None
+    raw: Any
+
+    def __init__(self, id: str, name: str, arguments: str, raw: Any = None) -> None:  # noqa: A002
+        self.id = id
+        self.name = name
+        self.arguments = arguments
+        self.raw = raw
 
 
-@dataclass(slots=True)
+@dataclass(init=False)
 class Message:
     role: Role
-    parts: tuple[Part, ...] = ()
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-    name: str | None = None
-    is_error: bool = False
-    raw: Any = None
+    parts: tuple[Part, ...]
+    tool_calls: tuple[ToolCall, ...]
+    tool_call_id: str | None
+    name: str | None
+    is_error: bool
+    raw: Any
     # Position of the wire message this came from (-1: written by the engine).
-    index: int = -1
+    index: int
+
+    def __init__(self, role: Role, parts: tuple[Part, ...] = (),
+                 tool_calls: tuple[ToolCall, ...] = (), tool_call_id: str | None = None,
+                 name: str | None = None, is_error: bool = False, raw: Any = None,
+                 index: int = -1) -> None:
+        self.role = role
+        self.parts = parts
+        self.tool_calls = tool_calls
+        self.tool_call_id = tool_call_id
+        self.name = name
+        self.is_error = is_error
+        self.raw = raw
+        self.index = index
 
     @property
     def text(self) -> str:
@@ -71,7 +95,7 @@ def text_message(role: Role, text: str) -> Message:
     return Message(role=role, parts=(Part("text", text),))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Transcript:
     """Messages plus format-level data (for example Anthropic's top-level fields)."""
 
@@ -80,15 +104,19 @@ class Transcript:
     envelope: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)  # not frozen, for the same reason as Message
+@dataclass(init=False)  # written out for the same reason as Message's
 class Turn:
     """Messages ``[start, stop)`` of a transcript: one assistant message and what answers it."""
 
     start: int
     stop: int
 
+    def __init__(self, start: int, stop: int) -> None:
+        self.start = start
+        self.stop = stop
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True)
 class Segments:
     """The head (system messages and the task) and the turns after it."""
 
