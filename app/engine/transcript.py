@@ -46,7 +46,7 @@ class ToolCall:
     arguments: str
     raw: Any
 
-    def __init__(self, id: str, name: str, arguments: str, raw: Any = None) -> None:  # noqa: A002
+    def __init__(self, id: str, name: str, arguments: str, raw: Any = None) -> None:
         self.id = id
         self.name = name
         self.arguments = arguments
