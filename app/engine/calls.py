@@ -36,17 +36,25 @@ _MAX_ARGS = 3
 _COMMAND_CHARS = 100
 
 
-# Not frozen: compiled, a frozen dataclass is built by an interpreted __init__ (about
-# four times the cost), and these are made per message or per span. Treated as values.
-@dataclass
+# Made per call, result or span: __init__ is written out so that mypyc compiles it (see
+# transcript.Message). Treated as a value.
+@dataclass(init=False)
 class CallSummary:
     """What a call did, in the order its arguments name things."""
 
     head: str  # "name(key=value, …)" for prior-work notes
-    reads: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
-    commands: tuple[str, ...] = ()
-    urls: tuple[str, ...] = ()
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    commands: tuple[str, ...]
+    urls: tuple[str, ...]
+
+    def __init__(self, head: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (),
+                 commands: tuple[str, ...] = (), urls: tuple[str, ...] = ()) -> None:
+        self.head = head
+        self.reads = reads
+        self.writes = writes
+        self.commands = commands
+        self.urls = urls
 
 
 def _parse(arguments: str) -> Any:

@@ -19,9 +19,9 @@ _HANDLE_BYTES = 10
 HANDLE_CHARS = len(HANDLE_PREFIX) + 2 * _HANDLE_BYTES  # hex digits
 
 
-# Not frozen: compiled, a frozen dataclass is built by an interpreted __init__ (about
-# four times the cost), and these are made per message or per span. Treated as values.
-@dataclass
+# Made per call, result or span: __init__ is written out so that mypyc compiles it (see
+# transcript.Message). Treated as a value.
+@dataclass(init=False)
 class Span:
     """Messages a compaction replaced or cut, and the handle that names the original."""
 
@@ -32,7 +32,17 @@ class Span:
     messages: int
     tools: tuple[str, ...]
     # What the handle gives back; not part of the response.
-    originals: tuple[Message, ...] = field(default=(), repr=False, compare=False)
+    originals: tuple[Message, ...] = field(repr=False, compare=False)
+
+    def __init__(self, handle: str, kind: str, first: int, last: int, messages: int,
+                 tools: tuple[str, ...], originals: tuple[Message, ...] = ()) -> None:
+        self.handle = handle
+        self.kind = kind
+        self.first = first
+        self.last = last
+        self.messages = messages
+        self.tools = tools
+        self.originals = originals
 
 
 @dataclass(frozen=True)

@@ -172,32 +172,41 @@ def sort_tokens(tokens: Iterable[bytes]) -> tuple[set[bytes], set[bytes], set[by
     return paths, idents, numbers
 
 
+# What _Kinds knows of a token: the kind it sorts into (an index into the tuple of
+# sort_tokens, or _NO_FACT) and its text.
+_NO_FACT: Final = -1
+_Known = tuple[int, str]
+_NOT_A_FACT: Final[_Known] = (_NO_FACT, "")
+
+
 class _Kinds:
-    """Facts among the tokens seen so far, so a call sorts only new tokens and finds
-    the rest with set intersections."""
+    """The kind of every token seen so far, so a call sorts only new tokens."""
 
     def __init__(self, max_tokens: int) -> None:
         self._max_tokens = max_tokens
-        self._seen: set[bytes] = set()
-        self._sorted: tuple[set[bytes], set[bytes], set[bytes]] = (set(), set(), set())
-        self._text: dict[bytes, str] = {}  # facts, decoded once
+        self._known: dict[bytes, _Known] = {}
 
     def facts(self, tokens: frozenset[bytes]) -> Facts:
-        new = tokens.difference(self._seen)
-        if len(self._seen) + len(new) > self._max_tokens:
-            self._seen = set()
-            self._sorted = (set(), set(), set())
-            self._text = {}
-        for known, found in zip(self._sorted, sort_tokens(new), strict=True):
-            self._text.update((raw, raw.decode("utf-8", "replace")) for raw in found)
-            known.update(found)
-        self._seen.update(new)
-        text = self._text
-        # Another thread may have just started a new generation: decode what is missing.
-        paths, idents, numbers = (
-            frozenset(text.get(raw) or raw.decode("utf-8", "replace") for raw in tokens & known)
-            for known in self._sorted)
-        return Facts(paths, idents, numbers)
+        known = self._known
+        new = [raw for raw in tokens if raw not in known]
+        if new:
+            if len(known) + len(new) > self._max_tokens:
+                # A new generation, which must know all of this call's tokens; another
+                # thread keeps the dict it already holds.
+                known = self._known = {}
+                new = list(tokens)
+            for kind, found in enumerate(sort_tokens(new)):
+                for raw in found:
+                    known[raw] = (kind, raw.decode("utf-8", "replace"))
+            for raw in new:
+                known.setdefault(raw, _NOT_A_FACT)
+        kinds: tuple[list[str], list[str], list[str]] = ([], [], [])
+        for raw in tokens:
+            kind, text = known.get(raw, _NOT_A_FACT)
+            if kind != _NO_FACT:
+                kinds[kind].append(text)
+        paths, idents, numbers = kinds
+        return Facts(frozenset(paths), frozenset(idents), frozenset(numbers))
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,16 @@ _SCAN = 20000
 _LINE_CHARS = 200
 
 
-# Not frozen: compiled, a frozen dataclass is built by an interpreted __init__ (about
-# four times the cost), and these are made per message or per span. Treated as values.
-@dataclass
+# Made per call, result or span: __init__ is written out so that mypyc compiles it (see
+# transcript.Message). Treated as a value.
+@dataclass(init=False)
 class Outcome:
     error: bool
     line: str  # the error line when it failed, else the first line with content
+
+    def __init__(self, error: bool, line: str) -> None:
+        self.error = error
+        self.line = line
 
 
 def _find_error(text: str) -> re.Match[str] | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -63,7 +62,7 @@ def observe(
     messages: Sequence[Message], options: PhaseOptions, outcomes: Outcomes | None = None
 ) -> Signals:
     outcomes = outcomes or Outcomes()
-    called: Counter[str] = Counter()
+    called: dict[str, int] = {}
     succeeded: set[str] = set()
     names: dict[str, str] = {}
     errors: list[tuple[int, str]] = []
@@ -72,7 +71,7 @@ def observe(
         if m.role == "assistant":
             turn += 1
             for call in m.tool_calls:
-                called[call.name] += 1
+                called[call.name] = called.get(call.name, 0) + 1
                 names[call.id] = call.name
         elif m.role == "tool":
             name = names.get(m.tool_call_id or "", "tool")
@@ -86,7 +85,7 @@ def observe(
                     if not _is_output(t, options) and t not in succeeded)
     outputs = tuple(sorted(n for n in succeeded if _is_output(n, options)))
     recent = tuple(text for at, text in errors if at > turn - RECENT_TURNS)
-    return Signals(iteration, options.max_iterations, dict(called), options.required_tools,
+    return Signals(iteration, options.max_iterations, called, options.required_tools,
                    missing, outputs, recent)
 
 

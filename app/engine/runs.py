@@ -33,9 +33,9 @@ _Identity = tuple[object, ...]
 _LineKey = tuple[str, str, str | None, bool]
 
 
-# Not frozen: compiled, a frozen dataclass is built by an interpreted __init__ (about
-# four times the cost), and these are made per message or per span. Treated as values.
-@dataclass
+# Made per call, result or span: __init__ is written out so that mypyc compiles it (see
+# transcript.Message). Treated as a value.
+@dataclass(init=False)
 class RunSummary:
     # State after the run, copied before it is fed more.
     hasher: Hasher = field(compare=False, repr=False)
@@ -47,6 +47,19 @@ class RunSummary:
     chars: int  # text and arguments of the run
     tools: tuple[str, ...]
     ledger: Ledger  # not changed once made: extended as a copy
+
+    def __init__(self, hasher: Hasher, handle: str, calls: int, replies: int,
+                 lines: tuple[Part, ...], line_chars: int, chars: int, tools: tuple[str, ...],
+                 ledger: Ledger) -> None:
+        self.hasher = hasher
+        self.handle = handle
+        self.calls = calls
+        self.replies = replies
+        self.lines = lines
+        self.line_chars = line_chars
+        self.chars = chars
+        self.tools = tools
+        self.ledger = ledger
 
 
 def _identity(m: Message) -> _Identity:

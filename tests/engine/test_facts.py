@@ -80,3 +80,23 @@ def test_a_remembered_run_is_not_used_for_different_content():
     extractor.lost(run_texts(20), [], settled=20)
     other = [t.replace("pkg", "lib") for t in run_texts(21)]
     assert extractor.lost(other, [], settled=21) == lost(other)
+
+
+def test_a_token_cache_that_fills_up_starts_over_without_changing_receipts():
+    extractor = FactExtractor(cache_tokens=40)  # every call below overflows it
+    for n in (3, 12, 25, 12, 3):
+        texts = run_texts(n)
+        assert extractor.lost(texts, texts[: n // 3]) == lost(texts, texts[: n // 3]), n
+
+
+@given(texts, texts)
+def test_the_fact_scan_matches_a_plain_reading_of_the_words(dropped, kept):
+    # The compiled byte loop against the definition: tokens end at separators, keep
+    # a digit, slash or dot, and lose end punctuation.
+    def plain(text):
+        for sep in "\"'`()[]{}<>=;|\t\n\r\x0b\x0c":
+            text = text.replace(sep, " ")
+        return frozenset(w.encode().strip(b".,:*!?$") for w in text.split(" ")
+                         if any(c in w for c in "0123456789/."))
+    for text in dropped + kept:
+        assert raw_tokens(text) == plain(text)
