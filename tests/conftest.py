@@ -9,6 +9,7 @@ import httpx
 import pytest
 import tiktoken
 from fastapi import FastAPI
+from hypothesis import settings
 from prometheus_client import CollectorRegistry
 
 from app.engine.formats import build_formats
@@ -20,6 +21,11 @@ from app.settings import Settings
 from app.tokenizer import load_encoding
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests assert behaviour, not speed: on a shared machine a per-example
+# deadline only makes them flaky.
+settings.register_profile("contextsynth", deadline=None)
+settings.load_profile("contextsynth")
 
 
 def pytest_configure(config: pytest.Config) -> None:
