@@ -30,6 +30,10 @@ _SHELL_WRITE = re.compile(r"(?:>>?|\btee(?:\s+-a)?|sed\s+-i\S*\s+" + _WORD + r")
 # grep and sed take a pattern before the files; it is skipped, not read as one.
 _SHELL_READ = re.compile(r"\b(?:cat|head|tail|nl|less|sed\s+-n\s+" + _WORD + r"|grep\s+"
                          + _OPTIONS + _WORD + r")\s+" + _OPTIONS + _FILE)
+# Every match of each pattern starts with one of these: matching is tried only where
+# one occurs, found with str.find, instead of at every position of the line.
+_WRITE_STARTS = (">", "tee", "sed")
+_READ_STARTS = ("cat", "head", "tail", "nl", "less", "sed", "grep")
 _SHELL_SCAN_CHARS = 400
 _ARG_CHARS = 60
 _MAX_ARGS = 3
@@ -103,14 +107,35 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             commands.append(shorten(" ".join(v[: _COMMAND_CHARS * 2].split()), _COMMAND_CHARS))
             # The first line names the files; what follows is usually a heredoc body.
             line = v.split("\n", 1)[0][:_SHELL_SCAN_CHARS]
-            written = _SHELL_WRITE.findall(line)
+            written = _find_all(_SHELL_WRITE, line, _WRITE_STARTS)
             writes += written
-            reads += [p for p in _SHELL_READ.findall(line) if p not in written]
+            reads += [p for p in _find_all(_SHELL_READ, line, _READ_STARTS) if p not in written]
         if "http" in v:
             urls += _URL.findall(v)
     if paths:
         (writes if _WRITE_TOOL.search(name) else reads).extend(paths)
     return CallSummary(head, tuple(reads), tuple(writes), tuple(commands), tuple(urls))
+
+
+def _find_all(pattern: re.Pattern[str], line: str, starts: tuple[str, ...]) -> list[str]:
+    """What ``pattern.findall(line)`` gives (one group), for a pattern whose matches all
+    begin with one of ``starts``."""
+    at: list[int] = []
+    for start in starts:
+        i = line.find(start)
+        while i >= 0:
+            at.append(i)
+            i = line.find(start, i + 1)
+    found: list[str] = []
+    end = 0
+    for i in sorted(at):
+        if i < end:
+            continue  # inside the last match, as findall never overlaps
+        match = pattern.match(line, i)
+        if match is not None:
+            found.append(match.group(1))
+            end = max(match.end(), i + 1)
+    return found
 
 
 def _shorten_strings(value: Any, limit: int) -> Any:

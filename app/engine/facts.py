@@ -110,13 +110,6 @@ def raw_tokens(text: str) -> frozenset[bytes]:
     return frozenset(_candidates(text.encode("utf-8", "surrogatepass")))
 
 
-def unique_lines(texts: Sequence[str]) -> str:
-    """The distinct lines of ``texts``, one per line: tokens and error lines live within
-    a line, so reading these gives what reading each text gives. Logs, file dumps and
-    grep output repeat lines across an agent's steps; read once, they cost about half."""
-    return "\n".join(set("\n".join(texts).split("\n")))
-
-
 def marked_lines(text: str) -> str:
     """The lines that carry an error marker, whole, one per line.
 
@@ -276,9 +269,11 @@ class FactExtractor:
             tokens = base.tokens.union(*(self._tokens.get(t, raw_tokens) for t in rest))
             errors = base.errors.union(*(self._errors.get(t, error_lines) for t in rest))
         else:
-            lines = unique_lines(rest)
-            tokens = base.tokens | raw_tokens(lines)
-            errors = base.errors | error_lines(lines)
+            # Tokens and error lines live within a line, so the texts are read joined:
+            # one scan, and nothing kept per text of a run no later call reads again.
+            joined = "\n".join(rest)
+            tokens = base.tokens | raw_tokens(joined)
+            errors = base.errors | error_lines(joined)
         settled = _Settled(len(texts), tokens, errors)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per

@@ -1,8 +1,18 @@
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from app.engine.calls import CallSummaries, cut_arguments
+from app.engine.calls import (
+    _READ_STARTS,
+    _SHELL_READ,
+    _SHELL_WRITE,
+    _WRITE_STARTS,
+    CallSummaries,
+    _find_all,
+    cut_arguments,
+)
 from app.engine.transcript import ToolCall
 
 
@@ -51,3 +61,14 @@ def test_cut_arguments_stay_valid_json_within_the_budget():
     cut = cut_arguments(f"200\0{arguments}")
     assert len(cut) <= 200
     assert json.loads(cut)["timeout"] == 5
+
+
+shell_words = st.sampled_from(["cat", "head -n 5", "tail", "nl", "less", "sed -n '1,5p'",
+                               "sed -i 's/a/b/'", "grep -rn foo", "tee -a", ">", ">>", "|",
+                               "&&", "a.py", "src/b.txt", "concat", "x", " ", "-", "'q r'"])
+
+
+@given(st.lists(shell_words, max_size=14).map(" ".join))
+def test_matching_only_where_a_command_starts_finds_what_a_full_scan_finds(line):
+    assert _find_all(_SHELL_READ, line, _READ_STARTS) == _SHELL_READ.findall(line)
+    assert _find_all(_SHELL_WRITE, line, _WRITE_STARTS) == _SHELL_WRITE.findall(line)
