@@ -165,11 +165,16 @@ def sort_tokens(tokens: Iterable[bytes]) -> tuple[set[bytes], set[bytes], set[by
     return paths, idents, numbers
 
 
-# What _Kinds knows of a token: the kind it sorts into (an index into the tuple of
-# sort_tokens, or _NO_FACT) and its text.
 _NO_FACT: Final = -1
-_Known = tuple[int, str]
-_NOT_A_FACT: Final[_Known] = (_NO_FACT, "")
+
+
+class _Table:
+    """Kinds of the tokens seen so far (an index into sort_tokens' tuple, or _NO_FACT),
+    and the text of each fact, decoded once."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[bytes, int] = {}
+        self.texts: dict[bytes, str] = {}
 
 
 class _Kinds:
@@ -177,28 +182,31 @@ class _Kinds:
 
     def __init__(self, max_tokens: int) -> None:
         self._max_tokens = max_tokens
-        self._known: dict[bytes, _Known] = {}
+        self._table = _Table()
 
     def facts(self, tokens: frozenset[bytes]) -> Facts:
-        known = self._known
-        new = [raw for raw in tokens if raw not in known]
+        table = self._table
+        new = [raw for raw in tokens if raw not in table.kinds]
         if new:
-            if len(known) + len(new) > self._max_tokens:
+            if len(table.kinds) + len(new) > self._max_tokens:
                 # A new generation, which must know all of this call's tokens; another
-                # thread keeps the dict it already holds.
-                known = self._known = {}
+                # thread keeps the table it already holds.
+                table = self._table = _Table()
                 new = list(tokens)
             for kind, found in enumerate(sort_tokens(new)):
                 for raw in found:
-                    known[raw] = (kind, raw.decode("utf-8", "replace"))
+                    # Text first: a thread that sees the kind finds the text.
+                    table.texts[raw] = raw.decode("utf-8", "replace")
+                    table.kinds[raw] = kind
             for raw in new:
-                known.setdefault(raw, _NOT_A_FACT)
-        kinds: tuple[list[str], list[str], list[str]] = ([], [], [])
+                table.kinds.setdefault(raw, _NO_FACT)
+        kinds, texts = table.kinds, table.texts
+        found_by_kind: tuple[list[str], list[str], list[str]] = ([], [], [])
         for raw in tokens:
-            kind, text = known.get(raw, _NOT_A_FACT)
+            kind = kinds.get(raw, _NO_FACT)
             if kind != _NO_FACT:
-                kinds[kind].append(text)
-        paths, idents, numbers = kinds
+                found_by_kind[kind].append(texts[raw])
+        paths, idents, numbers = found_by_kind
         return Facts(frozenset(paths), frozenset(idents), frozenset(numbers))
 
 
@@ -235,9 +243,11 @@ class FactExtractor:
         fresh = [t for t in dropped[settled:] if t]
         kept = [t for t in kept if t]
         tokens, errors = self._tokens, self._errors
-        gone = run.tokens.union(*(tokens.get(t, raw_tokens) for t in fresh))
-        gone = gone.difference(*(tokens.get(t, raw_tokens) for t in kept))
-        found = run.errors.union(*(errors.get(t, error_lines) for t in fresh))
+        # Lists, not generators, as star-arguments: compiled, a generator is an object
+        # driven through the interpreter's protocol.
+        gone = run.tokens.union(*[tokens.get(t, raw_tokens) for t in fresh])
+        gone = gone.difference(*[tokens.get(t, raw_tokens) for t in kept])
+        found = run.errors.union(*[errors.get(t, error_lines) for t in fresh])
         if not gone and not found:
             return Facts()
         facts = self._kinds.facts(gone)
@@ -266,8 +276,8 @@ class FactExtractor:
         if not rest:
             return base
         if len(rest) <= _FEW:  # a step or two: these were kept text last call, and cached
-            tokens = base.tokens.union(*(self._tokens.get(t, raw_tokens) for t in rest))
-            errors = base.errors.union(*(self._errors.get(t, error_lines) for t in rest))
+            tokens = base.tokens.union(*[self._tokens.get(t, raw_tokens) for t in rest])
+            errors = base.errors.union(*[self._errors.get(t, error_lines) for t in rest])
         else:
             # Tokens and error lines live within a line, so the texts are read joined:
             # one scan, and nothing kept per text of a run no later call reads again.
