@@ -13,7 +13,7 @@ from typing import Any
 
 from app.engine.jsontext import dumps
 from app.engine.memo import Memo
-from app.engine.outcomes import shorten
+from app.engine.outcomes import ELLIPSIS, shorten
 from app.engine.transcript import ToolCall
 
 _PATH_KEYS = frozenset({"path", "file", "file_path", "filepath", "filename", "target_file",
@@ -46,7 +46,7 @@ _COMMAND_CHARS = 100
 class CallSummary:
     """What a call did, in the order its arguments name things."""
 
-    head: str  # "name(key=value, …)" for prior-work notes
+    head: str  # "name(key=value, ...)" for prior-work notes
     reads: tuple[str, ...]
     writes: tuple[str, ...]
     commands: tuple[str, ...]
@@ -81,7 +81,7 @@ def _head(name: str, arguments: str, value: Any) -> str:
         shown.append(f"{k}={dumps(short)}" if isinstance(v, str)
                      else f"{k}={short}")
     if len(value) > _MAX_ARGS:
-        shown.append("…")
+        shown.append(ELLIPSIS)
     return f"{name}({', '.join(shown)})"
 
 
@@ -140,7 +140,7 @@ def _find_all(pattern: re.Pattern[str], line: str, starts: tuple[str, ...]) -> l
 
 def _shorten_strings(value: Any, limit: int) -> Any:
     if isinstance(value, str) and len(value) > limit:
-        return f"{value[:limit]}…[cut {len(value) - limit} chars]"
+        return f"{value[:limit]}{ELLIPSIS}[cut {len(value) - limit} chars]"
     if isinstance(value, dict):
         return {k: _shorten_strings(v, limit) for k, v in value.items()}
     if isinstance(value, list):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.engine.compaction import StrategyContext
-from app.engine.outcomes import shorten
+from app.engine.outcomes import ELLIPSIS, shorten
 from app.engine.transcript import Message
 
 _MIN_RESULT_CHARS = 300
@@ -51,7 +51,7 @@ def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: 
                 tail = ""
                 if result is not None:
                     outcome = context.outcomes.of(result)
-                    tail = f" → {'✗ ' if outcome.error else ''}{shorten(outcome.line, 120)}"
+                    tail = f" -> {'failed: ' if outcome.error else ''}{shorten(outcome.line, 120)}"
                 lines.append(f"CALL {context.calls.of(call).head}{tail}")
             else:
                 lines.append(f"CALL {call.name}({shorten(call.arguments, _ARGUMENT_CHARS)})")
@@ -74,6 +74,7 @@ def render_evidence(messages: Sequence[Message], context: StrategyContext,
             break
         noted = min(foldable, noted + max(foldable // 8, 1))
     # Last resort: keep the end, where the newest evidence is.
-    return (text if len(text) <= budget else "…" + text[len(text) - budget + 1 :]), True
+    return (text if len(text) <= budget
+            else ELLIPSIS + text[len(text) - budget + len(ELLIPSIS) :]), True
 
 

@@ -163,8 +163,8 @@ class HistoryCompressor:
                     result = results.get(call.id)
                     if result is not None:
                         outcome = context.outcomes.of(result)
-                        mark = "✗ " if outcome.error else ""
-                        line += f" → {mark}{shorten(outcome.line, 120)}"
+                        mark = "failed: " if outcome.error else ""
+                        line += f" -> {mark}{shorten(outcome.line, 120)}"
                         if outcome.error:
                             errors.append(f"- {call.name}: {shorten(outcome.line, 200)}")
                     work.append(line)

@@ -58,7 +58,7 @@ def extend_ledger(ledger: Ledger, pairs: Iterable[tuple[ToolCall, Message | None
         if result is not None:
             outcome = outcomes.of(result)
             if outcome.error:
-                ledger.last_error = f"{call.name} → {outcome.line}"
+                ledger.last_error = f"{call.name} -> {outcome.line}"
 
 
 def joined(ledgers: Iterable[Ledger]) -> Ledger:

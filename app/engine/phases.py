@@ -77,7 +77,7 @@ def observe(
             name = names.get(m.tool_call_id or "", "tool")
             outcome = outcomes.of(m)
             if outcome.error:
-                errors.append((turn, f"{name} → {outcome.line}"))
+                errors.append((turn, f"{name} -> {outcome.line}"))
             else:
                 succeeded.add(name)
     iteration = options.iteration if options.iteration is not None else turn

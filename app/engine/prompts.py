@@ -23,7 +23,7 @@ MARKER = "[contextsynth]"
 PRIOR_WORK_HEADER = MARKER + " Earlier work, compacted ({what}; expand: {handle}):"
 PRIOR_WORK_CONTINUED = MARKER + " More earlier work, compacted ({what}; expand: {handle}):"
 LEDGER_HEADER = "Artifacts so far:"
-CUT_MARKER = "…[contextsynth cut {chars} chars; expand: {handle}]"
+CUT_MARKER = "...[contextsynth cut {chars} chars; expand: {handle}]"
 MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"
 
 def counted(calls: int, replies: int) -> str:

@@ -113,7 +113,7 @@ class Reflector:
                      f"{len(fresh)} brought new information toward the goal.")
         if failures:
             last = next(e for e in reversed(enriched) if e.failed)
-            synthesis += f" Last failure: {last.call.tool} → {last.line}."
+            synthesis += f" Last failure: {last.call.tool} -> {last.line}."
         return self.finish(enriched, synthesis, progress, history)
 
     def finish(self, enriched: Sequence[Enriched], synthesis: str, progress: str,
@@ -130,7 +130,7 @@ class Reflector:
 
     def prompt(self, goal: str, calls: Sequence[Call],
                history: Sequence[PastIteration]) -> tuple[PromptMessage, ...]:
-        shown = "\n".join(f"{n + 1}. {c.tool}({shorten(c.params, 300)}) → "
+        shown = "\n".join(f"{n + 1}. {c.tool}({shorten(c.params, 300)}) -> "
                           f"{shorten(c.output, 1500)}" for n, c in enumerate(calls))
         past = "\n".join(f"- {p.progress or 'unknown'}: " + ", ".join(c.tool for c in p.calls)
                          for p in history[-5:]) or "(none)"
@@ -212,8 +212,8 @@ def _context(enriched: Sequence[Enriched]) -> str:
     """One line per call, most relevant first, in the order they ran within a rank."""
     ranked = sorted(enumerate(enriched), key=lambda p: (RELEVANCE.index(p[1].relevance), p[0]))
     return "\n".join(
-        f"[{e.relevance}] {e.call.tool}({shorten(' '.join(e.call.params.split()), 60)}) → "
-        f"{'✗ ' if e.failed else ''}{shorten(e.line or '(no output)', _LINE_CHARS)}"
+        f"[{e.relevance}] {e.call.tool}({shorten(' '.join(e.call.params.split()), 60)}) -> "
+        f"{'failed: ' if e.failed else ''}{shorten(e.line or '(no output)', _LINE_CHARS)}"
         for _, e in ranked)
 
 

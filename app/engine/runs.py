@@ -180,5 +180,5 @@ def _call_line(call: ToolCall, result: Message | None, context: StrategyContext,
         return head
     outcome = context.outcomes.of(result)
     if outcome.error:
-        return f"{head} → ✗ {shorten(outcome.line, _RESULT_CHARS)}"
-    return f"{head} → {shorten(outcome.line, _RESULT_CHARS) if outcome.line else '(no output)'}"
+        return f"{head} -> failed: {shorten(outcome.line, _RESULT_CHARS)}"
+    return f"{head} -> {shorten(outcome.line, _RESULT_CHARS) if outcome.line else '(no output)'}"

@@ -207,9 +207,9 @@ class TraceSummarizer:
             for call in calls:
                 failed, line = self._is_error(call)
                 shown = shorten(" ".join(call.action_input.split()), _INPUT_CHARS)
-                result = f"✗ {shorten(line, _LINE_CHARS)}" if failed else shorten(
+                result = f"failed: {shorten(line, _LINE_CHARS)}" if failed else shorten(
                     first_line(call.observation) or "(no output)", _LINE_CHARS)
-                parts.append(f"{shown} → {result}")
+                parts.append(f"{shown} -> {result}")
                 if "/" in call.action_input or "." in call.action_input:
                     paths.append(shown)
                 if failed:

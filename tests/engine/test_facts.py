@@ -28,7 +28,7 @@ def test_plain_words_short_tokens_and_urls_are_no_facts():
 
 def test_a_fact_the_output_still_holds_is_not_lost():
     facts = lost(["read config/settings.yaml, order W123456 total 845.20"],
-                 ["- read(path=\"config/settings.yaml\") → total $845.20"])
+                 ["- read(path=\"config/settings.yaml\") -> total $845.20"])
     assert facts.paths == frozenset()
     assert facts.numbers == frozenset()
     assert facts.identifiers == {"W123456"}
@@ -37,7 +37,7 @@ def test_a_fact_the_output_still_holds_is_not_lost():
 def test_error_lines_are_lost_only_when_the_output_drops_them():
     log = "collecting\nValueError: bad value 7\nok\nTraceback (most recent call last):\n"
     assert error_lines(log) == {"ValueError: bad value 7", "Traceback (most recent call last):"}
-    facts = lost([log], ["- run → ✗ ValueError: bad value 7"])
+    facts = lost([log], ["- run -> failed: ValueError: bad value 7"])
     assert facts.errors == {"Traceback (most recent call last):"}
 
 

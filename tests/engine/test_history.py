@@ -61,7 +61,7 @@ def test_fast_summary_has_every_section_and_keeps_users(compressor, formats):
     assert block.startswith(HISTORY_MARKER)
     for section in HISTORY_SECTIONS:
         assert f"## {section}" in block
-    assert 'search_flights(day=0) → {"flight": "HAT000"' in block
+    assert 'search_flights(day=0) -> {"flight": "HAT000"' in block
     assert "I must fly economy only" in block  # a constraint, quoted
     assert out[-6:] == messages[-6:]
     assert result.tokens_after < result.tokens_before

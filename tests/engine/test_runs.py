@@ -41,8 +41,8 @@ def test_call_ids_that_repeat_across_steps_pair_within_their_step():
            *tool_turn("c1", "bash", {"command": "pytest -q"}, "all passed")]
     run = OpenAIFormat().parse({"messages": raw}).messages
     lines = tuple(p.text for p in Runs().summary(run, context(run)).lines)
-    assert lines == ('- bash(command="pytest -q") → 1 failed',
-                     '- bash(command="pytest -q") → all passed')
+    assert lines == ('- bash(command="pytest -q") -> 1 failed',
+                     '- bash(command="pytest -q") -> all passed')
 
 
 def test_a_run_cached_inside_a_step_is_read_again_whole():

@@ -27,7 +27,7 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
     assert out[:2] == messages[:2]
     note = out[2]["content"]
     assert note.startswith("[contextsynth] Earlier work, compacted (7 tool calls;")
-    assert 'bash(command="cat src/module_0.py") → # module 0' in note
+    assert 'bash(command="cat src/module_0.py") -> # module 0' in note
     assert "files read: src/module_0.py" in note
     # the last three turns stay as multi-turn messages, the nudge closes the list
     assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 3 + ["user"]
@@ -39,7 +39,7 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
 def test_kept_results_before_the_last_turn_are_cut_with_a_handle(synthesizer, formats):
     result, out = synth(synthesizer, formats, coding_run(6, output_chars=3000), tier=Tier.MID)
     cut = out[-4]["content"]
-    assert len(cut) < 700 and "…[contextsynth cut" in cut
+    assert len(cut) < 700 and "...[contextsynth cut" in cut
     handle = cut.split("expand: ")[1].split("]")[0]
     assert handle in {s.handle for s in result.receipt.spans if s.kind == "truncated"}
 
@@ -52,7 +52,7 @@ def test_long_arguments_are_cut_and_stay_valid_json(synthesizer, formats):
     args = out[-3]["tool_calls"][0]["function"]["arguments"]
     assert len(args) <= 100
     value = json.loads(args)
-    assert value["path"] == "a.py" and "…[cut" in value["content"]
+    assert value["path"] == "a.py" and "...[cut" in value["content"]
 
 
 def test_user_messages_in_older_turns_stay_in_place(synthesizer, formats):
@@ -165,5 +165,5 @@ def test_a_command_run_again_shows_its_new_outcome_on_later_steps(encoder, forma
     messages += coding_run(4)[2:]
     _, out = synth(synthesizer, formats, messages)
     note = out[2]["content"]
-    assert 'bash(command="pytest -q") → 1 failed, 3 passed' in note
-    assert 'bash(command="pytest -q") → 4 passed' in note
+    assert 'bash(command="pytest -q") -> 1 failed, 3 passed' in note
+    assert 'bash(command="pytest -q") -> 4 passed' in note

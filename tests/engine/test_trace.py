@@ -67,7 +67,7 @@ def test_older_actions_are_grouped_by_tool_with_paths_and_errors(summarizer):
     assert result.text.startswith(TRACE_OPEN)
     assert result.text.index(TRACE_CLOSE) < result.text.index("Action: ")
     by_tool = {g.tool: g for g in result.groups}
-    assert by_tool["list_files"].summary.startswith("list_files (3 calls): src/file_0.py → ")
+    assert by_tool["list_files"].summary.startswith("list_files (3 calls): src/file_0.py -> ")
     assert "src/file_3.py" in by_tool["list_files"].paths
     assert by_tool["list_files"].errors == ("Error: exit status 1 in step 3",)
     assert result.tokens_after < result.tokens_before / 2
