@@ -62,9 +62,6 @@ _ERROR_MARKS = ("Error", "Exception", "error:", "failed", "FAILED", "Traceback")
 _ERROR_HINTS = ("rror", "xception", "ailed", "FAILED", "Traceback")
 _MIN_TOKEN = 3
 _MAX_TOKEN = 200
-# Up to this many lost error lines are looked for in the whole output; past it, a
-# scan for the output's marked lines costs less than a search per line.
-_FEW_ERRORS = 8
 # New settled texts up to this many are read one by one through the per-text memo.
 _FEW = 16
 # How far back a call looks for the end of the run an earlier call cached.
@@ -186,27 +183,29 @@ class _Kinds:
 
     def facts(self, tokens: frozenset[bytes]) -> Facts:
         table = self._table
-        new = [raw for raw in tokens if raw not in table.kinds]
+        kinds, texts = table.kinds, table.texts
+        found: tuple[list[str], list[str], list[str]] = ([], [], [])
+        new: list[bytes] = []
+        for raw in tokens:  # one pass: after the first calls of a run, almost all are known
+            kind = kinds.get(raw)
+            if kind is None:
+                new.append(raw)
+            elif kind != _NO_FACT:
+                found[kind].append(texts[raw])
         if new:
-            if len(table.kinds) + len(new) > self._max_tokens:
-                # A new generation, which must know all of this call's tokens; another
-                # thread keeps the table it already holds.
+            if len(kinds) + len(new) > self._max_tokens:
+                # A new generation; another thread keeps the table it already holds.
                 table = self._table = _Table()
-                new = list(tokens)
-            for kind, found in enumerate(sort_tokens(new)):
-                for raw in found:
+            for kind, sorted_new in enumerate(sort_tokens(new)):
+                for raw in sorted_new:
+                    text = raw.decode("utf-8", "replace")
                     # Text first: a thread that sees the kind finds the text.
-                    table.texts[raw] = raw.decode("utf-8", "replace")
+                    table.texts[raw] = text
                     table.kinds[raw] = kind
+                    found[kind].append(text)
             for raw in new:
                 table.kinds.setdefault(raw, _NO_FACT)
-        kinds, texts = table.kinds, table.texts
-        found_by_kind: tuple[list[str], list[str], list[str]] = ([], [], [])
-        for raw in tokens:
-            kind = kinds.get(raw, _NO_FACT)
-            if kind != _NO_FACT:
-                found_by_kind[kind].append(texts[raw])
-        paths, idents, numbers = found_by_kind
+        paths, idents, numbers = found
         return Facts(frozenset(paths), frozenset(idents), frozenset(numbers))
 
 
@@ -224,6 +223,7 @@ class FactExtractor:
                  cache_runs: int = 64) -> None:
         self._tokens: Memo[str, frozenset[bytes]] = Memo(cache_chars)
         self._errors: Memo[str, frozenset[str]] = Memo(cache_chars)
+        self._marked: Memo[str, str] = Memo(cache_chars)
         self._kinds = _Kinds(cache_tokens)
         # Keyed by the hash of the run's texts; a process-local cache, so Python's
         # seeded str hash is enough. An entry holds a run's token set (up to a few MB
@@ -253,11 +253,10 @@ class FactExtractor:
         facts = self._kinds.facts(gone)
         if found:
             # An error line often survives inside a note line; only report real losses.
-            # A line holding one holds a marker, so with many to look for, the output's
-            # marked lines are searched instead of all of it.
-            output = "\n".join(kept)
-            if len(found) > _FEW_ERRORS:
-                output = marked_lines(output)
+            # A line holding one holds a marker, so the output's marked lines suffice;
+            # they are remembered per text, as the output is mostly last call's.
+            marked = self._marked
+            output = "\n".join([marked.get(t, marked_lines) for t in kept])
             found = frozenset(e for e in found if e not in output)
         return Facts(facts.paths, facts.identifiers, facts.numbers, found)
 

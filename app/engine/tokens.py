@@ -43,19 +43,20 @@ class TokenCounter:
         return self.messages((message,))
 
     def messages(self, messages: Iterable[Message]) -> int:
-        # One loop with its lookups bound once: it runs over every message of every request.
-        get, count = self._memo.get, self._encode_len
+        # One loop over every message of every request. The memo is called as itself,
+        # not as a bound method: compiled, that is a direct call instead of a Python one.
+        memo, count = self._memo, self._encode_len
         total = 0
         for m in messages:
             parts = m.parts
             total += MESSAGE_OVERHEAD + max(len(parts) - 1, 0)
             for part in parts:
                 if part.text:
-                    total += get(part.text, count)
+                    total += memo.get(part.text, count)
             for call in m.tool_calls:
-                total += TOOL_CALL_OVERHEAD + get(call.name, count)
+                total += TOOL_CALL_OVERHEAD + memo.get(call.name, count)
                 if call.arguments:
-                    total += get(call.arguments, count)
+                    total += memo.get(call.arguments, count)
         return total
 
     def exact(self, messages: Iterable[Message]) -> int:
