@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -12,12 +13,17 @@ from app.engine.transcript import Message, ToolCall
 _MAX_ITEMS = 12
 
 
+# Items in order of last use: a dict is an ordered set whose "move to the end" is O(1),
+# where a list's is a scan; runs with hundreds of commands are merged on every call.
+Items = dict[str, None]
+
+
 @dataclass
 class Ledger:
-    files_read: list[str] = field(default_factory=list)
-    files_written: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    urls: list[str] = field(default_factory=list)
+    files_read: Items = field(default_factory=dict)
+    files_written: Items = field(default_factory=dict)
+    commands: Items = field(default_factory=dict)
+    urls: Items = field(default_factory=dict)
     command_count: int = 0
     last_error: str | None = None
 
@@ -26,11 +32,10 @@ class Ledger:
                     or self.last_error)
 
 
-def _add(items: list[str], value: str) -> None:
-    """Append, moving a repeat to the end: the newest use is what matters."""
-    if value in items:
-        items.remove(value)
-    items.append(value)
+def _add(items: Items, value: str) -> None:
+    """Add at the end, moving a repeat there: the newest use is what matters."""
+    items.pop(value, None)
+    items[value] = None
 
 
 def build_ledger(
@@ -77,10 +82,12 @@ def joined(ledgers: Iterable[Ledger]) -> Ledger:
 
 
 def copied(ledger: Ledger) -> Ledger:
-    return Ledger(list(ledger.files_read), list(ledger.files_written), list(ledger.commands),
-                  list(ledger.urls), ledger.command_count, ledger.last_error)
+    return Ledger(dict(ledger.files_read), dict(ledger.files_written), dict(ledger.commands),
+                  dict(ledger.urls), ledger.command_count, ledger.last_error)
 
 
-def recent(items: list[str]) -> tuple[list[str], int]:
-    """The newest items worth showing, and how many were left out."""
-    return items[-_MAX_ITEMS:], max(len(items) - _MAX_ITEMS, 0)
+def recent(items: Items) -> tuple[list[str], int]:
+    """The newest items worth showing, oldest first, and how many were left out."""
+    newest = list(itertools.islice(reversed(items), _MAX_ITEMS))
+    newest.reverse()
+    return newest, max(len(items) - _MAX_ITEMS, 0)

@@ -10,6 +10,12 @@ from tests.support.build import tool_turn
 from tests.support.corpus import load_named
 
 
+def in_order(ledger):
+    """A ledger's items in their order (dict equality would ignore it)."""
+    return [list(items) for items in (ledger.files_read, ledger.files_written,
+                                      ledger.commands, ledger.urls)]
+
+
 def context(messages, handles=None):
     return StrategyContext(TIER_BUDGETS[Tier.MID], segment(messages), handles or Handles(),
                            CallSummaries(), Outcomes())
@@ -30,9 +36,12 @@ def test_a_run_summarized_step_by_step_equals_one_read_whole():
         grown = stepwise.summary(run[:stop], context(run[:stop], handles))
     whole = Runs().summary(run, context(run))
     assert grown == whole
+    assert in_order(grown.ledger) == in_order(whole.ledger)
     assert whole.handle == handles.of(run)
     ctx = context(run)
-    assert whole.ledger == build_ledger(call_results(run), ctx.calls, ctx.outcomes)
+    built = build_ledger(call_results(run), ctx.calls, ctx.outcomes)
+    assert whole.ledger == built and in_order(whole.ledger) == in_order(built)
+    assert whole.ledger.commands  # the run ran commands: the comparison is not empty
     assert whole.calls == sum(len(m.tool_calls) for m in run)
 
 

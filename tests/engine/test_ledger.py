@@ -1,0 +1,41 @@
+from app.engine.calls import CallSummaries
+from app.engine.formats.openai import OpenAIFormat
+from app.engine.ledger import build_ledger, joined, recent
+from app.engine.outcomes import Outcomes
+from app.engine.transcript import call_results
+from tests.support.build import tool_turn
+
+
+def calls(*commands):
+    raw = [m for i, c in enumerate(commands) for m in tool_turn(f"c{i}", "bash",
+                                                                 {"command": c}, "ok")]
+    return call_results(OpenAIFormat().parse({"messages": raw}).messages)
+
+
+def ledger(*commands):
+    return build_ledger(calls(*commands), CallSummaries(), Outcomes())
+
+
+def test_a_repeat_moves_to_the_end_and_every_run_counts():
+    got = ledger("cat a.py", "cat b.py", "cat a.py")
+    assert list(got.files_read) == ["b.py", "a.py"]
+    assert list(got.commands) == ["cat b.py", "cat a.py"]
+    assert got.command_count == 3
+
+
+def test_runs_joined_give_what_one_ledger_of_all_their_calls_gives():
+    runs = [("cat a.py", "cat b.py"), ("echo x > c.txt", "cat a.py"), ("cat b.py",)]
+    whole = ledger(*[c for run in runs for c in run])
+    merged = joined([ledger(*run) for run in runs])
+    for field in ("files_read", "files_written", "commands", "urls"):
+        assert list(getattr(merged, field)) == list(getattr(whole, field)), field
+    assert merged.command_count == whole.command_count == 5
+    assert list(merged.files_read) == ["a.py", "b.py"]
+    assert list(merged.files_written) == ["c.txt"]
+
+
+def test_recent_shows_the_newest_dozen_oldest_first():
+    items = dict.fromkeys(f"f{i}.py" for i in range(15))
+    shown, more = recent(items)
+    assert shown == [f"f{i}.py" for i in range(3, 15)] and more == 3
+    assert recent(dict.fromkeys(["x.py"])) == (["x.py"], 0)
