@@ -105,6 +105,9 @@ def older_and_recent(context: StrategyContext) -> tuple[tuple[Turn, ...], tuple[
     return older, turns[len(older):]
 
 
+_COMMANDS_SHOWN = 6
+
+
 def render_ledger(ledger: Ledger) -> str:
     lines = [LEDGER_HEADER]
     for label, items in (("files read", ledger.files_read),
@@ -114,9 +117,12 @@ def render_ledger(ledger: Ledger) -> str:
             shown, more = recent(items)
             lines.append(f"- {label}: {', '.join(shown)}" + (f" (+{more} more)" if more else ""))
     if ledger.commands:
+        # A line per command, indented: an agent adds a command a step, and lines that
+        # stay the same from call to call are counted once (each line is a part of the
+        # note). On its own line a command needs no quotes, which saves their tokens.
         shown, _ = recent(ledger.commands)
-        lines.append(f"- commands run ({ledger.command_count}, latest last): "
-                     + "; ".join(f"`{c}`" for c in shown[-6:]))
+        lines.append(f"- commands run ({ledger.command_count}), latest last:")
+        lines.extend(f"  {c}" for c in shown[-_COMMANDS_SHOWN:])
     if ledger.last_error:
         lines.append(f"- last error: {ledger.last_error}")
     return "\n".join(lines)
