@@ -1,7 +1,8 @@
 """``contextsynth bench``: engine time per transcript against the tokenizer floor.
 
 For each transcript, with fresh caches every repetition and the best time kept
-(floor, cold and warm are timed in turn within each repetition):
+(floor, cold and warm are timed in turn within each repetition, for at least
+``--repeat`` repetitions and MIN_SECONDS):
 - floor: tiktoken encoding every text the engine counts (content, tool names and arguments);
 - cold: parse, synthesize (fast) and render with empty caches;
 - warm: the same after the caches saw the transcript without its last turn, as when an
@@ -35,17 +36,26 @@ COLD_TARGET = 1.5
 WARM_TARGET = 0.10
 
 
+# Short transcripts take a few milliseconds a round, where one noisy neighbour's burst
+# is enough to move a best time: each transcript gets rounds for at least this long.
+MIN_SECONDS = 0.4
+
+
 def _best(repeat: int, runs: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]],
           ) -> dict[str, float]:
-    """The best time of each run over ``repeat`` rounds. Every round times each run once,
-    back to back, so a noisy neighbour slows all of them alike and the ratios hold."""
+    """The best time of each run over at least ``repeat`` rounds (more for short
+    transcripts, see MIN_SECONDS). Every round times each run once, back to back, so a
+    noisy neighbour slows all of them alike and the ratios hold."""
     best = dict.fromkeys(runs, float("inf"))
-    for _ in range(repeat):
+    started_all = time.perf_counter()
+    rounds = 0
+    while rounds < repeat or time.perf_counter() - started_all < MIN_SECONDS:
         for name, (setup, timed) in runs.items():
             state = setup()
             started = time.perf_counter()
             timed(state)
             best[name] = min(best[name], time.perf_counter() - started)
+        rounds += 1
     return best
 
 
