@@ -22,7 +22,7 @@ if [ ! -f "$deps" ]; then
     touch "$deps"
     mv .venv/.building "$build"
 elif [ ! -f "$build" ] || [ -n "$(find setup.py app/engine -name '*.py' -newer "$build")" ]; then
-    echo "engine sources changed: rebuilding the compiled modules (about a minute)" >&2
+    echo "engine sources or build mode changed: reinstalling the engine (compiling takes about a minute)" >&2
     remove_extensions
     touch .venv/.building
     .venv/bin/python -m pip install --quiet --no-deps -e .
