@@ -1,4 +1,5 @@
 from app.engine.calls import CallSummaries
+from app.engine.fast import render_ledger
 from app.engine.formats.openai import OpenAIFormat
 from app.engine.ledger import build_ledger, joined, recent
 from app.engine.outcomes import Outcomes
@@ -39,3 +40,9 @@ def test_recent_shows_the_newest_dozen_oldest_first():
     shown, more = recent(items)
     assert shown == [f"f{i}.py" for i in range(3, 15)] and more == 3
     assert recent(dict.fromkeys(["x.py"])) == (["x.py"], 0)
+
+
+def test_the_ledger_shows_the_newest_commands_a_line_each():
+    text = render_ledger(ledger(*[f"cat f{i}.py" for i in range(9)]))
+    assert "- commands run (9), latest last:\n" + "\n".join(
+        f"  cat f{i}.py" for i in range(3, 9)) in text

@@ -96,3 +96,14 @@ def test_an_agent_loop_through_warm_caches_gets_what_a_cold_engine_gives(encoder
         step = messages[:stop]
         cold = Synthesizer(TokenCounter(encoder), builtin_strategies())
         assert _outcome(warm, formats, step) == _outcome(cold, formats, step), stop
+
+
+@pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])
+def test_the_engine_writes_only_ascii_of_its_own(engine, formats, path):
+    # Notes quote the input, so a non-ASCII character in them must come from it.
+    transcript = formats["openai"].parse({"messages": load(path)})
+    quoted = {c for m in transcript.messages for p in m.parts for c in p.text if ord(c) > 127}
+    result = engine.run(transcript, SynthesisOptions())
+    written = [p.text for m in result.transcript.messages if not m.authored for p in m.parts]
+    assert written
+    assert {c for text in written for c in text if ord(c) > 127} <= quoted
