@@ -15,13 +15,13 @@ transcript, with the service's default settings.
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.corpus import CorpusMissing, load, transcript_files
 from app.engine.formats.openai import OpenAIFormat
 from app.engine.history import HistoryCompressor, HistoryOptions
 from app.engine.strategies import builtin_strategies
@@ -70,7 +70,7 @@ def _texts(transcript: Transcript) -> list[str]:
 
 def measure(path: Path, encoder: Encoder, repeat: int, tier: Tier) -> dict[str, Any]:
     wire = OpenAIFormat()
-    messages = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    messages = load(path)
     payload = {"messages": messages}
     parsed = wire.parse(payload)
     last_turn = segment(parsed.messages).turns[-1].start
@@ -108,9 +108,10 @@ def measure(path: Path, encoder: Encoder, repeat: int, tier: Tier) -> dict[str, 
 
 def run(directory: Path, *, repeat: int = 5, tier: str = "mid") -> int:
     encoder = load_encoding("cl100k_base")
-    files = sorted(directory.glob("*.jsonl"))
-    if not files:
-        print(f"no .jsonl transcripts in {directory}")
+    try:
+        files = transcript_files(directory)
+    except CorpusMissing as missing:
+        print(missing)
         return 1
     # One throwaway call so regex compilation and imports are not billed to the first file.
     measure(files[0], encoder, 1, Tier(tier))
@@ -157,8 +158,13 @@ def jobs(directory: Path) -> int:
     print(header)
     print("-" * len(header))
     columns: dict[str, list[float]] = {"synthesize": [], "history": [], "trace": []}
-    for path in sorted(directory.glob("*.jsonl")):
-        messages = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    try:
+        files = transcript_files(directory)
+    except CorpusMissing as missing:
+        print(missing)
+        return 1
+    for path in files:
+        messages = load(path)
         transcript = wire.parse({"messages": messages})
         s = synthesizer.run(transcript, SynthesisOptions())
         plan = history.plan(transcript, HistoryOptions())

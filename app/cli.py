@@ -117,10 +117,12 @@ def _hash_key(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from app.bench import jobs, run
+    from app.corpus import CORPUS_DIR
 
+    directory: Path = args.dir or CORPUS_DIR
     if args.jobs:
-        return jobs(Path(args.dir))
-    return run(Path(args.dir), repeat=args.repeat, tier=args.tier)
+        return jobs(directory)
+    return run(directory, repeat=args.repeat, tier=args.tier)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -153,7 +155,8 @@ def _parser() -> argparse.ArgumentParser:
     hashed.set_defaults(run=_hash_key)
 
     bench = sub.add_parser("bench", help="engine time against the tokenizer floor")
-    bench.add_argument("--dir", default=str(Path("..") / "shared" / "transcripts"))
+    bench.add_argument("--dir", type=Path, default=None,
+                       help="a folder of .jsonl transcripts (default: the repository's corpus)")
     bench.add_argument("--repeat", type=int, default=5)
     bench.add_argument("--tier", default="mid", choices=["local", "mid", "large", "frontier"])
     bench.add_argument("--jobs", action="store_true",

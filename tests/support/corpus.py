@@ -1,4 +1,4 @@
-"""The shared real transcripts (``../shared/transcripts`` beside the checkout)."""
+"""The real transcripts kept in the repository (``corpus/transcripts``)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+from app import corpus
+from app.corpus import load
+
+TRANSCRIPTS = corpus.CORPUS_DIR
 
 
 def transcript_files() -> list[Path]:
-    files = sorted(TRANSCRIPTS.glob("*.jsonl"))
-    assert len(files) == 31, f"expected the 31 shared transcripts in {TRANSCRIPTS}"
+    files = corpus.transcript_files()
+    assert len(files) == 31, f"expected the corpus's 31 transcripts in {TRANSCRIPTS}"
     return files
-
-
-def load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def load_named(prefix: str) -> list[dict[str, Any]]:
