@@ -29,7 +29,7 @@ from app.engine.synthesis import EngineCaches, SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
 from app.engine.tokens import Encoder, TokenCounter
 from app.engine.trace import Action, TraceOptions, TraceSummarizer
-from app.engine.transcript import Transcript, segment
+from app.engine.transcript import Transcript, call_results, segment
 from app.tokenizer import load_encoding
 
 COLD_TARGET = 1.5
@@ -137,12 +137,9 @@ def run(directory: Path, *, repeat: int = 5, tier: str = "mid") -> int:
     return 0
 
 
-def _actions(messages: list[dict[str, Any]]) -> list[Action]:
-    results = {m.get("tool_call_id"): m.get("content") or "" for m in messages
-               if m["role"] == "tool"}
-    return [Action(c["function"]["name"], c["function"]["arguments"],
-                   results.get(c["id"], ""))
-            for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+def _actions(transcript: Transcript) -> list[Action]:
+    return [Action(call.name, call.arguments, result.text if result is not None else "")
+            for call, result in call_results(transcript.messages)]
 
 
 def jobs(directory: Path) -> int:
@@ -170,7 +167,7 @@ def jobs(directory: Path) -> int:
         plan = history.plan(transcript, HistoryOptions())
         h = history.finish(plan, history.fast_summary(plan)) if plan.fired else \
             history.unchanged(plan)
-        tplan = trace.plan(_actions(messages), TraceOptions())
+        tplan = trace.plan(_actions(transcript), TraceOptions())
         t = trace.finish(tplan, tplan.groups if tplan.fired else None, "deterministic")
         row = {"synthesize": 1 - s.tokens_after / s.tokens_before,
                "history": 1 - h.tokens_after / h.tokens_before,

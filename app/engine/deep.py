@@ -1,8 +1,8 @@
 """The ``deep`` mode's pure halves: the prompt for the older turns, and the result.
 
 The service calls the LLM between them, so the engine never does I/O. The
-summary replaces the older assistant and tool messages; older user and
-system messages stay where they were, and recent turns stay verbatim.
+summary replaces the older assistant and tool messages and follows the older
+user and system messages, which stay in their order; recent turns stay verbatim.
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ def summarized(messages: Sequence[Message], context: StrategyContext, deep: Deep
         lines.append(render_ledger(ledger))
     note = Message("user", tuple(Part("text", line) for line in lines))
     kept = [m for m in region if m.role not in ("assistant", "tool")]
-    out = [*messages[: deep.start], note, *kept, *messages[deep.stop :]]
+    # The note goes after the region's user messages: put before them, it would show
+    # work the user asked for later as done before they asked.
+    out = [*messages[: deep.start], *kept, note, *messages[deep.stop :]]
     spans: tuple[Span, ...] = (span,)
     return Compaction(tuple(out), spans, tuple(work), len(work))

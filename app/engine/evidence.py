@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from app.engine.compaction import StrategyContext
 from app.engine.outcomes import ELLIPSIS, shorten
-from app.engine.transcript import Message
+from app.engine.transcript import Message, calls_by_result, results_by_call
 
 _MIN_RESULT_CHARS = 300
 _TEXT_CHARS = 4_000
@@ -24,8 +24,8 @@ _KEEP_FULL = 3
 def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: int,
            noted: int) -> list[str]:
     """Evidence lines; the first ``noted`` tool calls are one-line notes."""
-    names = {c.id: c.name for m in messages for c in m.tool_calls}
-    results = {r.tool_call_id: r for r in messages if r.role == "tool"}
+    calls = calls_by_result(messages)
+    results = results_by_call(messages)
     lines: list[str] = []
     seen_calls = 0
     for m in messages:
@@ -36,7 +36,8 @@ def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: 
                 continue  # folded into its call's note
             outcome = context.outcomes.of(m)
             label = "ERROR from" if outcome.error else "RESULT of"
-            lines.append(f"{label} {names.get(m.tool_call_id or '', 'tool')}: "
+            call = calls.get(id(m))
+            lines.append(f"{label} {call.name if call is not None else 'tool'}: "
                          f"{shorten(m.text, result_chars)}")
             continue
         if m.text.strip():
@@ -47,7 +48,7 @@ def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: 
         for call in m.tool_calls:
             seen_calls += 1
             if seen_calls <= noted:
-                result = results.get(call.id)
+                result = results.get(id(call))
                 tail = ""
                 if result is not None:
                     outcome = context.outcomes.of(result)

@@ -1,8 +1,9 @@
 """``/compress-history``: older messages become one sectioned summary, recent ones stay.
 
 The cut keeps the last ``keep_last_n`` messages and moves back so that no
-tool result is parted from its call. User and system messages stay where
-they were. A summary block from an earlier call is updated with only the
+tool result is parted from its call. User and system messages keep their
+order and the summary block follows them, so no request appears after the work
+that answered it. A summary block from an earlier call is updated with only the
 messages after it (anchored, incremental), so a call costs what is new.
 """
 
@@ -39,6 +40,7 @@ from app.engine.transcript import (
     Part,
     Transcript,
     call_results,
+    results_by_call,
     segment,
     validate_pairs,
 )
@@ -153,14 +155,14 @@ class HistoryCompressor:
         sections = _sections(_body(plan.previous)) if plan.previous is not None else {}
         ledger = build_ledger(call_results(span), context.calls, context.outcomes)
         work, errors, said = [], [], []
-        results = {m.tool_call_id: m for m in span if m.role == "tool"}
+        results = results_by_call(span)
         for m in span:
             if m.role == "assistant":
                 if m.text.strip():
                     said.append(shorten(" ".join(m.text[:600].split()), 300))
                 for call in m.tool_calls:
                     line = f"- {context.calls.of(call).head}"
-                    result = results.get(call.id)
+                    result = results.get(id(call))
                     if result is not None:
                         outcome = context.outcomes.of(result)
                         mark = "failed: " if outcome.error else ""
@@ -198,7 +200,9 @@ class HistoryCompressor:
         block = Message("user", tuple(Part("text", line) for line in lines))
         gone = {id(m) for m in replaced}
         kept = [m for m in region if id(m) not in gone]
-        out = [*messages[: plan.start], block, *kept, *messages[plan.stop :]]
+        # The block goes after the region's user messages: put before them, it would
+        # show work the user asked for later as done before they asked.
+        out = [*messages[: plan.start], *kept, block, *messages[plan.stop :]]
         exempt = frozenset({id(plan.previous)}) if plan.previous is not None else frozenset()
         check_output("compress-history", messages, out, exempt)
         books = account(self._counter, self._caches.facts, messages, plan.tokens_before, out,

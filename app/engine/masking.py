@@ -13,7 +13,7 @@ from app.engine.compaction import Compaction, Span, StrategyContext, span_of, tr
 from app.engine.fast import older_and_recent
 from app.engine.outcomes import shorten
 from app.engine.prompts import MASKED_RESULT
-from app.engine.transcript import Message, Part
+from app.engine.transcript import Message, Part, calls_by_result
 
 # Results shorter than this cost less than their placeholder.
 _MIN_MASKED_CHARS = 200
@@ -26,7 +26,7 @@ class ObservationMask:
         turns = context.segments.turns
         older, _ = older_and_recent(context)
         cut_at = older[-1].stop if older else context.segments.head_stop
-        names = {c.id: c.name for m in messages for c in m.tool_calls}
+        calls = calls_by_result(messages)
         out: list[Message] = []
         spans: list[Span] = []
         dropped: list[Message] = []
@@ -38,8 +38,9 @@ class ObservationMask:
             outcome = context.outcomes.of(m)
             label = "failed: " if outcome.error else "began: "
             first = label + shorten(outcome.line, 80) if outcome.line else ""
+            call = calls.get(id(m))
             text = MASKED_RESULT.format(
-                name=names.get(m.tool_call_id or "", "tool"), chars=len(m.text),
+                name=call.name if call is not None else "tool", chars=len(m.text),
                 first=f"; {first}" if first else "", handle=span.handle,
             )
             if len(text) >= len(m.text):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from app.engine.outcomes import Outcomes
-from app.engine.transcript import Message
+from app.engine.transcript import Message, calls_by_result
 
 
 class Phase(StrEnum):
@@ -64,7 +64,7 @@ def observe(
     outcomes = outcomes or Outcomes()
     called: dict[str, int] = {}
     succeeded: set[str] = set()
-    names: dict[str, str] = {}
+    calls = calls_by_result(messages)
     errors: list[tuple[int, str]] = []
     turn = 0
     for m in messages:
@@ -72,9 +72,9 @@ def observe(
             turn += 1
             for call in m.tool_calls:
                 called[call.name] = called.get(call.name, 0) + 1
-                names[call.id] = call.name
         elif m.role == "tool":
-            name = names.get(m.tool_call_id or "", "tool")
+            answered = calls.get(id(m))
+            name = answered.name if answered is not None else "tool"
             outcome = outcomes.of(m)
             if outcome.error:
                 errors.append((turn, f"{name} -> {outcome.line}"))

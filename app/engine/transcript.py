@@ -147,20 +147,50 @@ def segment(messages: Sequence[Message]) -> Segments:
     return Segments(starts[0], turns, task_index)
 
 
-def call_results(messages: Sequence[Message]) -> list[tuple[ToolCall, Message | None]]:
-    """Each tool call with its result: the tool message after it, before the next
-    assistant message, that carries its id (ids may repeat across turns)."""
-    out: list[tuple[ToolCall, Message | None]] = []
-    turn: dict[str, Message] = {}
+def _link(messages: Sequence[Message]) -> tuple[list[ToolCall], list[Message | None]]:
+    """Every tool call in order, and beside it the result that answers it (or None).
+
+    Providers reuse call ids (tau-bench's runs answer 27 calls with 22 ids), so an
+    id alone does not name a call. The rule, for every format and job: a result
+    answers the nearest earlier call with its id that has no result yet; calls of
+    one message with the same id are answered in their order.
+    """
     calls: list[ToolCall] = []
-    for m in messages:
-        if m.role == "assistant":
-            out.extend((c, turn.get(c.id)) for c in calls)
-            calls, turn = list(m.tool_calls), {}
-        elif m.role == "tool" and m.tool_call_id is not None:
-            turn.setdefault(m.tool_call_id, m)
-    out.extend((c, turn.get(c.id)) for c in calls)
-    return out
+    results: list[Message | None] = []
+    # Per id, the calls still waiting for a result, each with its message's position.
+    waiting: dict[str, list[tuple[int, int]]] = {}
+    for position, m in enumerate(messages):
+        for call in m.tool_calls:
+            waiting.setdefault(call.id, []).append((position, len(calls)))
+            calls.append(call)
+            results.append(None)
+        if m.role == "tool" and m.tool_call_id is not None:
+            queue = waiting.get(m.tool_call_id)
+            if queue:
+                newest = queue[-1][0]
+                at = len(queue) - 1
+                while at > 0 and queue[at - 1][0] == newest:
+                    at -= 1
+                results[queue.pop(at)[1]] = m
+    return calls, results
+
+
+def call_results(messages: Sequence[Message]) -> list[tuple[ToolCall, Message | None]]:
+    """Each tool call, in order, with the result that answers it (see :func:`_link`)."""
+    calls, results = _link(messages)
+    return list(zip(calls, results, strict=True))
+
+
+def calls_by_result(messages: Sequence[Message]) -> dict[int, ToolCall]:
+    """The call each tool result answers, keyed by the result's ``id()``."""
+    calls, results = _link(messages)
+    return {id(r): c for c, r in zip(calls, results, strict=True) if r is not None}
+
+
+def results_by_call(messages: Sequence[Message]) -> dict[int, Message]:
+    """The result that answers each tool call, keyed by the call's ``id()``."""
+    calls, results = _link(messages)
+    return {id(c): r for c, r in zip(calls, results, strict=True) if r is not None}
 
 
 def _describe(message: Message, position: int) -> str:

@@ -59,6 +59,21 @@ async def test_deep_replaces_older_turns_with_the_llm_summary(llm_client):
     assert "Fix the crash in src/parser.py" in user
 
 
+@respx.mock
+async def test_deep_summary_follows_the_user_messages_it_covers(llm_client):
+    """The user asked for module 5 after module 2 was read: the summary of both reads
+    must not sit before that request."""
+    respx.post(URL).respond(200, json=completion())
+    messages = coding_run(12)
+    ask = {"role": "user", "content": "Now read module 5, please."}
+    messages.insert(2 + 2 * 3, ask)
+    body = (await llm_client.post("/synthesize", json=deep(messages))).json()
+    assert body["mode"] == "deep"
+    out = body["messages"]
+    note = next(i for i, m in enumerate(out) if "State of earlier work" in str(m["content"]))
+    assert out[:note] == [*messages[:2], ask]
+
+
 @pytest.mark.parametrize("case", ["openai", "anthropic", "gemini", "responses"])
 @respx.mock
 async def test_deep_output_keeps_the_invariants(llm_client, case):

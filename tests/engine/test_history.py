@@ -57,14 +57,26 @@ def test_fast_summary_has_every_section_and_keeps_users(compressor, formats):
                               keep_last_n=6)
     assert result.compressed
     check_openai(messages, out)
-    block = out[2]["content"]
-    assert block.startswith(HISTORY_MARKER)
+    at = next(i for i, m in enumerate(out) if str(m["content"]).startswith(HISTORY_MARKER))
+    block = out[at]["content"]
     for section in HISTORY_SECTIONS:
         assert f"## {section}" in block
     assert 'search_flights(day=0) -> {"flight": "HAT000"' in block
     assert "I must fly economy only" in block  # a constraint, quoted
-    assert out[-6:] == messages[-6:]
+    assert out[at + 1:] == messages[-6:]
     assert result.tokens_after < result.tokens_before
+
+
+def test_the_summary_follows_the_user_messages_it_covers(compressor, formats):
+    """Work the user asked for in option 7 was done after they asked: the summary of it
+    must not come before the request."""
+    messages = chat(15)
+    _, out, _ = compress(compressor, formats, messages, trigger_messages=20, keep_last_n=6)
+    at = next(i for i, m in enumerate(out) if str(m["content"]).startswith(HISTORY_MARKER))
+    asked = [m["content"] for m in out[:at] if m["role"] == "user"]
+    summarized_users = [m["content"] for m in messages[2:-6] if m["role"] == "user"]
+    assert asked[1:] == summarized_users  # all of them, in order, before the summary
+    assert all(m["role"] in ("system", "user") for m in out[:at])
 
 
 def test_the_cut_never_parts_a_result_from_its_call(compressor, formats):

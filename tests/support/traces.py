@@ -1,4 +1,4 @@
-"""Action traces made from the shared transcripts' tool calls (the tests' own converter)."""
+"""Action traces made from the corpus's tool calls (the tests' own converter)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ from typing import Any
 
 
 def to_actions(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    results: dict[str, str] = {}
+    """One action per call, with its result: the nearest earlier unanswered call of that id
+    (ids repeat in the corpus, so a dict by id would pair a result with a later call)."""
     actions: list[dict[str, Any]] = []
+    waiting: dict[str, list[dict[str, Any]]] = {}
     thought = None
     for m in messages:
         if m["role"] == "tool":
-            results[m["tool_call_id"]] = m.get("content") or ""
-    for m in messages:
+            queue = waiting.get(m["tool_call_id"])
+            if queue:
+                queue.pop()["observation"] = m.get("content") or ""
+            continue
         if m["role"] != "assistant":
             continue
         thought = m.get("content")
@@ -24,7 +28,9 @@ def to_actions(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 shown = value.get("command", args) if isinstance(value, dict) else args
             except ValueError:
                 shown = args
-            actions.append({"action": call["function"]["name"], "action_input": shown,
-                            "observation": results.get(call["id"], ""), "thought": thought})
+            action = {"action": call["function"]["name"], "action_input": shown,
+                      "observation": "", "thought": thought}
+            actions.append(action)
+            waiting.setdefault(call["id"], []).append(action)
             thought = None
     return actions
