@@ -45,7 +45,7 @@ def plan(messages: Sequence[Message], context: StrategyContext, task: str,
     start, stop = older[0].start, older[-1].stop
     text, _ = render_evidence(messages[start:stop], context, PROMPT_CHARS)
     prompt = (PromptMessage("system", DEEP_SYSTEM),
-              PromptMessage("user", DEEP_USER.format(task=shorten(task, 4_000),
+              PromptMessage("user", DEEP_USER.format(task=fence(shorten(task, 4_000), "task"),
                                                     transcript=fence(text))))
     return DeepPlan(prompt, start, stop, older_tokens)
 

@@ -145,7 +145,8 @@ class HistoryCompressor:
             user = HISTORY_UPDATE.format(summary=fence(_body(plan.previous)),
                                          transcript=rendered)
         else:
-            user = HISTORY_FIRST.format(task=shorten(plan.task, 4_000), transcript=rendered)
+            user = HISTORY_FIRST.format(task=fence(shorten(plan.task, 4_000), "task"),
+                                        transcript=rendered)
         return (PromptMessage("system", HISTORY_SYSTEM), PromptMessage("user", user))
 
     def fast_summary(self, plan: HistoryPlan) -> str:

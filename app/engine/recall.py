@@ -16,16 +16,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.engine.outcomes import shorten
-from app.engine.prompts import RECALL_SYSTEM, RECALL_USER, PromptMessage
+from app.engine.prompts import RECALL_SYSTEM, RECALL_USER, PromptMessage, fence
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*")
+# Dots, dashes and slashes only inside a word ("app.py", "mia_li-3"): a sentence's
+# stop is not part of its last word.
+_WORD = re.compile(r"[a-z0-9](?:[a-z0-9_]|[\-./](?=[a-z0-9_]))*")
 _STOP = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how", "i",
     "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were",
     "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "do",
     "does", "did",
 })
-_CITATION = re.compile(r"\[([^\[\]\s]{1,120})\]")
+# A citation is a run of bracket groups of ids ("[m7]", "[m7][m9]", "[m7, m9]") after a
+# claim; brackets around prose or a Markdown link's text are not citations.
+_ID_GROUP = r"\[\s*[^\[\]\s,;]{1,120}(?:\s*[,;]\s*[^\[\]\s,;]{1,120})*\s*\](?!\()"
+_CITATIONS = re.compile(rf"(?:\s*{_ID_GROUP})+")
+_GROUP = re.compile(r"\[([^\[\]]*)\]")
+_LIST_SEPARATOR = re.compile(r"\s*[,;]\s*")
+_STOP_MARK = re.compile(r"[.!?]\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SNIPPET_CHARS = 200
 REFUSAL = "INSUFFICIENT:"
@@ -90,29 +98,69 @@ def select(memories: Sequence[Memory], query: str, k: int) -> list[Memory]:
 
 
 def prompt(query: str, chosen: Sequence[Memory]) -> tuple[PromptMessage, ...]:
-    # A memory must not be able to close the data block it sits in.
-    body = "\n".join(f"[{m.id}] " + m.text.replace("</memories", "<\\/memories")
-                     for m in chosen)
-    return (PromptMessage("system", RECALL_SYSTEM),
-            PromptMessage("user", RECALL_USER.format(query=query.strip(), memories=body)))
+    ids = "ids: " + ", ".join(m.id for m in chosen)
+    body = "\n".join([ids, *(f"[{m.id}] {m.text}" for m in chosen)])
+    user = RECALL_USER.format(query=fence(query.strip(), "query"), count=len(chosen),
+                              memories=fence(body, "memories"))
+    return (PromptMessage("system", RECALL_SYSTEM), PromptMessage("user", user))
+
+
+def _tidy(text: str) -> str:
+    """Clear what removing a claim leaves: doubled spaces, stops and conjunctions, space
+    before punctuation, a conjunction left hanging before a stop or opening a sentence."""
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"\b(and|or|but)(\s+\1\b)+", r"\1", text, flags=re.IGNORECASE)
+    text = re.sub(r",?\s+(?:and|or|but)\s*(?=[.;:!?]|$)", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    text = re.sub(r"([,;:])(?=[.!?])", "", text)
+    text = re.sub(r"(?<!\.)([.!?])\s*\.(?!\.)", r"\1", text)  # a dropped claim's stop
+    return re.sub(r"(^|[.!?]\s+)[,;:]?\s*(?:and|or|but)\s+([a-z])",
+                  lambda m: m.group(1) + m.group(2).upper(), text).strip()
 
 
 def check(reply: str, chosen: Sequence[Memory]) -> RecallAnswer:
-    """Keep citations of given memories; strip and report the rest."""
+    """Keep the claims the given memories support; strip and report unknown ids.
+
+    A claim is the text up to a citation (one or more bracket groups in a row). Unknown
+    ids are removed from every group; a claim left with no known id is removed whole, as
+    nothing the caller sent supports it. An answer left with no citation at all is
+    refused: the model answered from something other than the memories.
+    """
     text = reply.strip()
     if text.upper().startswith(REFUSAL):
         return RecallAnswer(text[len(REFUSAL):].strip(), (), True)
     known = {m.id: m for m in chosen}
     cited: list[str] = []
     removed: list[str] = []
-    for found in _CITATION.findall(text):
-        (cited if found in known else removed).append(found)
-    for bad in set(removed):
-        text = text.replace(f"[{bad}]", "")
-    text = re.sub(r"[ \t]{2,}", " ", text).strip()
+    kept: list[str] = []
+    at = 0
+    for match in _CITATIONS.finditer(text):
+        ids = [i for group in _GROUP.findall(match.group(0))
+               for i in _LIST_SEPARATOR.split(group.strip())]
+        good = [i for i in ids if i in known]
+        removed += [i for i in ids if i not in known]
+        # The claim is what this citation ends, back to the last sentence stop before it
+        # (or to the previous citation); sentences before that stop are not its claim.
+        segment = text[at : match.start()]
+        stops = list(_STOP_MARK.finditer(segment))
+        lead = segment[: stops[-1].end()] if stops else ""
+        if good:
+            cited += good
+            claim = segment[len(lead):].rstrip()
+            kept.append(f"{lead}{claim} " + "".join(f"[{i}]" for i in dict.fromkeys(good)))
+        else:
+            kept.append(lead)
+        at = match.end()
+    kept.append(text[at:])
+    summary = _tidy("".join(kept))
+    removed_ids = tuple(dict.fromkeys(removed))
+    if not cited:
+        why = (f"The answer cited only ids that were not given ({', '.join(removed_ids)})"
+               if removed_ids else "The answer cited none of the memories")
+        return RecallAnswer(f"{why}, so the memories do not support it.", (), True, removed_ids)
     citations = tuple(Citation(known[i], shorten(known[i].text, _SNIPPET_CHARS))
                       for i in dict.fromkeys(cited))
-    return RecallAnswer(text, citations, False, tuple(dict.fromkeys(removed)))
+    return RecallAnswer(summary, citations, False, removed_ids)
 
 
 def extractive(query: str, chosen: Sequence[Memory], max_chars: int) -> RecallAnswer:

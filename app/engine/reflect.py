@@ -134,9 +134,9 @@ class Reflector:
                           f"{shorten(c.output, 1500)}" for n, c in enumerate(calls))
         past = "\n".join(f"- {p.progress or 'unknown'}: " + ", ".join(c.tool for c in p.calls)
                          for p in history[-5:]) or "(none)"
-        return (PromptMessage("system", REFLECT_SYSTEM),
-                PromptMessage("user", REFLECT_USER.format(goal=goal, transcript=fence(shown),
-                                                          history=past)))
+        user = REFLECT_USER.format(goal=fence(goal, "goal"), transcript=fence(shown),
+                                   history=past)
+        return (PromptMessage("system", REFLECT_SYSTEM), PromptMessage("user", user))
 
     def from_reply(self, reply: str, calls: Sequence[Call],
                    history: Sequence[PastIteration]) -> Reflection:

@@ -25,7 +25,7 @@ def plan(messages: Sequence[Message], context: StrategyContext, question: str,
     steps = sum(1 for m in messages if m.role == "assistant")
     evidence, compacted = render_evidence(messages, context, budget)
     label = f"{steps} steps" + (f" of {max_steps}" if max_steps else "")
-    user = RESCUE_USER.format(question=question.strip(), steps=label,
+    user = RESCUE_USER.format(question=fence(question.strip(), "question"), steps=label,
                               evidence=fence(evidence))
     return RescuePlan((PromptMessage("system", RESCUE_SYSTEM), PromptMessage("user", user)),
                       steps, len(evidence), compacted)

@@ -33,13 +33,28 @@ async def test_recall_cites_and_drops_unknown_ids(llm_client):
         "Mia prefers the aisle [m1]; she once flew business [m7]."))
     body = (await llm_client.post("/summarize-recall", json={
         "query": "Which seat does Mia like?", "memories": MEMORIES})).json()
-    assert body["mode"] == "deep" and body["summary"] == (
-        "Mia prefers the aisle [m1]; she once flew business .")
+    # The claim only an invented id supported goes, with its citation and punctuation.
+    assert body["mode"] == "deep" and body["summary"] == "Mia prefers the aisle [m1]."
     assert body["removed_citations"] == ["m7"] and body["sources_used"] == ["m1"]
+    assert not body["refused"]
     assert body["citations"] == [{"memory_id": "m1", "snippet": MEMORIES[0]["text"],
                                   "score": 0.9, "layer": "episodic"}]
     prompt = json.loads(route.calls.last.request.content)["messages"]
-    assert "[m1] Mia always books" in prompt[1]["content"]
+    user = prompt[1]["content"]
+    assert "[m1] Mia always books" in user
+    assert "ids: m1, m2" in user and "<query>\nWhich seat does Mia like?\n</query>" in user
+    assert "[m3][m12]" in prompt[0]["content"]  # how to cite several
+
+
+@respx.mock
+async def test_recall_with_only_invented_citations_is_refused(llm_client):
+    respx.post(URL).respond(200, json=completion(
+        "Mia likes aisle seats [m7] and lives in Austin [m9]."))
+    body = (await llm_client.post("/summarize-recall", json={
+        "query": "Tell me about Mia (invented ids)", "memories": MEMORIES})).json()
+    assert body["refused"] and body["citations"] == [] and body["sources_used"] == []
+    assert body["removed_citations"] == ["m7", "m9"]
+    assert "Austin" not in body["summary"] and "m7, m9" in body["summary"]
 
 
 @respx.mock

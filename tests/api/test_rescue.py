@@ -24,7 +24,7 @@ async def test_dry_run_needs_no_llm_and_shows_the_prompt(client):
     system, user = body["prompt"]
     assert system["role"] == "system" and "only the evidence" in system["content"]
     assert "no remarks about the agent" in system["content"]
-    assert user["content"].startswith(f"Question:\n{QUESTION}")
+    assert user["content"].startswith(f"Question:\n<question>\n{QUESTION}\n</question>")
     steps = sum(m["role"] == "assistant" for m in RUN)
     assert f"Evidence gathered ({steps} steps of 30)" in user["content"]
     assert "HATHAV" in user["content"] and "<transcript>" in user["content"]

@@ -35,3 +35,55 @@ def test_extractive_cites_the_sentences_it_uses():
     assert answer.summary.startswith("She lives in Austin. [m2]")
     assert not extractive("quantum chromodynamics", MEMORIES, 400).citations
     assert extractive("quantum chromodynamics", MEMORIES, 400).refused
+
+
+def test_claims_whose_every_citation_is_invented_are_dropped():
+    answer = check("Mia prefers the aisle [m1] and lives in Dallas [m9].", MEMORIES)
+    assert answer.summary == "Mia prefers the aisle [m1]."
+    assert answer.removed_citations == ("m9",) and not answer.refused
+
+
+def test_an_answer_with_only_invented_citations_is_refused():
+    answer = check("Mia likes aisle seats [m7] and lives in Austin [m9].", MEMORIES)
+    assert answer.refused and answer.citations == ()
+    assert answer.removed_citations == ("m7", "m9")
+    assert "Austin" not in answer.summary
+
+
+def test_an_answer_that_cites_nothing_is_refused():
+    assert check("Mia lives in Austin.", MEMORIES).refused
+
+
+def test_lists_of_ids_are_read_id_by_id():
+    spaced = check("Mia likes aisle seats [m7, m9].", MEMORIES)
+    assert spaced.refused and spaced.removed_citations == ("m7", "m9")
+    both = check("Mia books the aisle and lives in Austin [m1,m2].", MEMORIES)
+    assert both.summary == "Mia books the aisle and lives in Austin [m1][m2]."
+    assert [c.memory.id for c in both.citations] == ["m1", "m2"] and not both.removed_citations
+    mixed = check("Mia books the aisle [m1; m9].", MEMORIES)
+    assert mixed.summary == "Mia books the aisle [m1]." and mixed.removed_citations == ("m9",)
+
+
+def test_removal_leaves_no_debris():
+    cases = {
+        "Mia prefers the aisle [m1], and lives in Dallas [m5], and likes tea [m6].":
+            "Mia prefers the aisle [m1].",
+        "Mia prefers the aisle [m1]. She lives in Dallas [m9]. Nothing else is known.":
+            "Mia prefers the aisle [m1]. Nothing else is known.",
+        "She was born in Lyon [m8] and and lives in Austin [m2].": "Lives in Austin [m2].",
+    }
+    for reply, expected in cases.items():
+        assert check(reply, MEMORIES).summary == expected
+
+
+def test_brackets_around_prose_and_links_are_not_citations():
+    answer = check("See [the docs](https://x.test) and [my note here]. Austin [m2].", MEMORIES)
+    assert answer.summary == "See [the docs](https://x.test) and [my note here]. Austin [m2]."
+    assert answer.removed_citations == ()
+
+
+def test_the_last_word_of_a_sentence_matches_the_query():
+    answer = extractive("Which seat?", MEMORIES, 400)
+    assert not answer.refused and answer.summary.startswith("Mia always books an aisle seat")
+    assert [m.id for m in select([Memory(m.id, m.text) for m in MEMORIES], "Austin?", 1)] \
+        == ["m2"]
