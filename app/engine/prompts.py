@@ -153,10 +153,11 @@ TRACE_CLOSE = "[END OF SUMMARY]"
 TRACE_SYSTEM = (
     "You condense the earlier actions of a ReAct agent. "
     + UNTRUSTED_RULE.format(fence=FENCE)
-    + " For each tool, write one line that starts with the tool name and its call count in "
-    "the form `name (N calls):` and then says what the calls found or changed: outcomes, "
-    "not intentions. Keep file paths, identifiers, numbers and error messages verbatim. "
-    "One line per tool, nothing else."
+    + " The actions come grouped by tool, each group under a heading `name (N calls)`. For "
+    "each group write one line that starts with its heading and a colon, then says what "
+    "the calls found or changed: outcomes, not intentions. Name every file path the calls "
+    "touched and quote every error message verbatim; keep identifiers and numbers exact. "
+    "One line per group, nothing else."
 )
 
 TRACE_USER = "Earlier actions, grouped by tool:\n{transcript}\n\nWrite one line per tool."

@@ -9,6 +9,7 @@ trigger). A summary that saves too little falls back to truncation.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -148,6 +149,52 @@ def render_trace(actions: Sequence[Action], observation_chars: int) -> str:
     return "\n".join(render_action(a, observation_chars) for a in actions)
 
 
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+# A path-like word: it has a slash, or ends in a file extension ("setup.py", not "1.5").
+_PATH_WORD = re.compile(r"[\w./@~-]*[\w@~-]/?")
+_EXTENSION = re.compile(r"\w\.[A-Za-z]\w{0,4}$")
+
+
+def paths_in(action_input: str) -> list[str]:
+    """The file and directory paths a tool input names. Only the first line of each
+    value is read: what follows is usually a heredoc or script body, whose dotted
+    names (``sys.modules``) are code, not files. URLs are not paths."""
+    try:
+        value = json.loads(action_input)
+    except ValueError:
+        value = action_input
+    texts = [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) \
+        else [action_input]
+    found = []
+    for text in texts:
+        line = text.split("\n", 1)[0]
+        for match in _PATH_WORD.finditer(line):
+            word = match.group(0)
+            if word.startswith("//"):
+                continue  # the rest of a URL
+            if ("/" in word and any(c.isalpha() for c in word)) or _EXTENSION.search(word):
+                found.append(word)
+    return list(dict.fromkeys(found))
+
+
+def _counted(tool: str, calls: int) -> str:
+    return f"{tool} ({calls} call{'s' if calls != 1 else ''})"
+
+
+def _after_head(line: str) -> str:
+    """The model's line without its ``name (N calls):`` head, which the engine writes with
+    the true count."""
+    return re.sub(r"^[^(:]*(?:\([^)]*\))?\s*:?\s*", "", line, count=1) or line
+
+
+def _keeps(line: str, group: Group) -> bool:
+    """The line names every path of the group (its file name at least) and quotes the
+    start of every error line."""
+    lowered = line.lower()
+    return (all(p.rstrip("/").rsplit("/", 1)[-1].lower() in lowered for p in group.paths)
+            and all(e[:60].lower() in lowered for e in group.errors))
+
+
 def trace_handle(actions: Sequence[Action]) -> str:
     h = hashlib.blake2b(digest_size=10)
     for a in actions:
@@ -210,8 +257,7 @@ class TraceSummarizer:
                 result = f"failed: {shorten(line, _LINE_CHARS)}" if failed else shorten(
                     first_line(call.observation) or "(no output)", _LINE_CHARS)
                 parts.append(f"{shown} -> {result}")
-                if "/" in call.action_input or "." in call.action_input:
-                    paths.append(shown)
+                paths += paths_in(call.action_input)
                 if failed:
                     errors.append(shorten(line, 200))
             summary = f"{tool} ({len(calls)} call{'s' if len(calls) != 1 else ''}): " + \
@@ -221,21 +267,40 @@ class TraceSummarizer:
         return tuple(groups)
 
     def _prompt(self, older: Sequence[Action]) -> tuple[PromptMessage, ...]:
-        text = render_trace(older, _OLD_OBSERVATION_CHARS * 4)
+        """The older actions grouped by tool, each group headed by its name and count, as
+        the system prompt promises: the model summarizes, it does not sort or count."""
+        by_tool: dict[str, list[Action]] = {}
+        for action in older:
+            by_tool.setdefault(action.action, []).append(action)
+        blocks = [f"{_counted(tool, len(calls))}\n"
+                  + render_trace(calls, _OLD_OBSERVATION_CHARS * 4)
+                  for tool, calls in by_tool.items()]
+        text = "\n\n".join(blocks)
         return (PromptMessage("system", TRACE_SYSTEM),
                 PromptMessage("user", TRACE_USER.format(transcript=fence(text))))
 
     def llm_groups(self, plan: TracePlan, reply: str) -> tuple[Group, ...] | None:
-        """Groups with the model's lines; None when the reply does not name every tool."""
-        lines = [line.strip().lstrip("-* ").strip() for line in reply.splitlines()
+        """Groups with the model's lines, where they keep what the deterministic line keeps.
+
+        A line belongs to a tool when it starts with that exact name (``read`` does not
+        take a ``read_file`` line). A group whose line is missing, or leaves out a path or
+        an error line of its input, keeps its deterministic line. None when no group
+        could use the model's line: the reply is unusable.
+        """
+        lines = [_LIST_MARK.sub("", line.strip()) for line in reply.splitlines()
                  if line.strip()]
         out = []
+        used = 0
         for group in plan.groups:
-            line = next((ln for ln in lines if ln.startswith(group.tool)), None)
-            if line is None:
-                return None
-            out.append(replace(group, summary=line))
-        return tuple(out)
+            named = re.compile(r"[`*_]*" + re.escape(group.tool) + r"[`*_]*\s*[(:]")
+            line = next((ln for ln in lines if named.match(ln)), None)
+            if line is None or not _keeps(line, group):
+                out.append(group)
+                continue
+            used += 1
+            out.append(replace(group, summary=f"{_counted(group.tool, group.calls)}: "
+                               + _after_head(line)))
+        return tuple(out) if used else None
 
     def finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
                strategy: str) -> TraceResult:

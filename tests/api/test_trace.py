@@ -45,14 +45,28 @@ async def test_settings_supply_the_defaults(make_app):
 
 @respx.mock
 async def test_llm_lines_per_tool(make_app):
-    route = respx.post(URL).respond(200, json=completion(
-        "bash (150 calls): explored pydicom/config.py, patched the logger, tests pass"))
     async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        fast = (await c.post("/summarize-trace", json={"actions": ACTIONS, "mode": "fast"}))
+        (group,) = fast.json()["groups"]
+        keeps = ", ".join(group["paths"] + group["errors"])
+        route = respx.post(URL).respond(200, json=completion(
+            f"bash (150 calls): explored {keeps}; patched the logger, tests pass"))
         body = (await c.post("/summarize-trace", json={"actions": ACTIONS})).json()
     assert body["strategy"] == "llm" and body["mode"] == "deep"
-    assert body["groups"][0]["summary"].startswith("bash (150 calls): explored")
+    count = len(ACTIONS) - 3
+    assert body["groups"][0]["summary"].startswith(f"bash ({count} calls): explored ")
+    assert "./pydicom/config.py" in body["groups"][0]["paths"]
     prompt = json.loads(route.calls.last.request.content)["messages"]
     assert "<transcript>" in prompt[1]["content"]
+    assert f"bash ({count} calls)\nThought:" in prompt[1]["content"]
+
+
+@respx.mock
+async def test_llm_lines_that_drop_paths_or_errors_fall_back(make_app):
+    respx.post(URL).respond(200, json=completion("bash (150 calls): explored, patched"))
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        body = (await c.post("/summarize-trace", json={"actions": ACTIONS})).json()
+    assert body["strategy"] == "deterministic" and body["degraded"]
 
 
 @respx.mock

@@ -86,13 +86,61 @@ def test_summary_that_saves_too_little_falls_back_to_truncation(summarizer):
     assert result.strategy == "truncation" and "under 90%" in result.reason
 
 
-def test_model_lines_must_name_every_tool(summarizer):
+def _line(group, outcome: str) -> str:
+    """A model line that names every path and error of the group."""
+    return f"{group.tool} ({group.calls} calls): {outcome}; " + ", ".join(
+        [*group.paths, *group.errors])
+
+
+def test_model_lines_that_keep_paths_and_errors_replace_the_deterministic_ones(summarizer):
     plan = summarizer.plan(actions(14), TraceOptions())
-    good = ("- list_files (3 calls): listed src; file_3 failed\nread_file (3 calls): read "
-            "three files\nrun_tests (3 calls): 1 failure")
-    groups = summarizer.llm_groups(plan, good)
-    assert groups is not None and groups[0].summary.startswith("list_files (3 calls)")
-    assert summarizer.llm_groups(plan, "list_files: fine") is None
+    reply = "\n".join(f"- {_line(g, 'checked')}" for g in plan.groups)
+    groups = summarizer.llm_groups(plan, reply)
+    assert groups is not None
+    assert [g.summary for g in groups] == [_line(g, "checked") for g in plan.groups]
+    assert summarizer.llm_groups(plan, "I cannot help with that.") is None
+
+
+def test_a_line_missing_a_path_or_an_error_keeps_the_deterministic_line(summarizer):
+    plan = summarizer.plan(actions(14), TraceOptions())
+    listing, reading, testing = plan.groups
+    no_error = f"list_files (3 calls): listed {', '.join(listing.paths)}"
+    no_path = f"read_file (3 calls): read {reading.paths[0]}; {', '.join(reading.errors)}"
+    reply = "\n".join([no_error, no_path, _line(testing, "ran")])
+    groups = summarizer.llm_groups(plan, reply)
+    assert groups is not None
+    assert groups[0] == listing and groups[1] == reading  # deterministic: nothing lost
+    assert groups[2].summary == _line(testing, "ran")
+
+
+def test_tool_names_match_exactly_and_counts_come_from_the_engine(summarizer):
+    trace = [Action("read", f"notes/n{i}.txt", f"note {i} " + "x" * 300) for i in range(6)]
+    trace += [Action("read_file", f"src/f{i}.py", f"code {i} " + "y" * 300) for i in range(6)]
+    plan = summarizer.plan(trace, TraceOptions(trigger=3, keep=2))
+    read, read_file = plan.groups
+    # Only a read_file line: the read group must not take it.
+    reply = f"read_file (99 calls): opened {', '.join(read_file.paths)}"
+    groups = summarizer.llm_groups(plan, reply)
+    assert groups is not None and groups[0] == read
+    assert groups[1].summary.startswith(f"read_file ({read_file.calls} calls): opened src/f0.py")
+
+
+def test_the_prompt_sends_the_actions_grouped_by_tool_with_their_counts(summarizer):
+    plan = summarizer.plan(actions(14), TraceOptions())
+    user = plan.prompt[1].content
+    heads = [user.index(f"{tool} (3 calls)\nAction: {tool}")
+             for tool in ("list_files", "read_file", "run_tests")]
+    assert heads == sorted(heads)
+    listing = user[heads[0]:heads[1]]
+    assert listing.count("Action: list_files") == 3 and "Action: read_file" not in listing
+
+
+def test_group_paths_are_paths_not_the_whole_input(summarizer):
+    trace = [Action("bash", '{"command": "cat src/app.py && ls docs/ && curl '
+                    f'https://x.test/a.html", "step": {i}}}', f"out {i}\n" + "z" * 400)
+             for i in range(12)]
+    plan = summarizer.plan(trace, TraceOptions())
+    assert plan.groups[0].paths == ("src/app.py", "docs/")
 
 
 @pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])
