@@ -31,6 +31,9 @@ PROGRESS = ("advancing", "stuck", "regressing")
 OUTPUT_CHARS = 1000  # raw outputs are kept this long, for debugging
 _STUCK_RUN = 3
 _LINE_CHARS = 160
+# Words of almost any goal: sharing them says nothing about relevance.
+_GOAL_VERBS = frozenset({"find", "fix", "make", "get", "check", "see", "use", "need", "want",
+                         "try", "look"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +97,14 @@ class Reflector:
     def heuristic(self, goal: str, calls: Sequence[Call],
                   history: Sequence[PastIteration]) -> Reflection:
         seen = {c.digest for past in history for c in past.calls}
-        goal_terms = set(terms(goal))
+        goal_terms = set(terms(goal)) - _GOAL_VERBS
         enriched = []
         for call in calls:
             failed, line = self._read(call)
             repeated = call.digest in seen
             seen.add(call.digest)
             enriched.append(_enrich(call, failed, line, repeated, goal_terms))
-        fresh = [e for e in enriched if not e.failed and e.relevance != "low"]
+        fresh = [e for e in enriched if e.relevance != "low"]
         failures = sum(e.failed for e in enriched)
         if fresh:
             progress = "advancing"
@@ -168,9 +171,25 @@ class Reflector:
         return self.finish(enriched, synthesis, str(progress), history)
 
 
+def _relevance(call: Call, goal_terms: set[str]) -> str:
+    """How much of the goal the call's input and output speak to: two goal terms (or the
+    only one) make it high, one medium, none low."""
+    overlap = len(goal_terms & set(terms(call.output[:4000] + " " + call.params)))
+    if overlap >= min(2, max(len(goal_terms), 1)):
+        return "high"
+    return "medium" if overlap else "low"
+
+
 def _enrich(call: Call, failed: bool, line: str, repeated: bool,
             goal_terms: set[str]) -> Enriched:
     params = shorten(" ".join(call.params.split()), 80)
+    relevance = _relevance(call, goal_terms)
+    if failed and relevance != "low" and not repeated:
+        # A failure that bears on the goal is evidence, often the most telling line.
+        return Enriched(call, True, line, (f"{call.tool} shows the failure: {line}",),
+                        f"{call.tool}({params}) reproduces the problem: {line}", "high",
+                        ("trace the failure to the code or data it names",
+                         "change that code, then run the same call to confirm"))
     if failed:
         return Enriched(call, True, line, (f"{call.tool} failed: {line}",),
                         f"{call.tool}({params}) fails ({line}); change the input or the "
@@ -185,8 +204,6 @@ def _enrich(call: Call, failed: bool, line: str, repeated: bool,
         return Enriched(call, False, line, (f"{call.tool} returned nothing",),
                         f"{call.tool}({params}) returns nothing here.", "low",
                         (f"check the input of {call.tool}",))
-    overlap = goal_terms & set(terms(call.output[:4000] + " " + call.params))
-    relevance = "high" if len(overlap) >= 2 else "medium"
     actions = ("use this result toward the goal",) if relevance == "high" else ()
     return Enriched(call, False, line, (f"{call.tool} returned: {line}",),
                     f"{call.tool}({params}) works.", relevance, actions)

@@ -20,11 +20,30 @@ def test_calls_are_enriched_and_ranked(reflector):
              Call("read_file", "dates.py", "def parse(s):\n    month = int(s[5:7])  # test_parse"),
              FAILING]
     r = reflector.heuristic(GOAL, calls, [])
-    assert [e.relevance for e in r.calls] == ["medium", "high", "low"]
+    # The listing says nothing about the goal; the failing test is the evidence.
+    assert [e.relevance for e in r.calls] == ["low", "high", "high"]
     assert r.calls[2].failed and "ValueError: bad month" in r.calls[2].learning
     assert r.progress == "advancing" and not r.stuck
     lines = r.reasoning_context.splitlines()
-    assert lines[0].startswith("[high] read_file") and lines[-1].startswith("[low] bash")
+    assert lines[0].startswith("[high] read_file") and lines[1].startswith("[high] bash")
+    assert lines[-1].startswith("[low] ls")
+
+
+def test_relevance_is_rated_against_the_goal(reflector):
+    goal = "Find why test_parse fails"
+    failing = Call("bash", "pytest -x", "FAILED test_parse - ValueError: bad month")
+    search = Call("web_search", "best pizza in Austin",
+                  "Top 10 pizza places in Austin, TX: 1. Home Slice ...")
+    r = reflector.heuristic(goal, [search, failing], [])
+    assert [e.relevance for e in r.calls] == ["low", "high"]
+    assert r.reasoning_context.splitlines()[0].startswith("[high] bash(pytest -x) -> failed: ")
+    assert r.progress == "advancing"
+
+
+def test_a_failure_unrelated_to_the_goal_stays_low(reflector):
+    offline = Call("curl", "https://x.test", "curl: (6) Could not resolve host", "error")
+    r = reflector.heuristic("Find why test_parse fails", [offline], [])
+    assert r.calls[0].relevance == "low" and r.progress == "regressing"
 
 
 def test_identical_failing_calls_are_stuck_by_the_third_iteration(reflector):
