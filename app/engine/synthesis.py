@@ -36,6 +36,7 @@ class SynthesisOptions:
     strategy: str | None = None
     phase: PhaseOptions = field(default_factory=PhaseOptions)
     steer: bool = True
+    task: str | None = None  # the caller's statement of the task, else the first user message
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class Synthesis:
     tokens_before: int
     tokens_after: int
     receipt: Receipt
-    task: str | None = None  # the first user message
+    task: str | None = None  # the request's task, else the first user message
+    nudged: bool = False  # the transcript ends with the nudge this service appended
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,9 @@ class Synthesizer:
                               or signals.late):
             text = nudge(phase, signals, options.phase.output_tools or ())
         segments = segment(messages)
-        task = messages[segments.task_index].text if segments.task_index is not None else None
+        task = options.task
+        if task is None and segments.task_index is not None:
+            task = messages[segments.task_index].text
         context = StrategyContext(budget, segments, caches.handles, caches.calls,
                                   caches.outcomes)
         before = self._counter.messages(messages)
@@ -128,7 +132,7 @@ class Synthesizer:
         """Run ``mode`` (default: the prepared options') without an LLM."""
         options = prepared.options if mode is None else replace(prepared.options, mode=mode)
         if options.mode is Mode.OFF:
-            return prepared.unchanged()
+            return prepared.unchanged()  # off leaves the messages as they are, nudge or not
         strategy = self._strategy(options)
         compaction = strategy.compact(prepared.transcript.messages, prepared.context)
         return self._finish(prepared, compaction, strategy.name)
@@ -154,12 +158,26 @@ class Synthesizer:
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
                         out, compaction.dropped, settled=compaction.settled)
         if not books.shrunk:
-            return prepared.unchanged()
+            return self._steered(prepared)
         t = prepared.transcript
         result = Transcript(tuple(out), t.format, t.envelope)
         return Synthesis(result, True, prepared.phase, prepared.nudge, prepared.signals,
                          books.tokens_before, books.tokens_after,
-                         Receipt(compaction.spans, books.lost), prepared.task)
+                         Receipt(compaction.spans, books.lost), prepared.task,
+                         nudged=prepared.nudge is not None)
+
+    def _steered(self, prepared: Prepared) -> Synthesis:
+        """Nothing to compact: the input as it was, with the nudge after it when there is
+        one (steer asks for the nudge whether or not the context shrank)."""
+        unchanged = prepared.unchanged()
+        if prepared.nudge is None:
+            return unchanged
+        nudge = text_message("user", prepared.nudge)
+        t = prepared.transcript
+        return replace(unchanged, transcript=Transcript((*t.messages, nudge), t.format,
+                                                        t.envelope),
+                       tokens_after=prepared.tokens_before + self._counter.messages([nudge]),
+                       nudged=True)
 
     def _strategy(self, options: SynthesisOptions) -> Strategy:
         if options.mode is Mode.FAST:

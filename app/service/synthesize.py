@@ -38,6 +38,7 @@ class SynthesizeJob:
     reasoning_strategies: Mapping[str, Mapping[str, Any]]
     phase: PhaseOptions
     steer: bool
+    task: str | None = None
     on_llm_error: Literal["fallback", "error"] = "fallback"
     tenant: str = "default"
     force_refresh: bool = False
@@ -90,7 +91,7 @@ class SynthesizeService:
             mode=decision.mode if decision.mode in (Mode.FAST, Mode.CUSTOM, Mode.OFF)
             else Mode.FAST,
             tier=tier, phase=job.phase, steer=job.steer,
-            strategy=str(strategy.value) if strategy else None,
+            strategy=str(strategy.value) if strategy else None, task=job.task,
         )
         call = Worker(offload=size > self._settings.offload_chars)
 
@@ -118,7 +119,7 @@ class SynthesizeService:
             synthesis = await call(self._synthesizer.compact, prepared,
                                    decision.mode if decision.mode is not Mode.DEEP
                                    else Mode.FAST)
-        if synthesis.compacted:
+        if synthesis.compacted or synthesis.nudged:
             body = await call(wire.render, synthesis.transcript)
         else:  # the caller's own fields, as sent
             body = {k: job.payload[k] for k in wire.keys if k in job.payload}

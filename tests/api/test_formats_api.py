@@ -1,5 +1,7 @@
 """Every format in and out of /synthesize, under its own keys."""
 
+import json
+
 import pytest
 
 from tests.support.corpus import load_named
@@ -29,9 +31,21 @@ async def test_format_round_trip_over_http(client, case):
 async def test_unchanged_gemini_comes_back_as_sent(client):
     payload = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
                "systemInstruction": {"parts": [{"text": "s"}]}}
-    body = (await client.post("/synthesize", json=payload)).json()
+    body = (await client.post("/synthesize", json={**payload, "steer": False})).json()
     assert not body["compacted"]
     assert {k: body[k] for k in payload} == payload
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+async def test_steer_appends_the_nudge_to_an_uncompacted_conversation(client, case):
+    name, convert, check = CASES[case]
+    payload = convert([{"role": "user", "content": "Book me a flight to Austin."}])
+    # One plain user message reads as OpenAI too: name the format.
+    body = (await client.post("/synthesize", json={**payload, "format": name})).json()
+    assert not body["compacted"] and body["nudge"].startswith("[contextsynth] Phase: orient")
+    out = {k: body[k] for k in payload}
+    check(payload, out)
+    assert body["nudge"] in json.dumps(out)
 
 
 async def test_gemini_system_instruction_in_snake_case_round_trips(client):

@@ -88,9 +88,31 @@ def test_off_returns_input_but_still_reports_phase_and_counts(synthesizer, forma
 
 def test_nothing_to_gain_returns_the_input_unchanged(synthesizer, formats):
     messages = [{"role": "user", "content": "hi"}]
+    result, out = synth(synthesizer, formats, messages, steer=False)
+    assert not result.compacted and not result.nudged and out == messages
+
+
+def test_steer_appends_the_nudge_even_when_nothing_was_compacted(synthesizer, formats):
+    messages = [{"role": "user", "content": "hi"}]
     result, out = synth(synthesizer, formats, messages)
-    assert not result.compacted and out == messages
-    assert result.nudge is not None  # still offered to the caller
+    assert not result.compacted and result.nudged
+    assert out == [*messages, {"role": "user", "content": result.nudge}]
+    assert result.tokens_after > result.tokens_before  # the nudge is what was asked for
+    off, out = synth(synthesizer, formats, messages, mode=Mode.OFF)
+    assert out == messages and not off.nudged  # off leaves the messages alone
+
+
+def test_the_requests_task_is_the_task(synthesizer, formats):
+    messages = coding_run(12)
+    wire = formats["openai"]
+    options = SynthesisOptions(task="Make parse() accept ISO weeks; keep the public API.")
+    prepared = synthesizer.prepare(wire.parse({"messages": messages}), options)
+    assert prepared.task == options.task
+    plan = synthesizer.plan_deep(prepared)
+    assert plan is not None and "Make parse() accept ISO weeks" in plan.prompt[1].content
+    assert "Fix the crash in src/parser.py" not in plan.prompt[1].content.split("<transcript>")[0]
+    default = synthesizer.prepare(wire.parse({"messages": messages}), SynthesisOptions())
+    assert default.task == messages[1]["content"]
 
 
 def test_large_tiers_get_the_nudge_only_late(synthesizer, formats):

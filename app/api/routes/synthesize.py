@@ -46,6 +46,7 @@ async def synthesize(
             max_iterations=body.max_iterations,
         ),
         steer=body.steer,
+        task=body.task,
         on_llm_error=body.on_llm_error,
         tenant=tenant,
         force_refresh=body.force_refresh,
@@ -53,8 +54,7 @@ async def synthesize(
     request.state.mode = "unknown"
     outcome = await svc.synthesize.run(job)
     request.state.mode = outcome.decision.mode.value
-    task = body.task if body.task is not None else outcome.synthesis.task
-    return JSONResponse(_render(outcome, task))
+    return JSONResponse(_render(outcome, outcome.synthesis.task))
 
 
 def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:

@@ -79,7 +79,8 @@ class SynthesizeRequest(Conversation):
 
     model: str | None = Field(None, description="The agent's model; used to infer the tier.")
     tier: Tier | None = Field(None, description="Overrides the tier inferred from the model.")
-    task: str | None = Field(None, description="The task; defaults to the first user message.")
+    task: str | None = Field(None, description="The task, as deep summaries and "
+                             "signals.task read it; defaults to the first user message.")
     iteration: int | None = Field(None, ge=0)
     max_iterations: int | None = Field(None, ge=1)
     required_tools: list[str] = Field(default_factory=list)
@@ -88,7 +89,9 @@ class SynthesizeRequest(Conversation):
         "create, save, send, submit or commit.")
     strategy: AgentStrategy = "reactive"
     reasoning: Reasoning = Field(default_factory=Reasoning)
-    steer: bool = Field(True, description="Append the phase nudge as the last user message.")
+    steer: bool = Field(True, description="Append the phase nudge as the last user message, "
+                        "whether or not the context was compacted (mode off leaves the "
+                        "messages untouched).")
     on_llm_error: Literal["fallback", "error"] = Field(
         "fallback", description="When the LLM fails in deep mode: fall back to fast and say "
         "so (degraded), or answer 502/504.")
