@@ -38,6 +38,8 @@ _SHELL_SCAN_CHARS = 400
 _ARG_CHARS = 60
 _MAX_ARGS = 3
 _COMMAND_CHARS = 100
+_MIN_STRING = 24  # a cut string keeps at least this much, budget or not
+_CUT_ROUNDS = 8  # rounds to fit the budget; the marker's length can need a second one
 
 
 # Made per call, result or span: __init__ is written out so that mypyc compiles it (see
@@ -160,13 +162,27 @@ def cut_arguments(key: str) -> str:
         value = json.loads(arguments)
     except ValueError:
         return arguments
-    per_string = max(limit // 2, 24)
-    while True:
+    # Start from the whole budget and take off what is over, shared among the strings
+    # being cut: a lone long string keeps all the budget the JSON around it leaves.
+    per_string = limit
+    for _ in range(_CUT_ROUNDS):
         text = dumps(_shorten_strings(value, per_string))
-        if len(text) <= limit or per_string <= 24:
+        excess = len(text) - limit
+        if excess <= 0 or per_string <= _MIN_STRING:
             break
-        per_string //= 2
+        cut = max(_count_longer(value, per_string), 1)
+        per_string = max(per_string - -(-excess // cut), _MIN_STRING)
     return text if len(text) < len(arguments) else arguments
+
+
+def _count_longer(value: Any, limit: int) -> int:
+    if isinstance(value, str):
+        return 1 if len(value) > limit else 0
+    if isinstance(value, dict):
+        return sum(_count_longer(v, limit) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_longer(v, limit) for v in value)
+    return 0
 
 
 def _weigh(key: tuple[str, str]) -> int:

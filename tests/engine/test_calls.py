@@ -63,6 +63,26 @@ def test_cut_arguments_stay_valid_json_within_the_budget():
     assert json.loads(cut)["timeout"] == 5
 
 
+@pytest.mark.parametrize("budget", [100, 200, 400, 600])  # the tiers' argument budgets
+def test_a_lone_long_string_keeps_the_whole_budget(budget):
+    command = "python - <<'EOF'\n" + "".join(f"print({i})\n" for i in range(500)) + "EOF"
+    cut = cut_arguments(f"{budget}\0{json.dumps({'command': command})}")
+    assert budget - 10 <= len(cut) <= budget
+    kept = json.loads(cut)["command"].split("...[cut ")[0]
+    # All of the budget but the JSON around the string and the cut marker (before: half).
+    assert command.startswith(kept) and len(json.dumps(kept)) >= budget - 45
+
+
+@given(st.lists(st.text(min_size=0, max_size=900), min_size=1, max_size=4),
+       st.sampled_from([100, 200, 400, 600]))
+def test_cut_arguments_fit_the_budget_and_share_it(values, budget):
+    arguments = json.dumps({f"k{i}": v for i, v in enumerate(values)})
+    cut = cut_arguments(f"{budget}\0{arguments}")
+    value = json.loads(cut)
+    assert len(cut) <= max(budget, len(arguments)) or \
+        all(len(v) <= 24 + 30 for v in value.values())  # the floor per string
+
+
 shell_words = st.sampled_from(["cat", "head -n 5", "tail", "nl", "less", "sed -n '1,5p'",
                                "sed -i 's/a/b/'", "grep -rn foo", "tee -a", ">", ">>", "|",
                                "&&", "a.py", "src/b.txt", "concat", "x", " ", "-", "'q r'"])
