@@ -26,6 +26,7 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.UnknownFormat: 422,
     e.AmbiguousFormat: 422,
     e.InvalidOption: 422,
+    e.InvalidNumber: 422,
     e.UnknownStrategy: 422,
     e.LimitExceeded: 422,
     e.StrategyFailed: 500,

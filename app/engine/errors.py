@@ -50,6 +50,11 @@ class StrategyFailed(ContextsynthError):
     title = "A synthesis strategy produced an invalid transcript"
 
 
+class InvalidNumber(ContextsynthError):
+    slug = "invalid-number"
+    title = "A number in the request is not finite"
+
+
 class LimitExceeded(ContextsynthError):
     slug = "limit-exceeded"
     title = "The request is over a configured limit"

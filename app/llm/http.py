@@ -35,11 +35,31 @@ def retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-def usage_from(data: dict[str, Any], input_key: str, output_key: str) -> Usage:
-    """Token usage as a provider reports it; absent or odd fields count as zero."""
+def usage_from(data: dict[str, Any], input_key: str, output_key: str,
+               provider: str) -> Usage:
+    """Token usage as a provider reports it. Usage is optional (absent fields count as
+    zero), but what is there must be token counts: anything else means the reply is
+    not what the provider's API promises, and it fails like any unusable reply."""
     found = data.get("usage")
-    usage: dict[str, Any] = found if isinstance(found, dict) else {}
-    return Usage(int(usage.get(input_key) or 0), int(usage.get(output_key) or 0))
+    if found is None:
+        return Usage()
+    if not isinstance(found, dict):
+        raise LLMBadResponse(f"provider {provider!r} answered with 'usage' that is not an "
+                             "object")
+    return Usage(_count(found, input_key, provider), _count(found, output_key, provider))
+
+
+def _count(usage: dict[str, Any], key: str, provider: str) -> int:
+    value = usage.get(key)
+    if value is None:
+        return 0
+    # JSON numbers may come as 12.0; bools are ints to Python but not counts.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise LLMBadResponse(f"provider {provider!r} answered with usage.{key} = "
+                             f"{str(value)[:40]!r}, not a token count")
+    return value
 
 
 async def post_json(

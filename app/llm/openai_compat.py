@@ -41,4 +41,5 @@ class OpenAICompatible:
         if not isinstance(text, str) or not text.strip():
             raise LLMBadResponse(f"provider {self.name!r} returned an empty completion")
         return Completion(text=text, model=str(data.get("model") or model), provider=self.name,
-                          usage=usage_from(data, "prompt_tokens", "completion_tokens"))
+                          usage=usage_from(data, "prompt_tokens", "completion_tokens",
+                                           self.name))

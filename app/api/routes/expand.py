@@ -9,10 +9,11 @@ from fastapi.responses import JSONResponse
 
 from app.api.auth import Tenant
 from app.api.deps import Services, services
+from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import PROBLEMS, ExpandResponse
 from app.engine.errors import HandleNotFound
 
-router = APIRouter()
+router = APIRouter(route_class=FiniteJSONRoute)
 
 
 @router.get(

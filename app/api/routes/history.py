@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
+from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
 from app.engine.history import HistoryOptions
@@ -17,7 +18,7 @@ from app.engine.windows import share_of_window
 from app.service.history import HistoryJob, HistoryOutcome
 from app.service.llm_call import LLMOptions
 
-router = APIRouter()
+router = APIRouter(route_class=FiniteJSONRoute)
 
 
 @router.post(

@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
+from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.memory import (
     CallIn,
@@ -24,7 +25,7 @@ from app.engine.recall import Memory
 from app.engine.reflect import OUTPUT_CHARS, Call, PastIteration
 from app.service.llm_call import LLMOptions
 
-router = APIRouter()
+router = APIRouter(route_class=FiniteJSONRoute)
 
 
 def _llm(body: SummarizeRecallRequest | ReflectRequest) -> LLMOptions:

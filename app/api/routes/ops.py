@@ -9,10 +9,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from app.api.deps import Services, services
+from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import Health
 from app.cache import FailOpenCache
 
-router = APIRouter()
+router = APIRouter(route_class=FiniteJSONRoute)
 
 
 @router.get("/healthz", response_model=Health, summary="Liveness: the process serves HTTP")

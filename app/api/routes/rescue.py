@@ -10,12 +10,13 @@ from fastapi.responses import JSONResponse
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
+from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.rescue import RescueRequest, RescueResponse
 from app.service.llm_call import LLMOptions
 from app.service.rescue import RescueJob
 
-router = APIRouter()
+router = APIRouter(route_class=FiniteJSONRoute)
 
 
 @router.post(

@@ -10,13 +10,14 @@ from fastapi.responses import JSONResponse
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
+from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
 from app.engine.outcomes import shorten
 from app.engine.phases import PhaseOptions
 from app.service.synthesize import SynthesizeJob, SynthesizeOutcome
 
-router = APIRouter()
+router = APIRouter(route_class=FiniteJSONRoute)
 
 
 @router.post(

@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
+from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.trace import THRESHOLDS, SummarizeTraceRequest, SummarizeTraceResponse
 from app.engine.compaction import Span
@@ -19,7 +20,7 @@ from app.service.llm_call import LLMOptions
 from app.service.trace import TraceJob, TraceOutcome, action_dict
 from app.settings import Settings
 
-router = APIRouter()
+router = APIRouter(route_class=FiniteJSONRoute)
 
 
 @router.post(
