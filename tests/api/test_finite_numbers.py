@@ -70,10 +70,7 @@ def _with(example: Any, field: tuple, marker: str) -> Any:
     body = json.loads(json.dumps(example))
     target = body
     for step in field[:-1]:
-        if isinstance(target, dict):
-            target = target.setdefault(step, {})
-        else:
-            target = target[step]
+        target = target.setdefault(step, {}) if isinstance(target, dict) else target[step]
     target[field[-1]] = marker
     return body
 
