@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.engine.errors import InvalidTranscript
 from app.engine.jsontext import dumps
 from app.engine.memo import Memo
 from app.engine.outcomes import ELLIPSIS, shorten
-from app.engine.transcript import ToolCall
+from app.engine.transcript import Message, ToolCall, validate_pairs
 
 _PATH_KEYS = frozenset({"path", "file", "file_path", "filepath", "filename", "target_file",
                         "directory"})
@@ -53,25 +55,35 @@ class CallSummary:
     writes: tuple[str, ...]
     commands: tuple[str, ...]
     urls: tuple[str, ...]
+    json: bool  # the arguments are JSON text
 
     def __init__(self, head: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (),
-                 commands: tuple[str, ...] = (), urls: tuple[str, ...] = ()) -> None:
+                 commands: tuple[str, ...] = (), urls: tuple[str, ...] = (),
+                 json: bool = True) -> None:
         self.head = head
         self.reads = reads
         self.writes = writes
         self.commands = commands
         self.urls = urls
+        self.json = json
+
+
+class _NotJSON:
+    """What arguments that are not JSON parse to (JSON's own null is a value)."""
+
+
+_NOT_JSON = _NotJSON()
 
 
 def _parse(arguments: str) -> Any:
     try:
         return json.loads(arguments) if arguments else {}
     except ValueError:
-        return None
+        return _NOT_JSON
 
 
 def _head(name: str, arguments: str, value: Any) -> str:
-    if value is None:
+    if value is _NOT_JSON:
         return f"{name}({shorten(arguments, _ARG_CHARS)})"
     if not isinstance(value, dict):
         return f"{name}({shorten(dumps(value), _ARG_CHARS)})"
@@ -93,7 +105,7 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     value = _parse(arguments)
     head = _head(name, arguments, value)
     if not isinstance(value, dict):
-        return CallSummary(head)
+        return CallSummary(head, json=value is not _NOT_JSON)
     # One pass over the arguments, in their order: this runs once per distinct call.
     paths: list[str] = []
     writes: list[str] = []
@@ -187,6 +199,22 @@ def _count_longer(value: Any, limit: int) -> int:
 
 def _weigh(key: tuple[str, str]) -> int:
     return len(key[0]) + len(key[1])
+
+
+def validate(messages: Sequence[Message], summaries: CallSummaries) -> None:
+    """What every job checks before it reads a transcript: each call answered once by a
+    result after it, and each call's arguments JSON (tools take JSON; a provider would
+    refuse the transcript, and a note could not show them)."""
+    validate_pairs(messages)
+    for position, m in enumerate(messages):
+        for call in m.tool_calls:
+            if not summaries.of(call).json:
+                where = m.index if m.index >= 0 else position
+                raise InvalidTranscript(
+                    f"messages[{where}] (role {m.role}) calls tool {call.name!r} with "
+                    f"arguments that are not JSON: {shorten(call.arguments, 80)!r}. Send "
+                    "the arguments as JSON text, such as '{\"path\": \"a.py\"}', or '{}' "
+                    "for none.", pointer=f"/messages/{where}")
 
 
 class CallSummaries:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.engine.accounting import account
+from app.engine.calls import validate
 from app.engine.compaction import Span, StrategyContext, span_of
 from app.engine.deep import PROMPT_CHARS
 from app.engine.errors import InvalidTranscript
@@ -42,7 +43,6 @@ from app.engine.transcript import (
     call_results,
     results_by_call,
     segment,
-    validate_pairs,
 )
 
 _CONSTRAINT = re.compile(r"\b(must|must not|never|always|only|don't|do not|prefer|please|"
@@ -107,7 +107,7 @@ class HistoryCompressor:
         messages = transcript.messages
         if not messages:
             raise InvalidTranscript("the conversation is empty; send at least one message.")
-        validate_pairs(messages)
+        validate(messages, self._caches.calls)
         tokens = self._counter.messages(messages)
         seg = segment(messages)
         task = messages[seg.task_index].text if seg.task_index is not None else ""

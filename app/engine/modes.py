@@ -26,7 +26,14 @@ class ModeDecision:
 
 CONFIGURE_LLM = ("Configure a provider (CONTEXTSYNTH_LLM_PROVIDERS, see the README's "
                  "configuration table)")
-NO_LLM_HINT = f"{CONFIGURE_LLM} or ask for mode 'fast', 'custom' or 'off'."
+
+
+def no_llm_hint(*modes: str) -> str:
+    """How to get an answer without an LLM: configure one, or one of ``modes`` (those of
+    the endpoint at hand that need none)."""
+    named = [f"'{m}'" for m in modes]
+    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+    return f"{CONFIGURE_LLM} or ask for mode {listed}."
 
 
 def decide(requested: Mode, *, llm_available: bool) -> ModeDecision:
@@ -39,7 +46,7 @@ def decide(requested: Mode, *, llm_available: bool) -> ModeDecision:
     if requested is Mode.DEEP and not llm_available:
         raise LLMNotConfigured(
             f"mode 'deep' needs an LLM to summarize older turns, and none is configured. "
-            f"{NO_LLM_HINT}",
+            f"{no_llm_hint('fast', 'custom', 'off')}",
             pointer="/reasoning/synthesis",
         )
     return ModeDecision(requested, f"{requested.value} was requested")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.engine.calls import validate
 from app.engine.compaction import StrategyContext
 from app.engine.evidence import render_evidence
 from app.engine.prompts import RESCUE_SYSTEM, RESCUE_USER, PromptMessage, fence
-from app.engine.transcript import Message, validate_pairs
+from app.engine.transcript import Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,7 @@ class RescuePlan:
 
 def plan(messages: Sequence[Message], context: StrategyContext, question: str,
          budget: int, max_steps: int | None) -> RescuePlan:
-    validate_pairs(messages)
+    validate(messages, context.calls)
     steps = sum(1 for m in messages if m.role == "assistant")
     evidence, compacted = render_evidence(messages, context, budget)
     label = f"{steps} steps" + (f" of {max_steps}" if max_steps else "")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from app.engine import deep
 from app.engine.accounting import account
-from app.engine.calls import CallSummaries
+from app.engine.calls import CallSummaries, validate
 from app.engine.compaction import Compaction, Handles, Span, Strategy, StrategyContext
 from app.engine.deep import DeepPlan
 from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
@@ -106,8 +106,8 @@ class Synthesizer:
         if not messages:
             raise InvalidTranscript("'messages' is empty; send at least the task as a user "
                                     "message.", pointer="/messages")
-        validate_pairs(messages)
         caches = self._caches
+        validate(messages, caches.calls)
         signals = observe(messages, options.phase, caches.outcomes)
         phase = classify(signals, options.phase)
         budget = TIER_BUDGETS[options.tier]

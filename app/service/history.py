@@ -9,7 +9,7 @@ from typing import Any, Literal
 from app.engine.errors import LLMNotConfigured
 from app.engine.formats import Payload, WireFormat, resolve_format
 from app.engine.history import HistoryCompressor, HistoryOptions, HistoryResult
-from app.engine.modes import NO_LLM_HINT
+from app.engine.modes import no_llm_hint
 from app.events import Emitter
 from app.llm.base import Completion
 from app.metrics import Metrics
@@ -61,7 +61,7 @@ class HistoryService:
         wire = resolve_format(self._formats, job.format, job.payload)
         if job.mode == "deep" and self._gateway is None:
             raise LLMNotConfigured(f"mode 'deep' summarizes with an LLM, and none is "
-                                   f"configured. {NO_LLM_HINT}", pointer="/mode")
+                                   f"configured. {no_llm_hint('fast')}", pointer="/mode")
         call = Worker(offload=size > self._settings.offload_chars)
         transcript = await call(wire.parse, job.payload)
         plan = await call(self._compressor.plan, transcript, job.options)

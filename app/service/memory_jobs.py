@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from app.engine.errors import LLMNotConfigured
-from app.engine.modes import NO_LLM_HINT
+from app.engine.modes import no_llm_hint
 from app.engine.prompts import REFLECT_REPAIR, PromptMessage
 from app.engine.recall import Memory, RecallAnswer, check, extractive, prompt, select
 from app.engine.reflect import Call, PastIteration, Reflection, Reflector
@@ -33,10 +33,10 @@ class Ran:
     cache: CacheInfo = field(default_factory=CacheInfo)
 
 
-def _require(gateway: LLMGateway | None, mode: str, job: str) -> None:
+def _require(gateway: LLMGateway | None, mode: str, job: str, instead: str) -> None:
     if mode == "deep" and gateway is None:
         raise LLMNotConfigured(f"mode 'deep' of {job} needs an LLM, and none is configured. "
-                               f"{NO_LLM_HINT}", pointer="/mode")
+                               f"{no_llm_hint(instead)}", pointer="/mode")
 
 
 class RecallService:
@@ -51,7 +51,7 @@ class RecallService:
     async def run(self, query: str, memories: Sequence[Memory], *, k: int, max_tokens: int,
                   mode: Mode, llm: LLMOptions, tenant: str
                   ) -> tuple[RecallAnswer, list[Memory], Ran]:
-        _require(self._gateway, mode, "/summarize-recall")
+        _require(self._gateway, mode, "/summarize-recall", "extractive")
         chosen = select(memories, query, k)
         ran = Ran("extractive")
         answer: RecallAnswer | None = None
@@ -94,7 +94,7 @@ class ReflectService:
     async def run(self, goal: str, calls: Sequence[Call], history: Sequence[PastIteration], *,
                   mode: Mode, llm: LLMOptions, tenant: str,
                   iteration: int | None) -> tuple[Reflection, Ran]:
-        _require(self._gateway, mode, "/reflect")
+        _require(self._gateway, mode, "/reflect", "fast")
         reflection: Reflection | None = None
         ran = Ran("fast")
         if self._gateway is not None and mode != "fast":

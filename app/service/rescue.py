@@ -61,13 +61,15 @@ class RescueService:
     async def run(self, job: RescueJob) -> RescueOutcome:
         size = check_limits(job.payload, self._settings)
         wire = resolve_format(self._formats, job.format, job.payload)
+        call = Worker(offload=size > self._settings.offload_chars)
+        transcript = await call(wire.parse, job.payload)
+        # Planning validates the transcript as every job does: a bad request is a 422
+        # whether or not an LLM is configured.
+        rescue = await call(self._plan, transcript, job)
         if not job.dry_run and self._gateway is None:
             raise LLMNotConfigured(f"/rescue answers with an LLM, and none is configured. "
                                    f"{CONFIGURE_LLM}; a dry run ('dry_run': true) returns the "
                                    "prompt without one.")
-        call = Worker(offload=size > self._settings.offload_chars)
-        transcript = await call(wire.parse, job.payload)
-        rescue = await call(self._plan, transcript, job)
         if job.dry_run:
             return RescueOutcome(rescue, None)
         assert self._gateway is not None

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.engine.errors import LLMNotConfigured
-from app.engine.modes import NO_LLM_HINT
+from app.engine.modes import no_llm_hint
 from app.engine.trace import (
     Action,
     Group,
@@ -60,7 +60,7 @@ class TraceService:
     async def run(self, job: TraceJob) -> TraceOutcome:
         if job.mode == "deep" and self._gateway is None:
             raise LLMNotConfigured(f"mode 'deep' writes the summary with an LLM, and none is "
-                                   f"configured. {NO_LLM_HINT}", pointer="/mode")
+                                   f"configured. {no_llm_hint('fast')}", pointer="/mode")
         size = len(job.scratchpad or "") + sum(len(a.observation) for a in job.actions or ())
         call = Worker(offload=size > self._settings.offload_chars)
         if job.actions is not None:

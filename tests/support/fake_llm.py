@@ -31,12 +31,28 @@ def reply_for(messages: list[dict[str, Any]]) -> str:
     if "compress the history" in system:
         return "\n".join(f"## {s}\n- noted by the fake model" for s in SECTIONS)
     if "earlier actions of a ReAct agent" in system:
-        tools = dict.fromkeys(re.findall(r"^Action: (\S+)", user, re.MULTILINE))
-        return "\n".join(f"{t} ({user.count(f'Action: {t}')} calls): looked things up"
-                         for t in tools)
+        heads = list(re.finditer(r"^\S+ \(\d+ calls?\)$", user, re.MULTILINE))
+        ends = [h.start() for h in heads[1:]] + [len(user)]
+        return "\n".join(_trace_line(user[h.start():end]) for h, end in
+                         zip(heads, ends, strict=True))
     if "ran out of steps" in system:
         return "From the evidence: the patch was written and the final test passed."
     return "ok"
+
+
+_PATH = re.compile(r"[\w.@~-]*[/.][\w./@~-]+")
+_ERROR = re.compile(r"^.*(?:Traceback|Error|error:|No module|FAILED|Exception).*$",
+                    re.MULTILINE)
+
+
+def _trace_line(block: str) -> str:
+    """What a diligent model writes for one tool group: its heading, then every path of
+    the inputs and every error line of the observations, verbatim."""
+    heading = block.split("\n", 1)[0]
+    inputs = re.findall(r"^Action Input: (.*)$", block, re.MULTILINE)
+    paths = dict.fromkeys(p for line in inputs for p in _PATH.findall(line))
+    errors = dict.fromkeys(e.strip() for e in _ERROR.findall(block))
+    return f"{heading}: looked things up in {', '.join(paths)}; errors: {'; '.join(errors)}"
 
 
 class FakeLLM:
