@@ -1,4 +1,4 @@
-"""``contextsynth serve | compress | openapi | bench``."""
+"""``contextsynth serve | compress | openapi | hash-key | bench | eval``."""
 
 from __future__ import annotations
 
@@ -125,6 +125,41 @@ def _bench(args: argparse.Namespace) -> int:
     return run(directory, repeat=args.repeat, tier=args.tier)
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from app.engine.tiers import Tier
+    from app.evaluation.report import planted_table, plot, summaries, table, write_json
+    from app.evaluation.run import EvalOptions, evaluate
+    from app.tokenizer import load_encoding
+
+    options = EvalOptions(
+        directory=args.dir, files=tuple(args.file), steps=args.steps, tier=Tier(args.tier),
+        url=args.url, planted_runs=args.planted,
+        only=tuple(n.strip() for n in args.compactors.split(",")) if args.compactors else ())
+    if args.plot:  # fail before the long run, not after it
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            from app.evaluation.report import PLOT_EXTRA
+
+            print(f"contextsynth eval: {PLOT_EXTRA}", file=sys.stderr)
+            return 2
+    try:
+        tallies = evaluate(options, load_encoding("cl100k_base"))
+    except ValueError as exc:
+        print(f"contextsynth eval: {exc}", file=sys.stderr)
+        return 2
+    rows = summaries(tallies)
+    print(table(rows))
+    print()
+    print(planted_table(rows))
+    if args.json:
+        write_json(rows, {"steps": args.steps, "tier": args.tier, "files": args.file,
+                          "planted_runs": args.planted, "url": args.url}, Path(args.json))
+    if args.plot:
+        plot(rows, Path(args.plot))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="contextsynth", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -162,6 +197,27 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--jobs", action="store_true",
                        help="token reduction per endpoint instead of timings")
     bench.set_defaults(run=_bench)
+
+    evaluation = sub.add_parser(
+        "eval", help="replay agent loops through every compactor and score what it keeps "
+        "and what it costs")
+    evaluation.add_argument("--dir", type=Path, default=None,
+                            help="a folder of .jsonl transcripts (default: the corpus)")
+    evaluation.add_argument("--file", action="append", default=[],
+                            help="only transcripts whose name starts with this (repeatable)")
+    evaluation.add_argument("--steps", type=int, default=None,
+                            help="calls per transcript, spread evenly, the last always "
+                            "included (default: one before every assistant step)")
+    evaluation.add_argument("--tier", default="mid",
+                            choices=["local", "mid", "large", "frontier"],
+                            help="tier of the observation-mask compactor")
+    evaluation.add_argument("--compactors", help="comma-separated names (default: all)")
+    evaluation.add_argument("--planted", type=int, default=8,
+                            help="synthetic runs with planted facts (default 8)")
+    evaluation.add_argument("--url", help="score a running service instead of the engine")
+    evaluation.add_argument("--json", help="write the scores to this file")
+    evaluation.add_argument("--plot", help="draw recall against reduction to this PNG")
+    evaluation.set_defaults(run=_eval)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""``contextsynth eval``: replay agent loops through compactors and score what they keep."""

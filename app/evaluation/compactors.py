@@ -1,0 +1,155 @@
+"""The compactors an eval compares: our jobs and modes, and the baselines.
+
+Each takes the OpenAI messages of one call and gives back what the model would
+be sent instead. Ours run in process on the engine with the service's default
+settings (``engine``), or through a running service (``http``); the baselines
+are plain list operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from app.engine.formats.openai import OpenAIFormat
+from app.engine.history import HistoryCompressor, HistoryOptions
+from app.engine.modes import Mode
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import EngineCaches, SynthesisOptions, Synthesizer
+from app.engine.tiers import Tier
+from app.engine.tokens import Encoder, TokenCounter
+from app.engine.transcript import Transcript
+from app.evaluation.seen import Wire
+
+KEEP_LAST = (4, 8, 16, 32)
+
+
+class Compactor(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def compact(self, messages: Sequence[Wire]) -> list[Wire]: ...
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """``none`` (everything) or ``keep-last-N``: the system messages and the task, then
+    the last N messages, moved later past tool results whose call would be cut."""
+
+    name: str
+    last: int | None = None
+
+    def compact(self, messages: Sequence[Wire]) -> list[Wire]:
+        if self.last is None or len(messages) <= self.last:
+            return list(messages)
+        head = [m for m in messages if m.get("role") == "system"]
+        task = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
+        start = len(messages) - self.last
+        while start < len(messages) and messages[start].get("role") == "tool":
+            start += 1  # a result without its call would be an orphan
+        if task is not None and task < start:
+            head.append(messages[task])
+        return head + [m for m in messages[start:] if m.get("role") != "system"]
+
+
+# A request body for one of our jobs, from the messages; the reply holds "messages".
+Request = Callable[[Sequence[Wire]], tuple[str, dict[str, Any]]]
+
+
+def _synthesize(tier: Tier, strategy: str | None = None) -> Request:
+    reasoning: dict[str, Any] = {"synthesis": "custom" if strategy else "fast"}
+    if strategy:
+        reasoning["synthesis_strategy"] = strategy
+    return lambda m: ("/synthesize", {"messages": list(m), "tier": tier.value,
+                                      "reasoning": reasoning})
+
+
+def _history(messages: Sequence[Wire]) -> tuple[str, dict[str, Any]]:
+    return "/compress-history", {"messages": list(messages), "mode": "fast"}
+
+
+def our_jobs(tier: Tier) -> dict[str, Request]:
+    """Name -> request, for every job and mode the eval scores."""
+    jobs: dict[str, Request] = {f"synthesize-fast-{t.value}": _synthesize(t) for t in Tier}
+    jobs[f"observation-mask-{tier.value}"] = _synthesize(tier, "observation-mask")
+    jobs["compress-history-fast"] = _history
+    return jobs
+
+
+class Engine:
+    """Our jobs in process: the engine, as the service runs it, with warm caches."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        counter = TokenCounter(encoder)
+        caches = EngineCaches()
+        self._wire = OpenAIFormat()
+        self._synthesizer = Synthesizer(counter, builtin_strategies(), caches)
+        self._history = HistoryCompressor(counter, caches)
+        self._jobs: dict[str, Callable[[dict[str, Any]], Transcript | None]] = {
+            "/synthesize": self._synthesize, "/compress-history": self._compress}
+
+    def run(self, path: str, body: dict[str, Any]) -> list[Wire]:
+        out = self._jobs[path](body)
+        if out is None:  # the service sends the caller's messages back as they were
+            return list(body["messages"])
+        rendered: list[Wire] = self._wire.render(out)["messages"]
+        return rendered
+
+    def _synthesize(self, body: dict[str, Any]) -> Transcript | None:
+        reasoning = body["reasoning"]
+        options = SynthesisOptions(mode=Mode(reasoning["synthesis"]), tier=Tier(body["tier"]),
+                                   strategy=reasoning.get("synthesis_strategy"))
+        synthesis = self._synthesizer.run(self._wire.parse(body), options)
+        return synthesis.transcript if synthesis.compacted or synthesis.nudged else None
+
+    def _compress(self, body: dict[str, Any]) -> Transcript | None:
+        plan = self._history.plan(self._wire.parse(body), HistoryOptions())
+        if not plan.fired:
+            return None
+        result = self._history.finish(plan, self._history.fast_summary(plan))
+        return result.transcript if result.compressed else None
+
+
+class Service:
+    """Our jobs through a running contextsynth at ``url``."""
+
+    def __init__(self, url: str, *, timeout: float = 60.0) -> None:
+        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout)
+
+    def run(self, path: str, body: dict[str, Any]) -> list[Wire]:
+        response = self._client.post(path, json=body)
+        if response.status_code != 200:
+            raise RuntimeError(f"POST {path} answered {response.status_code}: "
+                               f"{response.text[:300]}")
+        messages: list[Wire] = response.json()["messages"]
+        return messages
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class Runner(Protocol):
+    def run(self, path: str, body: dict[str, Any]) -> list[Wire]: ...
+
+
+@dataclass(frozen=True)
+class Ours:
+    name: str
+    request: Request
+    runner: Runner
+
+    def compact(self, messages: Sequence[Wire]) -> list[Wire]:
+        path, body = self.request(messages)
+        return self.runner.run(path, body)
+
+
+def compactors(runner: Runner, tier: Tier) -> dict[str, Compactor]:
+    """Every compactor by name, baselines first."""
+    out: dict[str, Compactor] = {"none": Baseline("none")}
+    out.update({f"keep-last-{n}": Baseline(f"keep-last-{n}", n) for n in KEEP_LAST})
+    out.update({name: Ours(name, request, runner)
+                for name, request in our_jobs(tier).items()})
+    return out

@@ -1,0 +1,78 @@
+"""Agent-loop replay: the calls an agent would make, each through every compactor.
+
+Before every assistant step of a transcript the agent would send everything
+so far. ``steps`` samples those calls evenly (always keeping the last); each
+call's output is scored against the transcript's later messages and against
+the compactor's previous output (prefix reuse).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.evaluation import errors, needed, planted
+from app.evaluation.compactors import Compactor
+from app.evaluation.scores import Tally
+from app.evaluation.seen import Seen, Wire, count, readable_text, shared_prefix
+
+
+def sample_steps(messages: Sequence[Wire], steps: int | None) -> list[int]:
+    """Positions of assistant messages to call before: all, or ``steps`` spread evenly
+    with the last one always among them."""
+    at = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and i > 0]
+    if steps is None or steps >= len(at):
+        return at
+    if steps <= 1:
+        return at[-1:]
+    picked = {at[round(j * (len(at) - 1) / (steps - 1))] for j in range(steps)}
+    return sorted(picked)
+
+
+@dataclass
+class Scorer:
+    """Shared memos for every compactor and transcript of one eval."""
+
+    seen: Seen
+    sets: needed.TokenSets
+    failures: errors.Failures
+
+    def replay(self, messages: Sequence[Wire], steps: list[int],
+               compactors: Sequence[Compactor], tallies: dict[str, Tally]) -> None:
+        """Every sampled call of one transcript through every compactor."""
+        previous: dict[str, list[tuple[int, ...]]] = {c.name: [] for c in compactors}
+        for k in steps:
+            prefix = list(messages[:k])
+            before = count(self.seen.prompt(prefix))
+            wanted = needed.needed(messages, k, self.sets)
+            for compactor in compactors:
+                tally = tallies[compactor.name]
+                started = time.perf_counter()
+                out = compactor.compact(prefix)
+                elapsed = time.perf_counter() - started
+                sent = self.seen.prompt(out)
+                tally.add_call(before, count(sent), shared_prefix(previous[compactor.name],
+                                                                  sent), elapsed)
+                previous[compactor.name] = sent
+                tally.needed += len(wanted)
+                tally.found += needed.found(wanted, out, self.sets)
+                cut = self.failures.cut(prefix, out)
+                tally.errors_cut += len(cut)
+                tally.errors_kept += errors.retained(cut, out)
+
+    def planted(self, run: planted.Run, compactor: Compactor, tally: Tally) -> None:
+        """Survival of each planted fact in the context sent for the run's last step."""
+        k = max(i for i, m in enumerate(run.messages) if m.get("role") == "assistant")
+        prefix = run.messages[:k]
+        out = compactor.compact(prefix)
+        tally.planted_before += count(self.seen.prompt(prefix))
+        tally.planted_after += count(self.seen.prompt(out))
+        text = "\n".join(readable_text(m) for m in out)
+        for fact in run.facts:
+            score = tally.planted[fact.kind]
+            score[0] += planted.survives(fact, text)
+            score[1] += 1
+
+
+Progress = Callable[[str], None]

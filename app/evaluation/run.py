@@ -1,0 +1,80 @@
+"""One eval: the corpus and the planted runs, through the chosen compactors."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.corpus import load, transcript_files
+from app.engine.tiers import Tier
+from app.engine.tokens import Encoder
+from app.evaluation import errors, needed, planted
+from app.evaluation.compactors import Compactor, Engine, Runner, Service, compactors
+from app.evaluation.replay import Scorer, sample_steps
+from app.evaluation.scores import Tally
+from app.evaluation.seen import Seen
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    directory: Path | None = None  # default: the repository's corpus
+    files: Sequence[str] = ()  # names (or name prefixes) to keep; empty: every file
+    steps: int | None = None  # calls per transcript; None: before every assistant step
+    tier: Tier = Tier.MID  # for the compactors that take one besides synthesize-fast-*
+    url: str | None = None  # a running service instead of the engine in process
+    planted_runs: int = 8
+    only: Sequence[str] = ()  # compactor names to run; empty: all
+
+
+def to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _files(options: EvalOptions) -> list[Path]:
+    files = transcript_files(options.directory)
+    if options.files:
+        files = [f for f in files if any(f.name.startswith(p) for p in options.files)]
+    return files
+
+
+def _chosen(runner: Runner, options: EvalOptions) -> list[Compactor]:
+    every = compactors(runner, options.tier)
+    if not options.only:
+        return list(every.values())
+    unknown = [name for name in options.only if name not in every]
+    if unknown:
+        raise ValueError(f"unknown compactors: {', '.join(unknown)}; choose from "
+                         f"{', '.join(every)}")
+    # "none" is the baseline every cost is a share of: always measured.
+    return [every[name] for name in every if name in options.only or name == "none"]
+
+
+def evaluate(options: EvalOptions, encoder: Encoder,
+             progress: Progress = to_stderr) -> dict[str, Tally]:
+    """Scores per compactor name."""
+    service = Service(options.url) if options.url else None
+    runner: Runner = service if service is not None else Engine(encoder)
+    try:
+        chosen = _chosen(runner, options)
+        tallies = {c.name: Tally() for c in chosen}
+        scorer = Scorer(Seen(encoder), needed.TokenSets(), errors.Failures())
+        files = _files(options)
+        for n, path in enumerate(files, 1):
+            messages = load(path)
+            steps = sample_steps(messages, options.steps)
+            progress(f"[{n}/{len(files)}] {path.name}: {len(steps)} calls x "
+                     f"{len(chosen)} compactors")
+            scorer.replay(messages, steps, chosen, tallies)
+        runs = planted.runs(options.planted_runs)
+        progress(f"planted facts: {len(runs)} synthetic runs")
+        for run in runs:
+            for compactor in chosen:
+                scorer.planted(run, compactor, tallies[compactor.name])
+        return tallies
+    finally:
+        if service is not None:
+            service.close()
