@@ -52,7 +52,8 @@ def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: 
                 tail = ""
                 if result is not None:
                     outcome = context.outcomes.of(result)
-                    tail = f" -> {'failed: ' if outcome.error else ''}{shorten(outcome.line, 120)}"
+                    tail = (f" -> failed: {outcome.line}" if outcome.error
+                            else f" -> {shorten(outcome.line, 120)}")
                 lines.append(f"CALL {context.calls.of(call).head}{tail}")
             else:
                 lines.append(f"CALL {call.name}({shorten(call.arguments, _ARGUMENT_CHARS)})")

@@ -52,6 +52,7 @@ _DIGIT_0: Final = 48
 _DIGIT_9: Final = 57
 # Markers of an error line, found with str.find: a regex scan of every position of a
 # long log costs several times more.
+_TRACEBACK_HEADER = "Traceback (most recent call last)"
 _ERROR_MARKS = ("Error", "Exception", "error:", "failed", "FAILED", "Traceback")
 # Fewer needles that every marker contains: most texts have none, and this is the
 # cheapest way to say so.
@@ -129,7 +130,9 @@ def error_lines(text: str) -> frozenset[str]:
     marked = marked_lines(text)
     if not marked:
         return frozenset()
-    return frozenset(line.strip()[:_MAX_TOKEN] for line in marked.split("\n"))
+    # A traceback's header says only that something failed; its last line says what.
+    return frozenset(line.strip()[:_MAX_TOKEN] for line in marked.split("\n")
+                     if not line.lstrip().startswith(_TRACEBACK_HEADER))
 
 
 def _fits(raw: bytes, shortest: int = _MIN_TOKEN) -> bool:

@@ -167,9 +167,10 @@ class HistoryCompressor:
                     if result is not None:
                         outcome = context.outcomes.of(result)
                         mark = "failed: " if outcome.error else ""
-                        line += f" -> {mark}{shorten(outcome.line, 120)}"
+                        shown = outcome.line if outcome.error else shorten(outcome.line, 120)
+                        line += f" -> {mark}{shown}"
                         if outcome.error:
-                            errors.append(f"- {call.name}: {shorten(outcome.line, 200)}")
+                            errors.append(f"- {call.name}: {outcome.line}")
                     work.append(line)
             elif m.role == "user":
                 found = [shorten(s.strip(), 200) for s in re.split(r"(?<=[.!?])\s+", m.text)

@@ -37,7 +37,8 @@ class ObservationMask:
             span = span_of("masked", [m], context.handles)
             outcome = context.outcomes.of(m)
             label = "failed: " if outcome.error else "began: "
-            first = label + shorten(outcome.line, 80) if outcome.line else ""
+            first = label + (outcome.line if outcome.error else shorten(outcome.line, 80)) \
+                if outcome.line else ""
             call = calls.get(id(m))
             text = MASKED_RESULT.format(
                 name=call.name if call is not None else "tool", chars=len(m.text),

@@ -25,9 +25,21 @@ _LINE_START_WORDS = ("error", "exception", "traceback", "fatal:", "failed")
 _ANYWHERE_PHRASES = ("command not found", "No such file or directory", "Permission denied")
 _ANYWHERE = re.compile("|".join(map(re.escape, _ANYWHERE_PHRASES)))
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit (?:code|status):? (-?\d+)")
+# Lines that say what failed, as the last of them in a result says it best: a raised
+# exception's final line, pytest's FAILED and E lines, a shell's or a tool's message.
+# "Traceback (most recent call last):" says only that something failed.
+_FAILURE = re.compile(
+    r"^[ \t]*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)(?::.*|\b\s*$)"
+    r"|FAILED .+|E {2,}\S.*|ERROR[: ].+|(?:error|fatal|Error)(?:\[\w+\])?: .+"
+    r"|.*(?:No such file or directory|command not found|Permission denied).*)$",
+    re.MULTILINE)
+# A traceback frame, to say where in the project a failure happened.
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
+_LIBRARY = ("site-packages", "/lib/python", "<frozen", "<string>", "dist-packages")
+_TAIL = 20000
 _HEAD = 2000
 _SCAN = 20000
-_LINE_CHARS = 200
+_LINE_CHARS = 300  # an error line is the one line of a failure a note keeps: keep it whole
 # What the service writes is ASCII: "..." and "->" cost the tokens "…" and "→" do, and
 # an all-ASCII string is several times cheaper to search, hash, encode and tokenize.
 ELLIPSIS = "..."
@@ -74,9 +86,51 @@ def read(text: str, *, flagged: bool = False) -> Outcome:
             error = _find_error(text[:_HEAD]) is not None
     if not error:
         return Outcome(False, first_line(text))
+    return Outcome(True, failure_line(text))
+
+
+def failure_line(text: str) -> str:
+    """What a failed result says went wrong, in a line: its last failure line (with the
+    deepest traceback frame in the project's own files), else its first marked line,
+    else its first line; ``no output`` (and the exit code) when it is empty."""
+    tail = text[-_TAIL:]
+    matches = list(_FAILURE.finditer(tail))
+    if matches:
+        last = matches[-1]
+        line = shorten(last.group(0).strip(), _LINE_CHARS)
+        frame = _project_frame(tail[: last.start()])
+        if frame and len(line) + len(frame) + 6 <= _LINE_CHARS:
+            line = f"{line} (at {frame})"
+        return line
     found = _find_error(text)
     line = _line_at(text, found.start()) if found is not None else first_line(text)
-    return Outcome(True, shorten(line, _LINE_CHARS))
+    if line.startswith("Traceback (most recent call last)"):
+        line = ""
+    if not line or _RETURN_CODE.fullmatch(line):
+        code = _RETURN_CODE.search(text[:_HEAD])
+        status = (code.group(1) or code.group(2)) if code is not None else None
+        return f"no output, exit {status}" if status else "no output"
+    return shorten(line, _LINE_CHARS)
+
+
+def _project_frame(text: str) -> str:
+    """``path:line in function`` of the deepest frame outside libraries, if any."""
+    found = ""
+    for frame in _FRAME.finditer(text[-_TAIL:]):
+        path = frame.group(1)
+        if not any(marker in path for marker in _LIBRARY):
+            found = f"{short_path(path)}:{frame.group(2)} in {frame.group(3)}"
+    return found
+
+
+def short_path(path: str, keep: int = 3) -> str:
+    """A path with its middle shortened, keeping the file name and the folders above it
+    up to ``keep`` parts: ``/testbed/django/db/migrations/state.py`` becomes
+    ``.../db/migrations/state.py``."""
+    parts = path.split("/")
+    if len(parts) <= keep + 1:
+        return path
+    return ELLIPSIS + "/" + "/".join(parts[-keep:])
 
 
 def _read_unflagged(text: str) -> Outcome:

@@ -179,6 +179,6 @@ def _call_line(call: ToolCall, result: Message | None, context: StrategyContext,
     if result is None:
         return head
     outcome = context.outcomes.of(result)
-    if outcome.error:
-        return f"{head} -> failed: {shorten(outcome.line, _RESULT_CHARS)}"
+    if outcome.error:  # the error line is already as short as it may get
+        return f"{head} -> failed: {outcome.line}"
     return f"{head} -> {shorten(outcome.line, _RESULT_CHARS) if outcome.line else '(no output)'}"

@@ -1,12 +1,14 @@
 """Error retention: the informative line of each failed result a compactor cut.
 
-A result's failure line is the last line that names what went wrong: a Python
-exception (``ValueError: bad month``), pytest's ``FAILED ... - reason`` or
-``E   ...`` lines, or a shell or tool error (``error:``, ``fatal:``,
-``No such file or directory``, ``command not found``). A bare ``Traceback
-(most recent call last):`` is never one. Retention is the share of the distinct
-failure lines of results the output no longer holds verbatim that still occur
-somewhere in the output.
+A result failed when it reports a non-zero exit (``<returncode>1</returncode>``,
+``exit code 2``), or, when it reports none, when one of its last five lines is
+a failure line. Its failure line is the last line that names what went wrong:
+a Python exception (``ValueError: bad month``, or a bare ``KeyboardInterrupt``),
+pytest's ``FAILED ...`` or ``E   ...`` lines, or a shell or tool error
+(``error: ...``, ``fatal: ...``, ``No such file or directory``, ``command not
+found``, ``Permission denied``). A bare ``Traceback (most recent call last):``
+is never one. Retention is the share of the distinct failure lines of failed
+results the output no longer holds verbatim that still occur in the output.
 """
 
 from __future__ import annotations
@@ -17,19 +19,27 @@ from collections.abc import Sequence
 from app.evaluation.seen import Wire, content_text, readable_text
 
 _FAILURE = re.compile(
-    r"^\s*(?:[\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b:?.*"
-    r"|FAILED .*|E {2,}\S.*|(?:error|fatal|ERROR|FATAL)(?:\[\w+\])?:.*"
-    r"|.*(?:No such file or directory|command not found|Permission denied|not found).*)$",
+    r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:: .*|\s*)"
+    r"|FAILED .*|E {2,}\S.*|(?:error|fatal|ERROR|FATAL)(?:\[\w+\])?: .*"
+    r"|.*(?:No such file or directory|command not found|Permission denied).*)$",
     re.MULTILINE)
-_NOT_A_FAILURE = ("Traceback (most recent call last)",)
+_EXIT = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit (?:code|status):? (-?\d+)")
 
 
 def failure_line(text: str) -> str | None:
-    """The last line of ``text`` that says what failed, trimmed; None if none does."""
+    """The last line of a failed ``text`` that says what failed; None if it did not fail
+    or no line says."""
     lines = [m.group(0).strip() for m in _FAILURE.finditer(text)]
-    lines = [line for line in lines
-             if line and not line.startswith(_NOT_A_FAILURE) and len(line) >= 8]
-    return lines[-1][:300] if lines else None
+    lines = [line for line in lines if len(line) >= 8]
+    if not lines:
+        return None
+    code = _EXIT.search(text)
+    if code is not None:
+        failed = (code.group(1) or code.group(2)) != "0"
+    else:
+        last_lines = [line.strip() for line in text.strip().splitlines()[-5:]]
+        failed = lines[-1] in last_lines
+    return lines[-1][:300] if failed else None
 
 
 class Failures:

@@ -11,20 +11,14 @@ from app.evaluation.run import EvalOptions, evaluate
 # Every transcript of the corpus, 8 calls each spread over the run, and 8 planted runs.
 QUICK = EvalOptions(steps=8, planted_runs=8, tier=Tier.MID)
 
-# Measured when the eval was built (issue 14), before the notes were rebuilt.
-FLOORS = {
-    "synthesize-fast-local": {"reduction": 0.721, "recall": 0.352, "planted_survival": 0.714,
-                              "error_retention": 0.174},
-    "synthesize-fast-mid": {"reduction": 0.708, "recall": 0.389, "planted_survival": 0.714,
-                            "error_retention": 0.175},
-    "synthesize-fast-large": {"reduction": 0.679, "recall": 0.466, "planted_survival": 0.714,
-                              "error_retention": 0.193},
-    "synthesize-fast-frontier": {"reduction": 0.642, "recall": 0.552,
-                                 "planted_survival": 0.714, "error_retention": 0.209},
-    "observation-mask-mid": {"reduction": 0.391, "recall": 0.732, "planted_survival": 0.714,
-                             "error_retention": 0.12},
-    "compress-history-fast": {"reduction": 0.573, "recall": 0.691, "planted_survival": 0.571,
-                              "error_retention": 0.125},
+KEYS = ("reduction", "recall", "planted_survival", "error_retention")
+FLOORS = {  # reduction, recall, planted survival, error retention
+    "synthesize-fast-local": (0.718, 0.357, 0.857, 1.0),
+    "synthesize-fast-mid": (0.706, 0.394, 0.857, 1.0),
+    "synthesize-fast-large": (0.676, 0.471, 0.857, 1.0),
+    "synthesize-fast-frontier": (0.639, 0.556, 0.857, 1.0),
+    "observation-mask-mid": (0.389, 0.733, 0.857, 1.0),
+    "compress-history-fast": (0.569, 0.695, 0.714, 0.961),
 }
 
 
@@ -36,7 +30,7 @@ def rows(encoder):
 @pytest.mark.parametrize("name", sorted(FLOORS))
 def test_quality_stays_above_its_floor(rows, name):
     scores = rows[name]
-    below = {k: (round(scores[k], 4), floor) for k, floor in FLOORS[name].items()
+    below = {k: (round(scores[k], 4), floor) for k, floor in zip(KEYS, FLOORS[name], strict=True)
              if scores[k] < floor}
     assert below == {}, f"{name} fell below its floors (score, floor): {below}"
 

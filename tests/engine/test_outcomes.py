@@ -1,0 +1,52 @@
+"""A failed result's line says what failed, never just that something did."""
+
+import pytest
+
+from app.engine.outcomes import read, short_path
+
+TRACEBACK = """<returncode>1</returncode>
+<output>
+Traceback (most recent call last):
+  File "/testbed/reproduce.py", line 9, in <module>
+    main()
+  File "/testbed/django/db/migrations/state.py", line 212, in render
+    index.set_name_with_model(model)
+  File "/usr/lib/python3.8/site-packages/helper.py", line 3, in check
+    raise ValueError(msg)
+ValueError: Indexes passed to ModelState require a name attribute. <Index: \
+fields='look, _order'> doesn't have one.
+</output>"""
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    (TRACEBACK, "ValueError: Indexes passed to ModelState require a name attribute. <Index: "
+                "fields='look, _order'> doesn't have one. (at .../db/migrations/state.py:212 "
+                "in render)"),
+    ("============ FAILURES ============\nE   assert 13 == 12\nFAILED tests/test_dates.py::"
+     "test_parse - ValueError: bad month\n==== 1 failed in 0.12s ====",
+     "FAILED tests/test_dates.py::test_parse - ValueError: bad month"),
+    ("<returncode>2</returncode>\n<output>\ngrep: src/missing.py: No such file or directory\n"
+     "</output>", "grep: src/missing.py: No such file or directory"),
+    ("<returncode>1</returncode>\n<output>\n</output>", "no output, exit 1"),
+    ("<returncode>127</returncode>\n<output>\nbash: pytestt: command not found\n</output>",
+     "bash: pytestt: command not found"),
+    ("fatal: not a git repository (or any of the parent directories): .git",
+     "fatal: not a git repository (or any of the parent directories): .git"),
+])
+def test_the_failure_line_names_what_failed(text, line):
+    outcome = read(text)
+    assert outcome.error and outcome.line == line
+
+
+def test_an_empty_result_flagged_as_failed_says_so():
+    assert read("", flagged=True).line == "no output"
+
+
+def test_successful_results_keep_their_first_line():
+    outcome = read("<returncode>0</returncode>\n<output>\n3 passed in 0.2s\n</output>")
+    assert not outcome.error and outcome.line == "3 passed in 0.2s"  # wrapper tags skipped
+
+
+def test_paths_are_shortened_in_the_middle_keeping_the_file_name():
+    assert short_path("/testbed/django/db/migrations/state.py") == ".../db/migrations/state.py"
+    assert short_path("src/app.py") == "src/app.py"
