@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -11,6 +11,7 @@ from app.engine.calls import CallSummaries
 from app.engine.memo import Memo
 from app.engine.outcomes import Outcomes
 from app.engine.prompts import CUT_MARKER
+from app.engine.salient import text_lines
 from app.engine.tiers import TierBudget
 from app.engine.transcript import Message, Part, Segments
 
@@ -107,6 +108,8 @@ class StrategyContext:
     handles: Handles
     calls: CallSummaries
     outcomes: Outcomes
+    # Tokens of some messages (the service's counter, memoized); None: windows by turns.
+    tokens: Callable[[Sequence[Message]], int] | None = None
 
 
 class Strategy(Protocol):
@@ -121,21 +124,29 @@ def span_of(kind: str, messages: Sequence[Message], handles: Handles) -> Span:
                 len(messages), tools, tuple(messages))
 
 
-def cut_text(text: str, limit: int, handle: str) -> str:
-    """Keep the head and the tail (errors and results tend to sit at the end)."""
-    removed = len(text) - limit
+def cut_text(text: str, limit: int, handle: str, keep: Sequence[str] = ()) -> str:
+    """Keep the head and the tail (errors and results tend to sit at the end), and after
+    the marker the ``keep`` lines from the middle (a failure line, salient lines)."""
     head = (limit * 2) // 3
     tail = limit - head
+    start, end = text[:head], text[len(text) - tail:] if tail else ""
+    middle = [line for line in keep if line and line not in start and line not in end]
+    removed = len(text) - limit - sum(len(line) + 1 for line in middle)
     marker = CUT_MARKER.format(chars=removed, handle=handle)
-    return f"{text[:head]}\n{marker}\n{text[len(text) - tail:] if tail else ''}"
+    return "\n".join([start, marker, *middle, end])
 
 
-def cut_result(message: Message, limit: int, handles: Handles) -> tuple[Message, Span | None]:
+def cut_result(message: Message, limit: int, handles: Handles,
+               outcomes: Outcomes | None = None) -> tuple[Message, Span | None]:
     text = message.text
     if len(text) <= limit:
         return message, None
     span = span_of("truncated", [message], handles)
-    cut = cut_text(text, limit, span.handle)
+    keep: list[str] = []
+    if outcomes is not None:
+        outcome = outcomes.of(message)
+        keep = [outcome.line] if outcome.error else text_lines(text, limit // 3, outcome.line)
+    cut = cut_text(text, limit, span.handle, keep)
     if len(cut) >= len(text):  # just over the budget: the marker would cost more
         return message, None
     others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
@@ -158,7 +169,7 @@ def trim_turn(
                 new = replace(m, tool_calls=calls)
                 spans.append(span_of("truncated", [m], context.handles))
         elif m.role == "tool" and not keep_results:
-            new, span = cut_result(m, budget.result_chars, context.handles)
+            new, span = cut_result(m, budget.result_chars, context.handles, context.outcomes)
             if span is not None:
                 spans.append(span)
         if new is not m:

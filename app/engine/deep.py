@@ -39,7 +39,7 @@ class DeepPlan:
 
 def plan(messages: Sequence[Message], context: StrategyContext, task: str,
          older_tokens: int) -> DeepPlan | None:
-    older, _ = older_and_recent(context)
+    older, _ = older_and_recent(messages, context)
     if not older:
         return None
     start, stop = older[0].start, older[-1].stop

@@ -37,7 +37,7 @@ class FastStrategy:
         self._runs = runs or Runs()
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
-        older, recent_turns = older_and_recent(context)
+        older, recent_turns = older_and_recent(messages, context)
         out = list(messages[: context.segments.head_stop])
         spans: list[Span] = []
         dropped: list[Message] = []
@@ -98,11 +98,24 @@ class FastStrategy:
         return out
 
 
-def older_and_recent(context: StrategyContext) -> tuple[tuple[Turn, ...], tuple[Turn, ...]]:
-    """Turns past the tier's window, and the ones it keeps in full."""
+def older_and_recent(messages: Sequence[Message], context: StrategyContext,
+                     ) -> tuple[tuple[Turn, ...], tuple[Turn, ...]]:
+    """Turns past the tier's window, and the ones it keeps in full: at least the tier's
+    turns, and earlier ones too while the window's tokens stay within its budget."""
     turns = context.segments.turns
-    older = turns[: max(len(turns) - context.budget.full_turns, 0)]
-    return older, turns[len(older):]
+    budget = context.budget
+    start = max(len(turns) - budget.full_turns, 0)
+    count = context.tokens
+    if count is not None and budget.window_tokens and start > 0:
+        used = count(messages[turns[start].start : turns[-1].stop])
+        while start > 0:
+            turn = turns[start - 1]
+            more = count(messages[turn.start : turn.stop])
+            if used + more > budget.window_tokens:
+                break
+            used += more
+            start -= 1
+    return turns[:start], turns[start:]
 
 
 _COMMANDS_SHOWN = 6

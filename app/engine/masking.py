@@ -24,7 +24,7 @@ class ObservationMask:
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
         turns = context.segments.turns
-        older, _ = older_and_recent(context)
+        older, _ = older_and_recent(messages, context)
         cut_at = older[-1].stop if older else context.segments.head_stop
         calls = calls_by_result(messages)
         out: list[Message] = []

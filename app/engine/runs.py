@@ -17,13 +17,21 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from app.engine.compaction import Handles, Hasher, StrategyContext
+from app.engine.gist import gist
 from app.engine.ledger import Ledger, copied, extend_ledger
 from app.engine.memo import Memo
 from app.engine.outcomes import shorten
+from app.engine.salient import json_lines, text_lines
 from app.engine.transcript import Message, Part, ToolCall, call_results
 
 _RESULT_CHARS = 120
-_SAID_CHARS = 200
+_SAID_CHARS = 160
+_REPEAT_START = "  [same again, "
+_REPEAT = _REPEAT_START + "{n} times in a row]"
+# Beside a result's first line, its lines that carry facts, up to this many characters;
+# a JSON answer is shown as its objects' fields instead, up to _JSON_CHARS.
+_SALIENT_CHARS = 100
+_JSON_CHARS = 240
 # How far back from a run's end a call looks for a summary an earlier call made.
 _PROBE = 16
 
@@ -154,11 +162,15 @@ class Runs:
                 continue
             if not m.tool_calls:
                 replies += 1
-                if m.text.strip():
-                    said = " ".join(m.text[: _SAID_CHARS * 2].split())
-                    line = f"- said: {shorten(said, _SAID_CHARS)}"
-                    lines.append(Part("text", line))
-                    line_chars += len(line)
+            # The agent's own words, beside the calls they explain: its causes, plans and
+            # decisions are the state it goes on to act on.
+            said = gist(m.text, _SAID_CHARS) if m.text.strip() else ""
+            if not said and not m.tool_calls and m.text.strip():  # a reply to the user
+                said = shorten(" ".join(m.text[: _SAID_CHARS * 2].split()), _SAID_CHARS)
+            if said:
+                line = f"- said: {said}"
+                lines.append(Part("text", line))
+                line_chars += len(line)
             for call, result in itertools.islice(answers, len(m.tool_calls)):
                 calls += 1
                 chars += len(call.name) + len(call.arguments)
@@ -166,11 +178,26 @@ class Runs:
                 key = (call.name, call.arguments, result.text if result else None,
                        result is not None and result.is_error)
                 line = self._lines.get(key, partial(_call_line, call, result, context))
-                lines.append(Part("text", line))
-                line_chars += len(line)
+                line_chars += _add_line(lines, line)
         extend_ledger(ledger, pairs, context.calls, context.outcomes)
         return RunSummary(hasher, handles.name(hasher), calls, replies, tuple(lines),
                           line_chars, chars, tuple(tools), ledger)
+
+
+def _add_line(lines: list[Part], line: str) -> int:
+    """Append a call's line, or fold it into the line before when it is the same call
+    with the same outcome (an agent rerunning a failing test); the change in length."""
+    if lines:
+        last = lines[-1].text
+        if last == line:
+            lines[-1] = Part("text", f"{line}{_REPEAT.format(n=2)}")
+            return len(_REPEAT.format(n=2))
+        if last.startswith(line) and last[len(line):].startswith(_REPEAT_START):
+            n = int(last[len(line) + len(_REPEAT_START):].split(" ", 1)[0]) + 1
+            lines[-1] = Part("text", f"{line}{_REPEAT.format(n=n)}")
+            return len(lines[-1].text) - len(last)
+    lines.append(Part("text", line))
+    return len(line)
 
 
 def _call_line(call: ToolCall, result: Message | None, context: StrategyContext,
@@ -181,4 +208,11 @@ def _call_line(call: ToolCall, result: Message | None, context: StrategyContext,
     outcome = context.outcomes.of(result)
     if outcome.error:  # the error line is already as short as it may get
         return f"{head} -> failed: {outcome.line}"
-    return f"{head} -> {shorten(outcome.line, _RESULT_CHARS) if outcome.line else '(no output)'}"
+    data = json_lines(result.text, _JSON_CHARS)
+    if data is not None:  # an API's answer: its objects' fields say more than its start
+        return "\n".join([f"{head} ->", *(f"    {line}" for line in data)]) if data \
+            else f"{head} -> {shorten(outcome.line, _RESULT_CHARS)}"
+    first = shorten(outcome.line, _RESULT_CHARS) if outcome.line else "(no output)"
+    more = text_lines(result.text, _SALIENT_CHARS, outcome.line) \
+        if len(result.text) > len(first) + 2 else []
+    return "\n".join([f"{head} -> {first}", *(f"    {line}" for line in more)])

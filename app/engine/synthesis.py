@@ -120,7 +120,7 @@ class Synthesizer:
         if task is None and segments.task_index is not None:
             task = messages[segments.task_index].text
         context = StrategyContext(budget, segments, caches.handles, caches.calls,
-                                  caches.outcomes)
+                                  caches.outcomes, self._counter.messages)
         before = self._counter.messages(messages)
         return Prepared(transcript, options, context, signals, phase, text, task, before)
 
@@ -139,8 +139,8 @@ class Synthesizer:
 
     def plan_deep(self, prepared: Prepared) -> DeepPlan | None:
         """The prompt for the older turns; None when everything fits the recent window."""
-        older, _ = older_and_recent(prepared.context)
         messages = prepared.transcript.messages
+        older, _ = older_and_recent(messages, prepared.context)
         tokens = self._counter.messages(messages[older[0].start : older[-1].stop]) if older else 0
         return deep.plan(messages, prepared.context, prepared.task or "", tokens)
 

@@ -21,17 +21,20 @@ class TierBudget:
     result_chars: int
     # Large models follow long contexts well; they only need steering late.
     late_nudge_only: bool
+    # The recent window holds at least full_turns, and more turns while their tokens fit:
+    # recent messages are what an agent uses most, so they are worth keeping whole.
+    window_tokens: int = 0
 
 
 TIER_BUDGETS: dict[Tier, TierBudget] = {
     Tier.LOCAL: TierBudget(full_turns=2, argument_chars=100, result_chars=300,
-                           late_nudge_only=False),
+                           late_nudge_only=False, window_tokens=0),
     Tier.MID: TierBudget(full_turns=3, argument_chars=200, result_chars=500,
-                         late_nudge_only=False),
+                         late_nudge_only=False, window_tokens=0),
     Tier.LARGE: TierBudget(full_turns=5, argument_chars=400, result_chars=800,
-                           late_nudge_only=True),
+                           late_nudge_only=True, window_tokens=0),
     Tier.FRONTIER: TierBudget(full_turns=8, argument_chars=600, result_chars=800,
-                              late_nudge_only=True),
+                              late_nudge_only=True, window_tokens=0),
 }
 
 # First match wins, so narrower names come before the families they belong to.

@@ -191,8 +191,11 @@ def _keeps(line: str, group: Group) -> bool:
     """The line names every path of the group (its file name at least) and quotes the
     start of every error line."""
     lowered = line.lower()
+    # The engine's own words ("no output, exit 1", the "(at file:line)" it adds) are
+    # nothing a model could quote from the trace: only the failure's text is asked for.
+    quoted = [e.split(" (at ", 1)[0] for e in group.errors if not e.startswith("no output")]
     return (all(p.rstrip("/").rsplit("/", 1)[-1].lower() in lowered for p in group.paths)
-            and all(e[:60].lower() in lowered for e in group.errors))
+            and all(e[:60].lower() in lowered for e in quoted))
 
 
 def trace_handle(actions: Sequence[Action]) -> str:
@@ -273,11 +276,22 @@ class TraceSummarizer:
         for action in older:
             by_tool.setdefault(action.action, []).append(action)
         blocks = [f"{_counted(tool, len(calls))}\n"
-                  + render_trace(calls, _OLD_OBSERVATION_CHARS * 4)
+                  + "\n".join(self._shown(a) for a in calls)
                   for tool, calls in by_tool.items()]
         text = "\n\n".join(blocks)
         return (PromptMessage("system", TRACE_SYSTEM),
                 PromptMessage("user", TRACE_USER.format(transcript=fence(text))))
+
+    def _shown(self, action: Action) -> str:
+        """One action for the prompt, its observation cut; a failure's line is added when
+        the cut hides it, since the model is asked to quote it."""
+        chars = _OLD_OBSERVATION_CHARS * 4
+        text = render_action(action, chars)
+        failed, line = self._is_error(action)
+        quoted = line.split(" (at ", 1)[0]
+        if failed and len(action.observation) > chars and quoted not in text:
+            text += f"\n{quoted}"
+        return text
 
     def llm_groups(self, plan: TracePlan, reply: str) -> tuple[Group, ...] | None:
         """Groups with the model's lines, where they keep what the deterministic line keeps.

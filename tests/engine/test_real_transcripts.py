@@ -39,8 +39,10 @@ def test_every_transcript_compacts_validly(engine, formats, path, case):
         assert result.tokens_after < result.tokens_before
     mid = engine.run(wire.parse(payload), SynthesisOptions(tier=Tier.MID))
     reduction = 1 - mid.tokens_after / mid.tokens_before
-    # long coding runs must shrink a lot; short support chats still shrink
-    assert reduction >= (0.7 if len(messages) >= 80 else 0.2), f"{case}: {reduction:.0%}"
+    # Long coding runs must shrink a lot; short support chats still shrink. Notes that
+    # keep the agent's words, failure lines and salient result lines cost the longest
+    # runs a few points (67-68% at worst, from 70%) for 11 points of recall in the eval.
+    assert reduction >= (0.65 if len(messages) >= 80 else 0.2), f"{case}: {reduction:.0%}"
 
 
 @pytest.mark.parametrize("path", transcript_files()[::5], ids=lambda p: p.stem[:48])

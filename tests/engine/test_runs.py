@@ -70,3 +70,40 @@ def test_the_cache_is_bounded_by_the_characters_of_its_runs():
         run = OpenAIFormat().parse({"messages": raw}).messages
         runs.summary(run, context(run))
     assert 0 < len(runs._runs) <= 2_000 // 100
+
+
+def _lines(messages):
+    wire = OpenAIFormat().parse({"messages": messages}).messages
+    return [p.text for p in Runs().summary(wire, context(wire)).lines]
+
+
+def test_the_agents_words_sit_beside_the_calls_they_explain():
+    messages = tool_turn("c1", "bash", {"command": "pytest -x"},
+                         "FAILED test_parse - ValueError: bad month",
+                         text="The parser fails because the month slice is off by one.")
+    lines = _lines(messages)
+    assert lines[0] == "- said: The parser fails because the month slice is off by one."
+    assert lines[1] == ('- bash(command="pytest -x") -> failed: FAILED test_parse - '
+                        "ValueError: bad month")
+
+
+def test_the_same_call_with_the_same_outcome_is_one_line_with_a_count():
+    messages = []
+    for i in range(3):
+        messages += tool_turn(f"c{i}", "bash", {"command": "python repro.py"},
+                              "<returncode>1</returncode>\n<output>\nKeyError: 'month'\n</output>")
+    messages += tool_turn("c9", "bash", {"command": "python repro.py"}, "ok")
+    lines = _lines(messages)
+    assert lines == [
+        "- bash(command=\"python repro.py\") -> failed: KeyError: 'month'  "
+        "[same again, 3 times in a row]",
+        '- bash(command="python repro.py") -> ok']
+
+
+def test_a_results_salient_lines_follow_its_first_line():
+    listing = "\n".join([f"replica_{i}: {1000 + i} quota ok" for i in range(20)]
+                        + ["bucket_region: JE41U"] + [f"shard_{i}: {i} ok" for i in range(20)])
+    line = _lines(tool_turn("c1", "describe", {"target": "prod"}, listing))[0]
+    head, *more = line.split("\n")
+    assert head == '- describe(target="prod") -> replica_0: 1000 quota ok'
+    assert "    bucket_region: JE41U" in more

@@ -69,12 +69,15 @@ def test_user_messages_in_older_turns_stay_in_place(synthesizer, formats):
 
 
 def test_receipt_reports_facts_the_output_lost(synthesizer, formats):
-    found = "reservation found\nstatus: confirmed\ntotal $1,234.50\n" + "pad\n" * 200
+    rows = "\n".join(f"row {i}: seat code S{i:03d}Q" for i in range(60))
+    found = f"reservation found\nstatus: confirmed\ntotal $1,234.50\n{rows}\n" + "pad\n" * 200
     messages = coding_run(0) + tool_turn("r", "get_reservation", {"id": "ZFA04Y"}, found)
     messages += coding_run(5)[2:]
-    result, _ = synth(synthesizer, formats, messages, tier=Tier.LOCAL)
+    result, out = synth(synthesizer, formats, messages, tier=Tier.LOCAL)
     lost = result.receipt.lost
-    assert "1,234.50" in lost.numbers  # only the first line of a result survives
+    # The note keeps the result's salient lines, within a budget; the rest is reported.
+    assert "total $1,234.50" in out[2]["content"] and "1,234.50" not in lost.numbers
+    assert "S059Q" in lost.identifiers
     assert "ZFA04Y" not in lost.identifiers  # the prior-work line keeps the arguments
 
 
@@ -189,3 +192,28 @@ def test_a_command_run_again_shows_its_new_outcome_on_later_steps(encoder, forma
     note = out[2]["content"]
     assert 'bash(command="pytest -q") -> 1 failed, 3 passed' in note
     assert 'bash(command="pytest -q") -> 4 passed' in note
+
+
+def test_the_recent_window_grows_by_tokens_when_a_tier_has_a_budget(encoder, formats):
+    from app.engine import fast
+    from app.engine.compaction import StrategyContext
+    from app.engine.synthesis import EngineCaches
+    from app.engine.tiers import TIER_BUDGETS
+    from app.engine.transcript import segment
+
+    messages = formats["openai"].parse({"messages": coding_run(10, output_chars=400)}).messages
+    counter = TokenCounter(encoder)
+    caches = EngineCaches()
+
+    def window(budget_tokens):
+        budget = replace(TIER_BUDGETS[Tier.MID], window_tokens=budget_tokens)
+        context = StrategyContext(budget, segment(messages), caches.handles, caches.calls,
+                                  caches.outcomes, counter.messages)
+        older, recent = fast.older_and_recent(messages, context)
+        return len(older), len(recent)
+
+    assert window(0) == (7, 3)  # turns only
+    per_turn = counter.messages(messages[2:4])
+    assert window(per_turn * 5 + 1) == (5, 5)  # two more turns fit
+    assert window(10**6) == (0, 10)
+    assert window(1) == (7, 3)  # never fewer than the tier's turns

@@ -1,0 +1,41 @@
+"""The lines of a dropped result that a note keeps."""
+
+import json
+
+from app.engine.salient import json_lines, salient, text_lines
+
+
+def test_the_odd_line_of_a_listing_beats_its_rows():
+    rows = [f"replica_{i}: {1000 + i} quota ok" for i in range(40)]
+    rows.insert(20, "bucket_region: JE41U")
+    kept = text_lines("\n".join(rows), 100, rows[0])
+    assert "bucket_region: JE41U" in kept and len(kept) < 5  # in order, within the budget
+
+
+def test_lines_without_facts_are_not_kept():
+    assert text_lines("all good\nnothing to report\n-----\n", 200) == []
+
+
+def test_definitions_are_a_listings_landmarks():
+    code = "\n".join(["import os", "", "def settle_batch(rows):", "    return [r for r in rows]",
+                      "x = 1"] + ["    pass"] * 30)
+    assert "def settle_batch(rows):" in text_lines(code, 100)
+
+
+def test_the_budget_holds_and_the_shown_line_is_not_repeated():
+    text = "\n".join(f"key_{i}: value_{i} 12{i}" for i in range(50))
+    kept = text_lines(text, 80, "key_0: value_0 120")
+    assert sum(len(line) + 1 for line in kept) <= 81 and "key_0: value_0 120" not in kept
+
+
+def test_json_answers_become_lines_of_fields():
+    answer = {"reservation_id": "JG7FMM", "cabin": "business",
+              "flights": [{"flight_number": "HAT017", "price": 140},
+                          {"flight_number": "HAT260", "price": 101}],
+              "notes": "x" * 500}
+    lines = json_lines(json.dumps(answer), 400)
+    assert lines == ["reservation_id=JG7FMM, cabin=business, flights=[2]",
+                     "flights: flight_number=HAT017, price=140",
+                     "flights: flight_number=HAT260, price=101"]
+    assert json_lines("not json", 100) is None
+    assert salient(json.dumps(answer), 60)[-1].startswith("...")  # says more were left out
