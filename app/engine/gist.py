@@ -2,11 +2,12 @@
 
 An agent's own statements of cause, plan and decision are the densest state a
 transcript has, and the names, paths and numbers in them are what it goes on
-to use. A gist keeps, in their order, the sentences that say most, within a
-budget: each sentence scores for the state words it uses (``because``, ``the
-fix``, ``instead``...) and for the specific tokens it names (backticked code,
-paths, identifiers, numbers). Sentences that only announce the next look
-(``Let me check the file:``) score nothing unless they name something.
+to use. A gist keeps, in their order and within a budget, the sentences that
+name something specific (backticked code, a path, a snake_case or CamelCase
+name, a number or code) or use a word of cause, plan or outcome (``because``,
+``fix``, ``instead``...). Sentences that only announce the next look (``Let me
+check the file:``) are left out. Sentences are read in order and the reading
+stops once the budget is full, so a long message costs no more than a short one.
 """
 
 from __future__ import annotations
@@ -15,41 +16,56 @@ import re
 
 from app.engine.outcomes import ELLIPSIS
 
-_SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")
+_SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|:[ \t]*\n|\n+")
+# How far into a message a gist reads, in budgets: a message much longer than the
+# budget is a wall of reasoning whose start says where it is going.
+_READ = 2
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+# Something specific: backticked code, a path, snake_case, a digit, CamelCase, a dotted
+# name (file.py, module.attr).
+_SPECIFIC = re.compile(r"[`/_\d]|[a-z][A-Z]|\w\.\w")
 _STATE = re.compile(
-    r"\b(?:because|since|so that|the (?:issue|problem|bug|cause|fix|error|reason)|root cause"
-    r"|fix(?:ed|es)?|fail(?:s|ed|ing)?|works?|pass(?:es|ed)?|should|must|need to|instead"
-    r"|decid(?:e|ed)|decision|plan|found|means|wrong|missing|expect(?:s|ed)?|correct|"
-    r"confirm(?:s|ed)?|turns out)\b", re.IGNORECASE)
-# Backticked code, paths, snake_case and dotted names, CamelCase, codes mixing letters
-# and digits, numbers.
-_SPECIFIC = re.compile(r"`[^`\n]+`|[\w.-]*/[\w./-]+|\b\w+_\w+\b|\b\w+\.\w+\b"
-                       r"|\b[A-Z][a-z]+[A-Z]\w*\b|\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])\w{3,}\b"
-                       r"|\b\d[\d.,:]*\b")
+    r"\b(?:because|since|issue|problem|bug|cause|fix|fixed|fixes|error|reason|fails?"
+    r"|failed|failing|works?|pass|passes|passed|should|must|need|instead|decided?"
+    r"|decision|plan|found|means|wrong|missing|expect|expects|expected|correct"
+    r"|confirms?|confirmed|will)\b", re.IGNORECASE)
 
 
-def _score(sentence: str) -> int:
-    return 2 * len(_STATE.findall(sentence)) + 3 * len(_SPECIFIC.findall(sentence))
+def _priority(sentence: str) -> int:
+    """2 for a sentence that names something specific, 1 for one that only states a
+    cause, plan or outcome, 0 for one that says nothing a note needs."""
+    if _SPECIFIC.search(sentence) is not None:
+        return 2
+    return 1 if _STATE.search(sentence) is not None else 0
 
 
 def gist(text: str, limit: int) -> str:
-    """The sentences of ``text`` that say most, in order, within ``limit`` characters;
-    empty when no sentence says anything beyond what the call beside it shows."""
-    sentences = [s for s in _SENTENCE.split(_CODE_BLOCK.sub("\n", text)) if s.strip()]
-    if not any(_score(s) for s in sentences):
-        return ""
-    ranked = sorted(range(len(sentences)), key=lambda i: (-_score(sentences[i]), i))
-    chosen: list[int] = []
-    used = 0
-    for i in ranked:
-        sentence = " ".join(sentences[i].split())
-        if _score(sentence) == 0:
+    """The sentences of ``text`` that say most, in their order, within ``limit``
+    characters; empty when none says anything."""
+    if "```" in text:
+        text = _CODE_BLOCK.sub("\n", text)
+    found: list[tuple[int, int, str]] = []
+    start = 0
+    for end in _SENTENCE_END.finditer(text + "\n"):
+        sentence = " ".join(text[start : end.end()].split())
+        start = end.end()
+        priority = _priority(sentence) if sentence else 0
+        if priority:
+            found.append((-priority, len(found), sentence))
+        if start > limit * _READ:
             break
+    if not found:
+        return ""
+    found.sort()
+    chosen: list[tuple[int, str]] = []
+    used = 0
+    for _, order, sentence in found:
         if used + len(sentence) + 1 > limit:
-            if not chosen:  # one long sentence: its start
-                return sentence[: limit - len(ELLIPSIS)] + ELLIPSIS
             continue
-        chosen.append(i)
+        chosen.append((order, sentence))
         used += len(sentence) + 1
-    return " ".join(" ".join(sentences[i].split()) for i in sorted(chosen))
+    if not chosen:  # one long sentence: its start
+        sentence = found[0][2]
+        return sentence[: limit - len(ELLIPSIS)] + ELLIPSIS
+    chosen.sort()
+    return " ".join([sentence for _, sentence in chosen])

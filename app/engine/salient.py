@@ -3,75 +3,128 @@
 A result's first line rarely holds what an agent goes on to use: the value in
 the middle of a config dump, the id in an API answer, the line a grep found.
 ``salient`` picks, within a budget, the lines that carry facts (identifiers,
-paths, numbers with units, ``key: value`` pairs), preferring lines unlike their
-neighbours, so a listing of fifty similar rows gives its odd one out rather
-than its first three. JSON answers are read as data instead: each object
-becomes one line of its scalar fields (``flight_number=HAT017, price=140``),
-long text values left out.
+paths, numbers, ``key: value`` pairs, definitions in code), preferring lines
+unlike their neighbours, so a listing of fifty similar rows gives its odd one
+out rather than its first three. JSON answers are read as data instead: each object becomes
+one line of its scalar fields (``flight_number=HAT017, price=140``), long text
+values left out.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from app.engine.outcomes import ELLIPSIS, shorten
 
 _LINE_CHARS = 160
-_FACT = re.compile(r"\b[A-Za-z_]+\d\w*|\d[\d,.:]*\d|\b\w+_\w+\b|[\w.-]+/[\w./-]+"
-                   r"|\b[A-Z]{2,}\w*\b|\b\w+\.\w{1,8}\b")
-_KEY_VALUE = re.compile(r"^\s*[\w .-]{1,40}[:=]\s*\S")
-_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|class|function|func|fn)\s+\w")
-_NOISE = re.compile(r"^[\s\W_]*$")
-_LETTERS = re.compile(r"[A-Za-z]+")
-_DIGITS = re.compile(r"\d+")
+# Where salient lines are looked for: the start and the end of a result. A note is
+# made for every call of a cold request, so the search is one regex pass over a
+# bounded text, not work per line.
+_HEAD_CHARS = 1500
+_TAIL_CHARS = 500
+# A line's worth: two points per specific word (a digit, ``_``, ``/``, an inner dot,
+# or all capitals), two more for ``key: value``, six for a definition in code; halved
+# for every other line of the same shape, so the fiftieth row of a listing counts less
+# than its odd one out. Words and shapes are read by loops over the characters, which
+# the compiled module runs far faster than a regex engine would.
+_DEFINES = ("def ", "class ", "async def ", "function ", "func ", "fn ")
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ .-")
+_MAX_KEY = 40
+_SHAPE_CHARS = 40
+_TRIM = "`'\"()[]{}<>,;:.!?*="
+# A JSON object's line: its first fields, and no long text.
 _MAX_FIELDS = 8
 _MAX_VALUE = 60
 
 
+def _specific(word: str) -> bool:
+    core = word.strip(_TRIM)
+    if len(core) < 2:
+        return False
+    if "_" in core or "/" in core or "." in core[1:-1]:
+        return True
+    upper = 0
+    for ch in core:
+        if ch.isdigit():
+            return True
+        if ch.isupper():
+            upper += 1
+    return upper >= 2 and upper == sum([1 for ch in core if ch.isalpha()])
+
+
+def _is_pair(line: str) -> bool:
+    """``key: value`` or ``key = value`` with a short key."""
+    colon = line.find(":")
+    equals = line.find("=")
+    split = colon if equals < 0 or 0 <= colon < equals else equals
+    if split <= 0 or split > _MAX_KEY or split == len(line) - 1:
+        return False
+    for ch in line[:split]:  # noqa: SIM110 - a loop compiles to C, a generator does not
+        if ch not in _KEY_CHARS:
+            return False
+    return True
+
+
 def _score(line: str) -> int:
-    facts = len(_FACT.findall(line))
+    facts = 0
+    for word in line.split():
+        if _specific(word):
+            facts += 1
     if not facts:
         return 0  # a line with no identifier, path or number holds no fact to keep
     score = 2 * facts
-    if _KEY_VALUE.match(line):
+    if _is_pair(line):
         score += 2
-    if _DEFINITION.match(line):  # where code is defined, a listing's landmarks
+    if line.startswith(_DEFINES):
         score += 6
     return score
 
 
 def _shape(line: str) -> str:
-    """A line as runs of letters, digits and the rest: the rows of one listing share a
-    shape (``replica_18: 7352 quota ok`` and ``cursor_19: 7534 invoice ok``)."""
-    return _DIGITS.sub("9", _LETTERS.sub("a", line.strip()))[:40]
+    """Runs of letters as ``a``, of digits as ``9``, other characters as they are: the
+    rows of one listing share a shape (``replica_18: 7352 quota ok``)."""
+    out: list[str] = []
+    last = ""
+    for ch in line[: _SHAPE_CHARS * 2]:
+        kind = "a" if ch.isalpha() else "9" if ch.isdigit() else ch
+        if kind != last or kind not in "a9":
+            out.append(kind)
+        last = kind
+    return "".join(out)[:_SHAPE_CHARS]
 
 
 def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
-    """Up to ``limit`` characters of the lines of ``text`` that carry the most facts, in
-    their order. ``skip`` (the line the note shows already) is not repeated."""
-    lines = [line.strip() for line in text.splitlines()]
-    candidates = [(i, line) for i, line in enumerate(lines)
-                  if line and line != skip and not _NOISE.match(line)]
-    if not candidates:
+    """Up to ``limit`` characters of the lines of ``text`` worth most, shown in their
+    order. ``skip`` (the line the note shows already) is left out."""
+    if limit <= 0:
         return []
+    window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else \
+        text[:_HEAD_CHARS] + "\n" + text[-_TAIL_CHARS:]
+    scored: list[tuple[int, int, str, str]] = []
     shapes: dict[str, int] = {}
-    for _, line in candidates:
-        shape = _shape(line)
-        shapes[shape] = shapes.get(shape, 0) + 1
-    # A line of a rare shape says more than the fiftieth row of a listing.
-    ranked = sorted(candidates, key=lambda c: (-(_score(c[1]) * 2 // shapes[_shape(c[1])]
-                                                 + _score(c[1])), c[0]))
+    start = 0
+    while start < len(window):
+        end = window.find("\n", start)
+        if end < 0:
+            end = len(window)
+        line = window[start:end].strip()
+        if line and line != skip:
+            score = _score(line)
+            if score:
+                shape = _shape(line)
+                shapes[shape] = shapes.get(shape, 0) + 1
+                scored.append((score, start, line, shape))
+        start = end + 1
+    ranked = sorted([(-(score * 2 // shapes[shape] + score), at, line)
+                     for score, at, line, shape in scored])
     chosen: list[tuple[int, str]] = []
     used = 0
-    for i, line in ranked:
-        if _score(line) == 0:
-            break
+    for _, at, line in ranked:
         shown = shorten(line, _LINE_CHARS)
         if used + len(shown) > limit:
             continue
-        chosen.append((i, shown))
+        chosen.append((at, shown))
         used += len(shown) + 1
     return [line for _, line in sorted(chosen)]
 
