@@ -15,7 +15,7 @@ from typing import Any
 from app.engine.errors import InvalidTranscript
 from app.engine.jsontext import dumps
 from app.engine.memo import Memo
-from app.engine.outcomes import ELLIPSIS, shorten
+from app.engine.outcomes import ELLIPSIS, short_path, shorten
 from app.engine.transcript import Message, ToolCall, validate_pairs
 
 _PATH_KEYS = frozenset({"path", "file", "file_path", "filepath", "filename", "target_file",
@@ -37,6 +37,17 @@ _SHELL_READ = re.compile(r"\b(?:cat|head|tail|nl|less|sed\s+-n\s+" + _WORD + r"|
 _WRITE_STARTS = (">", "tee", "sed")
 _READ_STARTS = ("cat", "head", "tail", "nl", "less", "sed", "grep")
 _SHELL_SCAN_CHARS = 400
+# A path of four or more parts, to shorten in the middle in a call's head.
+_LONG_PATH = re.compile(r"(?:\.{0,2}/)?(?:[\w.@-]+/){3,}[\w.@-]+")
+# What a written file defines: functions and classes (Python, JS, Go, Rust), at the start
+# of a line of the file's text.
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class|function|func|fn)[ \t]+(\w+)",
+                      re.MULTILINE)
+# A Python script that writes a file (python - <<EOF ... open("x.py", "w")).
+_OPEN_WRITE = re.compile(r"open\(\s*[rbf]?['\"]([^'\"\n]+)['\"]\s*,\s*['\"][wax]")
+_CONTENT_KEYS = frozenset({"content", "file_text", "new_str", "new_string", "text", "code",
+                           "patch", "diff"})
+_MAX_DEFINED = 6
 _ARG_CHARS = 60
 _MAX_ARGS = 3
 _COMMAND_CHARS = 100
@@ -56,16 +67,21 @@ class CallSummary:
     commands: tuple[str, ...]
     urls: tuple[str, ...]
     json: bool  # the arguments are JSON text
+    defines: tuple[str, ...]  # functions and classes in what the call wrote
+    wrote: str  # for notes: the files written that the head does not show as written,
+    # and what they define ("[wrote a.py; defines parse]"), or ""
 
     def __init__(self, head: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (),
                  commands: tuple[str, ...] = (), urls: tuple[str, ...] = (),
-                 json: bool = True) -> None:
+                 json: bool = True, defines: tuple[str, ...] = (), wrote: str = "") -> None:
         self.head = head
         self.reads = reads
         self.writes = writes
         self.commands = commands
         self.urls = urls
         self.json = json
+        self.defines = defines
+        self.wrote = wrote
 
 
 class _NotJSON:
@@ -90,7 +106,12 @@ def _head(name: str, arguments: str, value: Any) -> str:
     shown = []
     for k, v in list(value.items())[:_MAX_ARGS]:
         text = v if isinstance(v, str) else dumps(v)
-        short = shorten(" ".join(text[: _ARG_CHARS * 2].split()), _ARG_CHARS)
+        flat = " ".join(text[: _ARG_CHARS * 2].split())
+        if len(flat) > _ARG_CHARS and "/" in flat:
+            # Long paths lose their middle, not their file name: a reader must still
+            # tell which file a line is about.
+            flat = _LONG_PATH.sub(lambda m: short_path(m.group(0)), flat)
+        short = shorten(flat, _ARG_CHARS)
         # Strings are quoted so their edges show; numbers, lists and objects read as JSON.
         shown.append(f"{k}={dumps(short)}" if isinstance(v, str)
                      else f"{k}={short}")
@@ -112,6 +133,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     reads: list[str] = []
     commands: list[str] = []
     urls: list[str] = []
+    bodies: list[str] = []  # text the call writes somewhere
+    scripted: list[str] = []  # files a script writes: its head shows no redirection
     for k, v in value.items():
         if not isinstance(v, str) or not v:
             continue
@@ -120,15 +143,33 @@ def summarize(key: tuple[str, str]) -> CallSummary:
         elif k in _COMMAND_KEYS:
             commands.append(shorten(" ".join(v[: _COMMAND_CHARS * 2].split()), _COMMAND_CHARS))
             # The first line names the files; what follows is usually a heredoc body.
-            line = v.split("\n", 1)[0][:_SHELL_SCAN_CHARS]
+            line, _, body = v.partition("\n")
+            line = line[:_SHELL_SCAN_CHARS]
             written = _find_all(_SHELL_WRITE, line, _WRITE_STARTS)
+            if body and "open(" in body:
+                scripted += [p for p in _OPEN_WRITE.findall(body) if p not in written]
+                written += scripted
             writes += written
             reads += [p for p in _find_all(_SHELL_READ, line, _READ_STARTS) if p not in written]
+            if written and body:
+                bodies.append(body)
+        elif k in _CONTENT_KEYS:
+            bodies.append(v)
         if "http" in v:
             urls += _URL.findall(v)
     if paths:
         (writes if _WRITE_TOOL.search(name) else reads).extend(paths)
-    return CallSummary(head, tuple(reads), tuple(writes), tuple(commands), tuple(urls))
+    defines: list[str] = []
+    if writes:
+        for body in bodies:
+            defines += [d for d in _DEFINED.findall(body) if d not in defines]
+    defines = defines[:_MAX_DEFINED]
+    hidden = [p for p in writes if p in scripted or p not in head]
+    noted = [f"wrote {', '.join(hidden)}"] if hidden else []
+    if defines:
+        noted.append(f"defines {', '.join(defines)}")
+    return CallSummary(head, tuple(reads), tuple(writes), tuple(commands), tuple(urls),
+                       defines=tuple(defines), wrote=f"[{'; '.join(noted)}]" if noted else "")
 
 
 def _find_all(pattern: re.Pattern[str], line: str, starts: tuple[str, ...]) -> list[str]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.engine.calls import CallSummaries
 from app.engine.outcomes import Outcomes
 from app.engine.transcript import Message, calls_by_result
 
@@ -24,6 +26,11 @@ OUTPUT_TOOL_WORDS = ("write", "create", "save", "send", "submit", "commit")
 # Share of the iteration budget after which an agent should wrap up.
 LATE_SHARE = 0.7
 RECENT_TURNS = 3
+# A command that runs tests (or a test script): after an edit, it is the agent verifying.
+_RUNS_TESTS = re.compile(
+    r"\b(?:pytest|unittest|tox|nosetests|go test|cargo test|npm (?:run )?test|yarn test"
+    r"|make test|rspec|phpunit|mvn test|gradle test|runtests)\b"
+    r"|\bpython3? [^|;&\n]*test\w*\.py")
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,10 @@ class Signals:
     required_missing: tuple[str, ...]
     outputs_done: tuple[str, ...]
     recent_errors: tuple[str, ...]
+    # Files the agent changed (through any tool, the shell included), and whether it ran
+    # tests after the last change: how a coding agent without required tools progresses.
+    edited: tuple[str, ...] = ()
+    tested_after_edit: bool = False
 
     @property
     def late(self) -> bool:
@@ -58,10 +69,29 @@ def _is_output(name: str, options: PhaseOptions) -> bool:
     return any(word in lower for word in OUTPUT_TOOL_WORDS)
 
 
+_SCRATCH_NAMES = ("reproduce", "repro", "debug", "check_", "verify", "tmp", "temp",
+                  "scratch", "patch")
+_SCRATCH_ENDS = (".txt", ".log", ".bak", ".backup", ".orig", ".rej", ".out")
+
+
+def is_scratch(path: str) -> bool:
+    """A file an agent writes to try something (a reproduction script, a log, a backup),
+    not a change to the project: it says nothing of where the task stands."""
+    name = path.rsplit("/", 1)[-1].lower()
+    # A test module beside the project's tests is a change; one dropped at the top is a try.
+    top_level_test = name.startswith("test_") and "/" not in path.removeprefix("./")
+    return (path.startswith("/tmp/") or name.startswith(_SCRATCH_NAMES) or top_level_test
+            or name.endswith(_SCRATCH_ENDS))
+
+
 def observe(
-    messages: Sequence[Message], options: PhaseOptions, outcomes: Outcomes | None = None
+    messages: Sequence[Message], options: PhaseOptions, outcomes: Outcomes | None = None,
+    call_summaries: CallSummaries | None = None,
 ) -> Signals:
     outcomes = outcomes or Outcomes()
+    summaries = call_summaries or CallSummaries()
+    edited: dict[str, None] = {}
+    tested = False
     called: dict[str, int] = {}
     succeeded: set[str] = set()
     calls = calls_by_result(messages)
@@ -72,6 +102,13 @@ def observe(
             turn += 1
             for call in m.tool_calls:
                 called[call.name] = called.get(call.name, 0) + 1
+                summary = summaries.of(call)
+                changed = [p for p in summary.writes if not is_scratch(p)]
+                if changed:
+                    edited.update(dict.fromkeys(changed))
+                    tested = False
+                elif edited and any(_RUNS_TESTS.search(c) for c in summary.commands):
+                    tested = True
         elif m.role == "tool":
             answered = calls.get(id(m))
             name = answered.name if answered is not None else "tool"
@@ -86,7 +123,7 @@ def observe(
     outputs = tuple(sorted(n for n in succeeded if _is_output(n, options)))
     recent = tuple(text for at, text in errors if at > turn - RECENT_TURNS)
     return Signals(iteration, options.max_iterations, called, options.required_tools,
-                   missing, outputs, recent)
+                   missing, outputs, recent, tuple(edited), tested)
 
 
 def classify(signals: Signals, options: PhaseOptions) -> Phase:
@@ -100,5 +137,9 @@ def classify(signals: Signals, options: PhaseOptions) -> Phase:
         _is_output(t, options) for t in options.required_tools)
     if signals.required_tools or signals.late:
         return Phase.PRODUCE if expects_output else Phase.SYNTHESIZE
-    # Without required tools nothing says gathering is over until the budget runs low.
+    # Without required tools, a coding agent's edits say where it is: changing files is
+    # producing, running tests after the last change is verifying.
+    if signals.edited:
+        return Phase.VERIFY if signals.tested_after_edit else Phase.PRODUCE
+    # Nothing else says gathering is over until the budget runs low.
     return Phase.GATHER

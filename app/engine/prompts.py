@@ -47,9 +47,25 @@ _NUDGES: dict[Phase, str] = {
 }
 
 
+# A coding agent's phases, read from its edits rather than from output tools.
+_EDIT_NUDGES: dict[Phase, str] = {
+    Phase.PRODUCE: "Changes are under way ({edited}). Finish the change, then run the "
+                   "tests that cover it.",
+    Phase.VERIFY: "The change is made ({edited}) and tests ran after it. Check the result "
+                  "against the task, then finish.",
+}
+_EDITS_SHOWN = 3
+
+
 def nudge(phase: Phase, signals: Signals, output_tools: tuple[str, ...]) -> str:
     missing = ", ".join(signals.required_missing)
     template = _NUDGES[phase]
+    if signals.edited and not signals.outputs_done and phase in _EDIT_NUDGES:
+        shown = signals.edited[-_EDITS_SHOWN:]
+        more = len(signals.edited) - len(shown)
+        edited = ", ".join(shown) + (f" and {more} more" if more else "")
+        template = _EDIT_NUDGES[phase].replace("{edited}", edited.replace("{", "{{")
+                                               .replace("}", "}}"))
     body = template.format(
         required=f" ({', '.join(signals.required_tools)})" if signals.required_tools else "",
         missing=f": {missing}" if missing else "",

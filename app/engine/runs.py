@@ -24,7 +24,7 @@ from app.engine.outcomes import shorten
 from app.engine.salient import json_lines, text_lines
 from app.engine.transcript import Message, Part, ToolCall, call_results
 
-_RESULT_CHARS = 120
+_RESULT_CHARS = 100
 _SAID_CHARS = 160
 _REPEAT_START = "  [same again, "
 _REPEAT = _REPEAT_START + "{n} times in a row]"
@@ -202,7 +202,10 @@ def _add_line(lines: list[Part], line: str) -> int:
 
 def _call_line(call: ToolCall, result: Message | None, context: StrategyContext,
                _key: _LineKey) -> str:
-    head = f"- {context.calls.of(call).head}"
+    summary = context.calls.of(call)
+    head = f"- {summary.head}"
+    if summary.wrote:  # what the agent wrote matters more than what it read
+        head += f" {summary.wrote}"
     if result is None:
         return head
     outcome = context.outcomes.of(result)

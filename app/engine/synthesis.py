@@ -108,7 +108,7 @@ class Synthesizer:
                                     "message.", pointer="/messages")
         caches = self._caches
         validate(messages, caches.calls)
-        signals = observe(messages, options.phase, caches.outcomes)
+        signals = observe(messages, options.phase, caches.outcomes, caches.calls)
         phase = classify(signals, options.phase)
         budget = TIER_BUDGETS[options.tier]
         text = None

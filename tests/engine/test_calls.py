@@ -92,3 +92,22 @@ shell_words = st.sampled_from(["cat", "head -n 5", "tail", "nl", "less", "sed -n
 def test_matching_only_where_a_command_starts_finds_what_a_full_scan_finds(line):
     assert _find_all(_SHELL_READ, line, _READ_STARTS) == _SHELL_READ.findall(line)
     assert _find_all(_SHELL_WRITE, line, _WRITE_STARTS) == _SHELL_WRITE.findall(line)
+
+
+def test_long_paths_in_a_head_lose_their_middle_not_their_file_name():
+    head = summary("bash", command="sed -n '572,650p' /testbed/django/db/migrations/"
+                                   "operations/models.py").head
+    assert head == 'bash(command="sed -n \'572,650p\' .../migrations/operations/models.py")'
+
+
+def test_what_a_call_wrote_and_the_names_it_defines():
+    heredoc = summary("bash", command="cat > repro.py << 'EOF'\ndef check_order(x):\n    pass\n"
+                                      "class Probe:\n    pass\nEOF")
+    assert heredoc.writes == ("repro.py",) and heredoc.defines == ("check_order", "Probe")
+    script = summary("bash", command="python - <<'EOF'\nwith open('src/app/models.py', 'w') "
+                                     "as f:\n    f.write(text)\nEOF")
+    assert script.writes == ("src/app/models.py",)
+    edit = summary("str_replace_editor", command="str_replace", path="/testbed/a.py",
+                   new_str="def fixed():\n    return 1")
+    assert edit.writes == ("/testbed/a.py",) and edit.defines == ("fixed",)
+    assert summary("bash", command="cat repro.py").defines == ()  # reading defines nothing

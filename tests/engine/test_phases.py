@@ -68,3 +68,45 @@ def test_late_in_the_budget_without_required_tools(formats, iteration, expected)
     messages = TASK + tool_turn("a", "search", {"q": "x"}, "results")
     phase, _ = run(formats, messages, iteration=iteration, max_iterations=20)
     assert phase is expected
+
+
+def _coding(*commands):
+    from tests.support.build import tool_turn
+
+    messages = [{"role": "user", "content": "Fix the month parsing in src/dates.py."}]
+    for i, command in enumerate(commands):
+        messages += tool_turn(f"c{i}", "bash", {"command": command}, "ok")
+    return messages
+
+
+def _phase_of(synthesizer, formats, messages):
+    from app.engine.synthesis import SynthesisOptions
+
+    result = synthesizer.run(formats["openai"].parse({"messages": messages}),
+                             SynthesisOptions())
+    return result.phase, result.nudge
+
+
+def test_a_coding_agent_without_required_tools_moves_on_by_its_edits(synthesizer, formats):
+    reading = _coding("cat src/dates.py", "cat > reproduce.py << 'EOF'\nimport dates\nEOF",
+                      "python reproduce.py")
+    phase, _ = _phase_of(synthesizer, formats, reading)
+    assert phase == Phase.GATHER  # a reproduction script is no change to the project
+    editing = _coding("cat src/dates.py", "sed -i 's/s\\[5:7\\]/s[5:7].strip()/' src/dates.py")
+    phase, nudge = _phase_of(synthesizer, formats, editing)
+    assert phase == Phase.PRODUCE
+    assert "Changes are under way (src/dates.py)" in nudge and "skip calls" not in nudge
+    testing = _coding("sed -i 's/a/b/' src/dates.py", "python -m pytest tests/test_dates.py")
+    phase, nudge = _phase_of(synthesizer, formats, testing)
+    assert phase == Phase.VERIFY and "tests ran after it" in nudge
+    again = _coding("sed -i 's/a/b/' src/dates.py", "pytest -x",
+                    "sed -i 's/b/c/' src/dates.py")
+    assert _phase_of(synthesizer, formats, again)[0] == Phase.PRODUCE  # edited since
+
+
+def test_scratch_files_are_not_changes():
+    from app.engine.phases import is_scratch
+
+    assert is_scratch("reproduce_issue.py") and is_scratch("/tmp/out.json")
+    assert is_scratch("./pydicom/config.py.backup") and is_scratch("test_fix.py")
+    assert not is_scratch("src/dates.py") and not is_scratch("tests/test_dates.py")

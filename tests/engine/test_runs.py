@@ -107,3 +107,17 @@ def test_a_results_salient_lines_follow_its_first_line():
     head, *more = line.split("\n")
     assert head == '- describe(target="prod") -> replica_0: 1000 quota ok'
     assert "    bucket_region: JE41U" in more
+
+
+def test_a_note_says_what_the_agent_wrote():
+    script = ("python - <<'EOF'\nimport re\nsource = open('src/dates.py').read()\n"
+              "fixed = re.sub('s[5:7]', 's[5:7].lstrip()', source)\n"
+              "with open('src/dates.py', 'w') as f:\n    f.write(fixed)\nEOF")
+    messages = tool_turn("c1", "bash", {"command": script}, "")
+    messages += tool_turn("c2", "write_file", {"path": "src/util.py",
+                                               "content": "def parse_month(s):\n    return 1\n"},
+                          "File written.")
+    first, second = _lines(messages)
+    assert "[wrote src/dates.py]" in first
+    assert second.startswith('- write_file(path="src/util.py"') and \
+        "[defines parse_month]" in second
