@@ -25,8 +25,8 @@ _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 # name (file.py, module.attr).
 _SPECIFIC = re.compile(r"[`/_\d]|[a-z][A-Z]|\w\.\w")
 _STATE = re.compile(
-    r"\b(?:because|since|issue|problem|bug|cause|fix|fixed|fixes|error|reason|fails?"
-    r"|failed|failing|works?|pass|passes|passed|should|must|need|instead|decided?"
+    r"\b(?:because|since|bug|cause|fix|fixed|fixes|reason|fails?"
+    r"|failed|failing|works?|pass|passes|passed|should|must|instead|decided?"
     r"|decision|plan|found|means|wrong|missing|expect|expects|expected|correct"
     r"|confirms?|confirmed|will)\b", re.IGNORECASE)
 

@@ -109,7 +109,9 @@ def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
         if end < 0:
             end = len(window)
         line = window[start:end].strip()
-        if line and line != skip:
+        # Bare wrapper tags (<output>, </output>, <returncode>0</returncode>) hold no fact.
+        bare_tag = line.startswith("<") and line.endswith(">") and " " not in line
+        if line and line != skip and not bare_tag:
             score = _score(line)
             if score:
                 shape = _shape(line)

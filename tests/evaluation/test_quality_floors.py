@@ -15,10 +15,10 @@ KEYS = ("reduction", "recall", "planted_survival", "error_retention")
 # Quality floors are today's scores; reduction floors sit half a point lower, so that
 # rewording a nudge does not fail CI, while a change that gives up reduction does.
 FLOORS = {  # reduction, recall, planted survival, error retention
-    "synthesize-fast-local": (0.639, 0.482, 1.0, 1.0),
-    "synthesize-fast-mid": (0.628, 0.505, 1.0, 1.0),
-    "synthesize-fast-large": (0.602, 0.564, 1.0, 1.0),
-    "synthesize-fast-frontier": (0.57, 0.627, 1.0, 1.0),
+    "synthesize-fast-local": (0.652, 0.483, 1.0, 1.0),
+    "synthesize-fast-mid": (0.641, 0.506, 1.0, 1.0),
+    "synthesize-fast-large": (0.614, 0.564, 1.0, 1.0),
+    "synthesize-fast-frontier": (0.581, 0.627, 1.0, 1.0),
     "observation-mask-mid": (0.382, 0.736, 0.857, 1.0),
     "compress-history-fast": (0.564, 0.695, 0.714, 0.961),
 }
