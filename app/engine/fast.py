@@ -22,6 +22,7 @@ from app.engine.ledger import Ledger, joined, recent
 from app.engine.prompts import (
     LEDGER_HEADER,
     PRIOR_WORK_CONTINUED,
+    PRIOR_WORK_FOOTER,
     PRIOR_WORK_HEADER,
     counted,
 )
@@ -88,8 +89,8 @@ class FastStrategy:
             last_note = len(out)
             # One part per line: lines repeat from call to call, so their token counts
             # and facts come from the caches; renderers join parts with newlines.
-            header_line = Part("text", header.format(what=what, handle=run.handle))
-            out.append(Message("user", (header_line, *run.lines)))
+            footer = Part("text", PRIOR_WORK_FOOTER.format(what=what, handle=run.handle))
+            out.append(Message("user", (Part("text", header), *run.lines, footer)))
         ledger = joined(ledgers)
         if last_note >= 0 and ledger:
             note = out[last_note]

@@ -21,8 +21,12 @@ class PromptMessage:
 
 MARKER = "[contextsynth]"
 
-PRIOR_WORK_HEADER = MARKER + " Earlier work, compacted ({what}; expand: {handle}):"
-PRIOR_WORK_CONTINUED = MARKER + " More earlier work, compacted ({what}; expand: {handle}):"
+# The header stays the same from step to step and what changes (the count, the handle)
+# closes the note: a note that grows at its end keeps its start in the provider's
+# prompt cache.
+PRIOR_WORK_HEADER = MARKER + " Earlier work, compacted:"
+PRIOR_WORK_CONTINUED = MARKER + " More earlier work, compacted:"
+PRIOR_WORK_FOOTER = "({what}; expand: {handle})"
 LEDGER_HEADER = "Artifacts so far:"
 CUT_MARKER = "...[contextsynth cut {chars} chars; expand: {handle}]"
 MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"

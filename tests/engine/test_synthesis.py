@@ -26,7 +26,8 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
     assert result.compacted
     assert out[:2] == messages[:2]
     note = out[2]["content"]
-    assert note.startswith("[contextsynth] Earlier work, compacted (7 tool calls;")
+    assert note.startswith("[contextsynth] Earlier work, compacted:\n")
+    assert "\n(7 tool calls; expand: cs_" in note
     assert 'bash(command="cat src/module_0.py") -> # module 0' in note
     assert "files read: src/module_0.py" in note
     # the last three turns stay as multi-turn messages, the nudge closes the list
@@ -217,3 +218,14 @@ def test_the_recent_window_grows_by_tokens_when_a_tier_has_a_budget(encoder, for
     assert window(per_turn * 5 + 1) == (5, 5)  # two more turns fit
     assert window(10**6) == (0, 10)
     assert window(1) == (7, 3)  # never fewer than the tier's turns
+
+
+def test_a_note_grows_at_its_end_so_its_start_stays_cached(synthesizer, formats):
+    """What changes from step to step (the count, the handle, the ledger) closes the note;
+    the lines before it are the same bytes on the next step."""
+    messages = coding_run(12)
+    _, before = synth(synthesizer, formats, messages[:-2], tier=Tier.MID)
+    _, after = synth(synthesizer, formats, messages, tier=Tier.MID)
+    old, new = before[2]["content"], after[2]["content"]
+    stable = old.split("\n(")[0]  # up to the footer
+    assert new.startswith(stable + "\n") and len(new) > len(old)
