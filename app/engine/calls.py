@@ -162,8 +162,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     defines: list[str] = []
     if writes:
         for body in bodies:
-            defines += [d for d in _DEFINED.findall(body) if d not in defines]
-    defines = defines[:_MAX_DEFINED]
+            defines += _DEFINED.findall(body)
+    defines = list(dict.fromkeys(defines))[:_MAX_DEFINED]
     hidden = [p for p in writes if p in scripted or p not in head]
     noted = [f"wrote {', '.join(hidden)}"] if hidden else []
     if defines:

@@ -49,7 +49,8 @@ def gist(text: str, limit: int) -> str:
     for end in _SENTENCE_END.finditer(text + "\n"):
         sentence = " ".join(text[start : end.end()].split())
         start = end.end()
-        priority = _priority(sentence) if sentence else 0
+        # A list's "1." alone is no sentence.
+        priority = _priority(sentence) if len(sentence) > 3 else 0
         if priority:
             found.append((-priority, len(found), sentence))
         if start > limit * _READ:
