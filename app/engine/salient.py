@@ -195,11 +195,3 @@ def json_lines(text: str, limit: int) -> list[str] | None:
         out.append(shown)
         used += len(shown) + 1
     return out
-
-
-def salient(text: str, limit: int, skip: str = "") -> list[str]:
-    """The lines of a dropped result to keep in a note, within ``limit`` characters."""
-    as_json = json_lines(text, limit)
-    if as_json is not None:
-        return as_json
-    return text_lines(text, limit, skip)

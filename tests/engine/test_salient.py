@@ -2,7 +2,7 @@
 
 import json
 
-from app.engine.salient import json_lines, salient, text_lines
+from app.engine.salient import json_lines, text_lines
 
 
 def test_the_odd_line_of_a_listing_beats_its_rows():
@@ -38,4 +38,4 @@ def test_json_answers_become_lines_of_fields():
                      "flights: flight_number=HAT017, price=140",
                      "flights: flight_number=HAT260, price=101"]
     assert json_lines("not json", 100) is None
-    assert salient(json.dumps(answer), 60)[-1].startswith("...")  # says more were left out
+    assert json_lines(json.dumps(answer), 60)[-1].startswith("...")  # says more were left out
