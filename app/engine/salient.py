@@ -44,13 +44,15 @@ def _specific(word: str) -> bool:
         return False
     if "_" in core or "/" in core or "." in core[1:-1]:
         return True
-    upper = 0
+    upper = letters = 0
     for ch in core:
         if ch.isdigit():
             return True
-        if ch.isupper():
-            upper += 1
-    return upper >= 2 and upper == sum([1 for ch in core if ch.isalpha()])
+        if ch.isalpha():
+            letters += 1
+            if ch.isupper():
+                upper += 1
+    return upper >= 2 and upper == letters
 
 
 def _is_pair(line: str) -> bool:
@@ -86,12 +88,12 @@ def _shape(line: str) -> str:
     rows of one listing share a shape (``replica_18: 7352 quota ok``)."""
     out: list[str] = []
     last = ""
-    for ch in line[: _SHAPE_CHARS * 2]:
+    for ch in line[:_SHAPE_CHARS]:
         kind = "a" if ch.isalpha() else "9" if ch.isdigit() else ch
         if kind != last or kind not in "a9":
             out.append(kind)
         last = kind
-    return "".join(out)[:_SHAPE_CHARS]
+    return "".join(out)
 
 
 def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
