@@ -88,12 +88,12 @@ def _shape(line: str) -> str:
     rows of one listing share a shape (``replica_18: 7352 quota ok``)."""
     out: list[str] = []
     last = ""
-    for ch in line[:_SHAPE_CHARS]:
+    for ch in line[: _SHAPE_CHARS * 2]:
         kind = "a" if ch.isalpha() else "9" if ch.isdigit() else ch
         if kind != last or kind not in "a9":
             out.append(kind)
         last = kind
-    return "".join(out)
+    return "".join(out)[:_SHAPE_CHARS]
 
 
 def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
