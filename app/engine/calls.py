@@ -48,6 +48,11 @@ _OPEN_WRITE = re.compile(r"open\(\s*[rbf]?['\"]([^'\"\n]+)['\"]\s*,\s*['\"][wax]
 _CONTENT_KEYS = frozenset({"content", "file_text", "new_str", "new_string", "text", "code",
                            "patch", "diff"})
 _MAX_DEFINED = 6
+# A command that runs tests (or a test script): after an edit, it is the agent verifying.
+_RUNS_TESTS = re.compile(
+    r"\b(?:pytest|unittest|tox|nosetests|go test|cargo test|npm (?:run )?test|yarn test"
+    r"|make test|rspec|phpunit|mvn test|gradle test|runtests)\b"
+    r"|\bpython3? [^|;&\n]*test\w*\.py")
 _ARG_CHARS = 60
 _MAX_ARGS = 3
 _COMMAND_CHARS = 100
@@ -70,10 +75,12 @@ class CallSummary:
     defines: tuple[str, ...]  # functions and classes in what the call wrote
     wrote: str  # for notes: the files written that the head does not show as written,
     # and what they define ("[wrote a.py; defines parse]"), or ""
+    runs_tests: bool  # a command of the call runs tests or a test script
 
     def __init__(self, head: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (),
                  commands: tuple[str, ...] = (), urls: tuple[str, ...] = (),
-                 json: bool = True, defines: tuple[str, ...] = (), wrote: str = "") -> None:
+                 json: bool = True, defines: tuple[str, ...] = (), wrote: str = "",
+                 runs_tests: bool = False) -> None:
         self.head = head
         self.reads = reads
         self.writes = writes
@@ -82,6 +89,7 @@ class CallSummary:
         self.json = json
         self.defines = defines
         self.wrote = wrote
+        self.runs_tests = runs_tests
 
 
 class _NotJSON:
@@ -168,8 +176,10 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     noted = [f"wrote {', '.join(hidden)}"] if hidden else []
     if defines:
         noted.append(f"defines {', '.join(defines)}")
+    tests = any([_RUNS_TESTS.search(c) is not None for c in commands])
     return CallSummary(head, tuple(reads), tuple(writes), tuple(commands), tuple(urls),
-                       defines=tuple(defines), wrote=f"[{'; '.join(noted)}]" if noted else "")
+                       defines=tuple(defines), wrote=f"[{'; '.join(noted)}]" if noted else "",
+                       runs_tests=tests)
 
 
 def _find_all(pattern: re.Pattern[str], line: str, starts: tuple[str, ...]) -> list[str]:

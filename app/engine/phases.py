@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,11 +25,6 @@ OUTPUT_TOOL_WORDS = ("write", "create", "save", "send", "submit", "commit")
 # Share of the iteration budget after which an agent should wrap up.
 LATE_SHARE = 0.7
 RECENT_TURNS = 3
-# A command that runs tests (or a test script): after an edit, it is the agent verifying.
-_RUNS_TESTS = re.compile(
-    r"\b(?:pytest|unittest|tox|nosetests|go test|cargo test|npm (?:run )?test|yarn test"
-    r"|make test|rspec|phpunit|mvn test|gradle test|runtests)\b"
-    r"|\bpython3? [^|;&\n]*test\w*\.py")
 
 
 @dataclass(frozen=True)
@@ -107,7 +101,7 @@ def observe(
                 if changed:
                     edited.update(dict.fromkeys(changed))
                     tested = False
-                elif edited and any(_RUNS_TESTS.search(c) for c in summary.commands):
+                elif edited and summary.runs_tests:
                     tested = True
         elif m.role == "tool":
             answered = calls.get(id(m))
