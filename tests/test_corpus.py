@@ -34,8 +34,8 @@ def test_nothing_reads_from_beside_the_checkout():
     sources = [*ROOT.glob("app/**/*.py"), *ROOT.glob("tests/**/*.py"), *ROOT.glob("scripts/*"),
                ROOT / ".ci" / "run", ROOT / "README.md"]
     beside = "/".join(["..", "shared"])  # spelled in parts, so this file does not name it
-    offenders = [str(p.relative_to(ROOT)) for p in sources
-                 if beside in p.read_text() or '"shared"' in p.read_text()]
+    offenders = [str(p.relative_to(ROOT)) for p in sources if p != Path(__file__)
+                 and (beside in p.read_text() or '"shared"' in p.read_text())]
     assert offenders == []
 
 
