@@ -9,7 +9,7 @@ from typing import Protocol
 
 from app.engine.calls import CallSummaries
 from app.engine.memo import Memo
-from app.engine.outcomes import Outcomes
+from app.engine.outcomes import Outcomes, quoted
 from app.engine.prompts import CUT_MARKER
 from app.engine.salient import text_lines
 from app.engine.tiers import TierBudget
@@ -145,7 +145,8 @@ def cut_result(message: Message, limit: int, handles: Handles,
     keep: list[str] = []
     if outcomes is not None:
         outcome = outcomes.of(message)
-        keep = [outcome.line] if outcome.error else text_lines(text, limit // 3, outcome.line)
+        keep = [quoted(outcome.line)] if outcome.error \
+            else text_lines(text, limit // 3, outcome.line)
     cut = cut_text(text, limit, span.handle, keep)
     if len(cut) >= len(text):  # just over the budget: the marker would cost more
         return message, None

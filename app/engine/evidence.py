@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from app.engine.compaction import StrategyContext
 from app.engine.outcomes import ELLIPSIS, shorten
-from app.engine.transcript import Message, calls_by_result, results_by_call
+from app.engine.transcript import Message, call_results
 
 _MIN_RESULT_CHARS = 300
 _TEXT_CHARS = 4_000
@@ -24,8 +24,9 @@ _KEEP_FULL = 3
 def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: int,
            noted: int) -> list[str]:
     """Evidence lines; the first ``noted`` tool calls are one-line notes."""
-    calls = calls_by_result(messages)
-    results = results_by_call(messages)
+    pairs = call_results(messages)
+    calls = {id(r): c for c, r in pairs if r is not None}
+    results = {id(c): r for c, r in pairs if r is not None}
     lines: list[str] = []
     seen_calls = 0
     for m in messages:

@@ -41,7 +41,6 @@ from app.engine.transcript import (
     Part,
     Transcript,
     call_results,
-    results_by_call,
     segment,
 )
 
@@ -154,9 +153,10 @@ class HistoryCompressor:
         context = self._context(plan.transcript.messages)
         span = plan.span
         sections = _sections(_body(plan.previous)) if plan.previous is not None else {}
-        ledger = build_ledger(call_results(span), context.calls, context.outcomes)
+        pairs = call_results(span)
+        ledger = build_ledger(pairs, context.calls, context.outcomes)
         work, errors, said = [], [], []
-        results = results_by_call(span)
+        results = {id(c): r for c, r in pairs if r is not None}
         for m in span:
             if m.role == "assistant":
                 if m.text.strip():

@@ -43,6 +43,9 @@ _LINE_CHARS = 300  # an error line is the one line of a failure a note keeps: ke
 # What the service writes is ASCII: "..." and "->" cost the tokens "…" and "→" do, and
 # an all-ASCII string is several times cheaper to search, hash, encode and tokenize.
 ELLIPSIS = "..."
+# The engine's own words in a failure line: the frame it adds, what it says of silence.
+_AT = " (at "
+NO_OUTPUT = "no output"
 
 
 # Made per call, result or span: __init__ is written out so that mypyc compiles it (see
@@ -99,8 +102,8 @@ def failure_line(text: str) -> str:
         last = matches[-1]
         line = shorten(last.group(0).strip(), _LINE_CHARS)
         frame = _project_frame(tail[: last.start()])
-        if frame and len(line) + len(frame) + 6 <= _LINE_CHARS:
-            line = f"{line} (at {frame})"
+        if frame and len(line) + len(frame) + len(_AT) + 1 <= _LINE_CHARS:
+            line = f"{line}{_AT}{frame})"
         return line
     found = _find_error(text)
     line = _line_at(text, found.start()) if found is not None else first_line(text)
@@ -109,8 +112,16 @@ def failure_line(text: str) -> str:
     if not line or _RETURN_CODE.fullmatch(line):
         code = _RETURN_CODE.search(text[:_HEAD])
         status = (code.group(1) or code.group(2)) if code is not None else None
-        return f"no output, exit {status}" if status else "no output"
+        return f"{NO_OUTPUT}, exit {status}" if status else NO_OUTPUT
     return shorten(line, _LINE_CHARS)
+
+
+def quoted(line: str) -> str:
+    """What of a failure line the result itself says: without the frame this module
+    adds, and empty for its "no output" (nothing in the result says that)."""
+    if line.startswith(NO_OUTPUT):
+        return ""
+    return line.split(_AT, 1)[0]
 
 
 def _project_frame(text: str) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from app.engine.compaction import HANDLE_PREFIX
 from app.engine.errors import InvalidTranscript
 from app.engine.facts import Facts
-from app.engine.outcomes import first_line, shorten
+from app.engine.outcomes import first_line, quoted, shorten
 from app.engine.prompts import (
     TRACE_CLOSE,
     TRACE_OPEN,
@@ -193,9 +193,9 @@ def _keeps(line: str, group: Group) -> bool:
     lowered = line.lower()
     # The engine's own words ("no output, exit 1", the "(at file:line)" it adds) are
     # nothing a model could quote from the trace: only the failure's text is asked for.
-    quoted = [e.split(" (at ", 1)[0] for e in group.errors if not e.startswith("no output")]
+    said = [quoted(e) for e in group.errors]
     return (all(p.rstrip("/").rsplit("/", 1)[-1].lower() in lowered for p in group.paths)
-            and all(e[:60].lower() in lowered for e in quoted))
+            and all(e[:60].lower() in lowered for e in said))
 
 
 def trace_handle(actions: Sequence[Action]) -> str:
@@ -288,9 +288,9 @@ class TraceSummarizer:
         chars = _OLD_OBSERVATION_CHARS * 4
         text = render_action(action, chars)
         failed, line = self._is_error(action)
-        quoted = line.split(" (at ", 1)[0]
-        if failed and len(action.observation) > chars and quoted not in text:
-            text += f"\n{quoted}"
+        own = quoted(line)
+        if failed and own and len(action.observation) > chars and own not in text:
+            text += f"\n{own}"
         return text
 
     def llm_groups(self, plan: TracePlan, reply: str) -> tuple[Group, ...] | None:

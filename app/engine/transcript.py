@@ -187,12 +187,6 @@ def calls_by_result(messages: Sequence[Message]) -> dict[int, ToolCall]:
     return {id(r): c for c, r in zip(calls, results, strict=True) if r is not None}
 
 
-def results_by_call(messages: Sequence[Message]) -> dict[int, Message]:
-    """The result that answers each tool call, keyed by the call's ``id()``."""
-    calls, results = _link(messages)
-    return {id(c): r for c, r in zip(calls, results, strict=True) if r is not None}
-
-
 def _describe(message: Message, position: int) -> str:
     where = message.index if message.index >= 0 else position
     return f"messages[{where}] (role {message.role})"

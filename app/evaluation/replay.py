@@ -9,7 +9,7 @@ the compactor's previous output (prefix reuse).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.evaluation import errors, needed, planted
@@ -74,5 +74,3 @@ class Scorer:
             score[0] += planted.survives(fact, text)
             score[1] += 1
 
-
-Progress = Callable[[str], None]
