@@ -20,13 +20,14 @@ from app.engine.compaction import (
 )
 from app.engine.ledger import Ledger, joined, recent
 from app.engine.prompts import (
+    AGED_LINES,
     LEDGER_HEADER,
     PRIOR_WORK_CONTINUED,
     PRIOR_WORK_FOOTER,
     PRIOR_WORK_HEADER,
     counted,
 )
-from app.engine.runs import Runs
+from app.engine.runs import Runs, RunSummary
 from app.engine.transcript import Message, Part, Turn
 
 
@@ -69,6 +70,7 @@ class FastStrategy:
                 groups.append([m])
         out: list[Message] = []
         last_note = -1
+        aged = _aged_before(region[-1].index, context.budget.brief_after)
         ledgers: list[Ledger] = []
         for g in groups:
             if isinstance(g, Message):
@@ -90,7 +92,8 @@ class FastStrategy:
             # One part per line: lines repeat from call to call, so their token counts
             # and facts come from the caches; renderers join parts with newlines.
             footer = Part("text", PRIOR_WORK_FOOTER.format(what=what, handle=run.handle))
-            out.append(Message("user", (Part("text", header), *run.lines, footer)))
+            shown = _aged(run, aged) if run.origins and run.origins[0] < aged else run.lines
+            out.append(Message("user", (Part("text", header), *shown, footer)))
         ledger = joined(ledgers)
         if last_note >= 0 and ledger:
             note = out[last_note]
@@ -119,7 +122,40 @@ def older_and_recent(messages: Sequence[Message], context: StrategyContext,
     return turns[:start], turns[start:]
 
 
-_COMMANDS_SHOWN = 6
+# Lines age in steps of this many messages, so an aged part changes once a step and
+# stays the same in between: a provider's prompt cache keeps it.
+_AGE_STEP = 32
+# The ledger's latest commands; the older ones are in the notes' lines.
+_COMMANDS_SHOWN = 2
+
+
+def _aged_before(end: int, brief_after: int) -> int:
+    """The transcript index before which note lines take their aged form: ``brief_after``
+    messages before the older part's end, rounded down to a step; -1 for none."""
+    if not brief_after:
+        return -1
+    return ((end - brief_after) // _AGE_STEP) * _AGE_STEP
+
+
+def _aged(run: RunSummary, before: int) -> tuple[Part, ...]:
+    """The run's lines, those from before index ``before`` in their aged form: calls
+    that neither failed nor wrote are left out, and one line says how many."""
+    out: list[Part] = []
+    left_out = 0
+    for line, brief, origin in zip(run.lines, run.brief, run.origins, strict=True):
+        if origin < before:
+            if brief is None:
+                left_out += 1
+            else:
+                out.append(brief)
+            continue
+        if left_out:
+            out.append(Part("text", AGED_LINES.format(n=left_out)))
+            left_out = 0
+        out.append(line)
+    if left_out:
+        out.append(Part("text", AGED_LINES.format(n=left_out)))
+    return tuple(out)
 
 
 def render_ledger(ledger: Ledger) -> str:

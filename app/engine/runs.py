@@ -51,19 +51,26 @@ class RunSummary:
     calls: int
     replies: int
     lines: tuple[Part, ...]  # shared by every note made from the run
+    # Per line: the shorter form an aged line takes (None: the line is left out of an
+    # aged part), and the transcript index of the message it came from.
+    brief: tuple[Part | None, ...]
+    origins: tuple[int, ...]
     line_chars: int
     chars: int  # text and arguments of the run
     tools: tuple[str, ...]
     ledger: Ledger  # not changed once made: extended as a copy
 
     def __init__(self, hasher: Hasher, handle: str, calls: int, replies: int,
-                 lines: tuple[Part, ...], line_chars: int, chars: int, tools: tuple[str, ...],
-                 ledger: Ledger) -> None:
+                 lines: tuple[Part, ...], brief: tuple[Part | None, ...],
+                 origins: tuple[int, ...], line_chars: int, chars: int,
+                 tools: tuple[str, ...], ledger: Ledger) -> None:
         self.hasher = hasher
         self.handle = handle
         self.calls = calls
         self.replies = replies
         self.lines = lines
+        self.brief = brief
+        self.origins = origins
         self.line_chars = line_chars
         self.chars = chars
         self.tools = tools
@@ -95,7 +102,7 @@ class Runs:
         self._lock = threading.Lock()
         # Lines by call and result: a run seen in another transcript, or cut at another
         # place, still has most of its lines made before.
-        self._lines: Memo[_LineKey, str] = Memo(cache_chars, _weigh_line)
+        self._lines: Memo[_LineKey, tuple[str, str | None]] = Memo(cache_chars, _weigh_line)
 
     def summary(self, run: Sequence[Message], context: StrategyContext) -> RunSummary:
         """The summary of ``run`` (at least one message)."""
@@ -143,6 +150,8 @@ class Runs:
             hasher = handles.start()
             calls = replies = chars = 0
             lines: list[Part] = []
+            brief: list[Part | None] = []
+            origins: list[int] = []
             line_chars = 0
             tools: dict[str, None] = {}
             ledger = Ledger()
@@ -150,6 +159,8 @@ class Runs:
             hasher = base.hasher.copy()
             calls, replies, chars = base.calls, base.replies, base.chars
             lines = list(base.lines)
+            brief = list(base.brief)
+            origins = list(base.origins)
             line_chars = base.line_chars
             tools = dict.fromkeys(base.tools)
             ledger = copied(base.ledger)
@@ -170,6 +181,8 @@ class Runs:
             if said:
                 line = f"- said: {said}"
                 lines.append(Part("text", line))
+                brief.append(lines[-1])  # an aged part keeps what the agent said
+                origins.append(m.index)
                 line_chars += len(line)
             for call, result in itertools.islice(answers, len(m.tool_calls)):
                 calls += 1
@@ -177,11 +190,17 @@ class Runs:
                 tools[call.name] = None
                 key = (call.name, call.arguments, result.text if result else None,
                        result is not None and result.is_error)
-                line = self._lines.get(key, partial(_call_line, call, result, context))
+                line, short = self._lines.get(key, partial(_call_lines, call, result, context))
+                before = len(lines)
                 line_chars += _add_line(lines, line)
+                if len(lines) > before:
+                    brief.append(None if short is None else Part("text", short))
+                    origins.append(m.index)
+                elif short is not None:  # folded into a repeat, which an aged part keeps
+                    brief[-1] = lines[-1]
         extend_ledger(ledger, pairs, context.calls, context.outcomes)
         return RunSummary(hasher, handles.name(hasher), calls, replies, tuple(lines),
-                          line_chars, chars, tuple(tools), ledger)
+                          tuple(brief), tuple(origins), line_chars, chars, tuple(tools), ledger)
 
 
 def _add_line(lines: list[Part], line: str) -> int:
@@ -200,22 +219,26 @@ def _add_line(lines: list[Part], line: str) -> int:
     return len(line)
 
 
-def _call_line(call: ToolCall, result: Message | None, context: StrategyContext,
-               _key: _LineKey) -> str:
+def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext,
+                _key: _LineKey) -> tuple[str, str | None]:
+    """A call's line, and its aged form: a failure or a write keeps its line (without
+    the result's lines, for a write); a call that only read or ran is left out (None)."""
     summary = context.calls.of(call)
     head = f"- {summary.head}"
     if summary.wrote:  # what the agent wrote matters more than what it read
         head += f" {summary.wrote}"
+    aged = head if summary.writes or summary.defines else None
     if result is None:
-        return head
+        return head, aged
     outcome = context.outcomes.of(result)
     if outcome.error:  # the error line is already as short as it may get
-        return f"{head} -> failed: {outcome.line}"
+        line = f"{head} -> failed: {outcome.line}"
+        return line, line
     data = json_lines(result.text, _JSON_CHARS)
     if data is not None:  # an API's answer: its objects' fields say more than its start
-        return "\n".join([f"{head} ->", *(f"    {line}" for line in data)]) if data \
-            else f"{head} -> {shorten(outcome.line, _RESULT_CHARS)}"
+        return ("\n".join([f"{head} ->", *(f"    {line}" for line in data)]) if data
+                else f"{head} -> {shorten(outcome.line, _RESULT_CHARS)}"), aged
     first = shorten(outcome.line, _RESULT_CHARS) if outcome.line else "(no output)"
     more = text_lines(result.text, _SALIENT_CHARS, outcome.line) \
         if len(result.text) > len(first) + 2 else []
-    return "\n".join([f"{head} -> {first}", *(f"    {line}" for line in more)])
+    return "\n".join([f"{head} -> {first}", *(f"    {line}" for line in more)]), aged

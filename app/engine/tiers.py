@@ -17,6 +17,8 @@ class Tier(StrEnum):
 @dataclass(frozen=True, slots=True)
 class TierBudget:
     full_turns: int
+    # A recent turn's tool arguments are cut past this many characters: code the agent
+    # just wrote (a heredoc, an edit) is what it goes on to use, so only outliers are cut.
     argument_chars: int
     result_chars: int
     # Large models follow long contexts well; they only need steering late.
@@ -24,17 +26,21 @@ class TierBudget:
     # The recent window holds at least full_turns, and more turns while their tokens fit:
     # recent messages are what an agent uses most, so they are worth keeping whole.
     window_tokens: int = 0
+    # Note lines this many messages older than the window take their aged form (failures,
+    # writes and the agent's words stay; reads are left out); 0: lines never age. Facts
+    # from that far back are seldom used again, and reads are most of a note.
+    brief_after: int = 0
 
 
 TIER_BUDGETS: dict[Tier, TierBudget] = {
-    Tier.LOCAL: TierBudget(full_turns=2, argument_chars=100, result_chars=300,
-                           late_nudge_only=False, window_tokens=0),
-    Tier.MID: TierBudget(full_turns=3, argument_chars=200, result_chars=500,
-                         late_nudge_only=False, window_tokens=0),
-    Tier.LARGE: TierBudget(full_turns=5, argument_chars=400, result_chars=800,
-                           late_nudge_only=True, window_tokens=0),
-    Tier.FRONTIER: TierBudget(full_turns=8, argument_chars=600, result_chars=800,
-                              late_nudge_only=True, window_tokens=0),
+    Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=300,
+                           late_nudge_only=False, window_tokens=1500, brief_after=64),
+    Tier.MID: TierBudget(full_turns=3, argument_chars=4000, result_chars=500,
+                         late_nudge_only=False, window_tokens=3000, brief_after=48),
+    Tier.LARGE: TierBudget(full_turns=5, argument_chars=8000, result_chars=800,
+                           late_nudge_only=True, window_tokens=6000, brief_after=64),
+    Tier.FRONTIER: TierBudget(full_turns=8, argument_chars=8000, result_chars=800,
+                              late_nudge_only=True, window_tokens=10000, brief_after=96),
 }
 
 # First match wins, so narrower names come before the families they belong to.

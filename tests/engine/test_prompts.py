@@ -55,7 +55,7 @@ def _assert_fenced(text: str, tag: str, payload: str) -> None:
 def test_every_prompt_fences_the_callers_text(encoder):
     caches = EngineCaches()
     counter = TokenCounter(encoder)
-    messages = coding_run(12)
+    messages = coding_run(12, output_chars=3000)  # older turns past the recent window
     messages[1]["content"] = "Fix it. " + attack("task") + attack("transcript")
     messages[5]["content"] += attack("transcript")
     from app.engine.formats.openai import OpenAIFormat

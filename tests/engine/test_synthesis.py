@@ -1,3 +1,4 @@
+import itertools
 import json
 from dataclasses import replace
 
@@ -21,7 +22,7 @@ def synth(synthesizer, formats, messages, **options):
 
 
 def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, formats):
-    messages = coding_run(10)
+    messages = coding_run(10, output_chars=3000)  # three turns fill the window's tokens
     result, out = synth(synthesizer, formats, messages, tier=Tier.MID)
     assert result.compacted
     assert out[:2] == messages[:2]
@@ -46,19 +47,19 @@ def test_kept_results_before_the_last_turn_are_cut_with_a_handle(synthesizer, fo
 
 
 def test_long_arguments_are_cut_and_stay_valid_json(synthesizer, formats):
-    script = "print('hello')\n" * 100
+    script = "print('hello')\n" * 400
     messages = coding_run(4) + tool_turn("w", "write_file", {"path": "a.py", "content": script},
                                          "written")
     _, out = synth(synthesizer, formats, messages, tier=Tier.LOCAL)
     args = out[-3]["tool_calls"][0]["function"]["arguments"]
-    assert len(args) <= 100
+    assert len(args) <= 2000
     value = json.loads(args)
     assert value["path"] == "a.py" and "...[cut" in value["content"]
 
 
 def test_user_messages_in_older_turns_stay_in_place(synthesizer, formats):
     messages = [{"role": "user", "content": "Book a flight to Seattle."}]
-    for i in range(6):
+    for i in range(8):
         flights = json.dumps([{"flight": f"HAT{i:03d}{k}", "price": 100 + k} for k in range(20)])
         messages += tool_turn(f"c{i}", "search_flights", {"day": i}, flights)
         messages.append({"role": "user", "content": f"Constraint {i}: economy only."})
@@ -66,7 +67,11 @@ def test_user_messages_in_older_turns_stay_in_place(synthesizer, formats):
     users = [m["content"] for m in out if m["role"] == "user"]
     authored = [u for u in users if not u.startswith("[contextsynth]")]
     assert authored == [m["content"] for m in messages if m["role"] == "user"]
-    assert sum(u.startswith("[contextsynth] ") and "compacted" in u for u in users) == 4
+    notes = [i for i, u in enumerate(users) if u.startswith("[contextsynth] ")
+             and "compacted" in u]
+    assert len(notes) >= 3
+    # each note stands where its run was: between the user messages around it
+    assert all(not users[i + 1].startswith("[contextsynth]") for i in notes)
 
 
 def test_receipt_reports_facts_the_output_lost(synthesizer, formats):
@@ -130,7 +135,7 @@ def test_large_tiers_get_the_nudge_only_late(synthesizer, formats):
 
 
 def test_observation_mask_keeps_every_action(synthesizer, formats):
-    messages = coding_run(8)
+    messages = coding_run(8, output_chars=3000)  # three turns fill the window's tokens
     result, out = synth(synthesizer, formats, messages, mode=Mode.CUSTOM,
                         strategy="observation-mask", steer=False)
     calls_in = [m["tool_calls"][0]["function"]["name"] for m in messages if m.get("tool_calls")]
@@ -188,7 +193,7 @@ def test_a_command_run_again_shows_its_new_outcome_on_later_steps(encoder, forma
     messages += coding_run(3)[2:]
     synth(synthesizer, formats, messages)  # an earlier step, cached
     messages += tool_turn("t2", "bash", {"command": "pytest -q"}, "4 passed")
-    messages += coding_run(4)[2:]
+    messages += coding_run(8)[2:]  # enough later turns to push the call past the window
     _, out = synth(synthesizer, formats, messages)
     note = out[2]["content"]
     assert 'bash(command="pytest -q") -> 1 failed, 3 passed' in note
@@ -229,3 +234,64 @@ def test_a_note_grows_at_its_end_so_its_start_stays_cached(synthesizer, formats)
     old, new = before[2]["content"], after[2]["content"]
     stable = old.split("\n(")[0]  # up to the footer
     assert new.startswith(stable + "\n") and len(new) > len(old)
+
+
+def test_code_the_agent_just_wrote_stays_whole_in_the_recent_window(synthesizer, formats):
+    """A heredoc two turns back is what the agent edits and runs next: its names must
+    still be there to use, not behind a cut."""
+    script = "".join(f"def check_case_{i}(value):\n    return parse(value) == {i}\n"
+                     for i in range(60))
+    command = f"cat > test_cases.py << 'EOF'\n{script}EOF"
+    messages = coding_run(10, output_chars=3000)
+    messages += tool_turn("w", "bash", {"command": command}, "")
+    messages += tool_turn("r", "bash", {"command": "python test_cases.py"}, "ok")
+    _, out = synth(synthesizer, formats, messages, tier=Tier.MID)
+    written = next(m for m in out if m.get("tool_calls")
+                   and m["tool_calls"][0]["id"] == "w")
+    assert json.loads(written["tool_calls"][0]["function"]["arguments"])["command"] == command
+
+
+def _long_run(turns):
+    """A coding run: a failure, a write and a statement of cause early, then reads."""
+    messages = coding_run(0)
+    messages += tool_turn("f", "bash", {"command": "pytest tests/test_dates.py -q"},
+                          "Traceback (most recent call last):\n  File \"src/dates.py\", "
+                          "line 9, in parse\nValueError: month must be in 1..12, got 13")
+    messages += tool_turn("w", "write_file", {"path": "src/dates.py",
+                                              "content": "def parse_month(s):\n    return 1\n"},
+                          "File written.", text="The bug is that parse reads a 1-based month "
+                          "as 0-based; fix parse_month in src/dates.py.")
+    for i in range(turns):
+        body = "".join(f"    field_{i}_{j} = load({j})\n" for j in range(40))
+        messages += tool_turn(f"r{i}", "bash", {"command": f"cat src/module_{i}.py"},
+                              f"# module {i}\n{body}")
+    return messages
+
+
+def test_old_reads_age_out_of_a_note_while_failures_writes_and_words_stay(
+        synthesizer, formats):
+    _, out = synth(synthesizer, formats, _long_run(60), tier=Tier.MID)
+    note = out[2]["content"]
+    assert "ValueError: month must be in 1..12, got 13" in note
+    assert 'write_file(path="src/dates.py"' in note and "[defines parse_month]" in note
+    assert "The bug is that parse reads a 1-based month as 0-based" in note
+    assert "cat src/module_0.py" not in note.split("Artifacts so far:")[0]
+    left_out = next(line for line in note.split("\n") if "left out" in line)
+    assert left_out.startswith("- (above: ") and "older calls" in left_out
+    # reads newer than the tier's age keep their lines and facts
+    assert 'bash(command="cat src/module_45.py") -> # module 45' in note
+    assert "field_45_" in note
+
+
+def test_an_aged_part_changes_once_an_age_step(synthesizer, formats):
+    """Lines age in steps of messages, not a message at a time: between two steps the
+    aged part of a note is the same bytes, which a provider's prompt cache keeps."""
+    messages = _long_run(90)
+    starts = [i for i, m in enumerate(messages) if m["role"] == "assistant"][-40:]
+    aged_parts = []
+    for stop in starts:
+        _, out = synth(synthesizer, formats, messages[:stop], tier=Tier.MID)
+        note = out[2]["content"]
+        aged_parts.append(note.split("left out)")[0])
+    changes = sum(a != b for a, b in itertools.pairwise(aged_parts))
+    assert 1 <= changes <= 3  # 40 steps of 2 messages age the lines twice or three times

@@ -15,11 +15,14 @@ KEYS = ("reduction", "recall", "planted_survival", "error_retention")
 # Quality floors are today's scores; reduction floors sit half a point lower, so that
 # rewording a nudge does not fail CI, while a change that gives up reduction does.
 FLOORS = {  # reduction, recall, planted survival, error retention
-    "synthesize-fast-local": (0.652, 0.483, 1.0, 1.0),
-    "synthesize-fast-mid": (0.641, 0.506, 1.0, 1.0),
-    "synthesize-fast-large": (0.614, 0.564, 1.0, 1.0),
-    "synthesize-fast-frontier": (0.581, 0.627, 1.0, 1.0),
-    "observation-mask-mid": (0.382, 0.736, 0.857, 1.0),
+    # Lowered reduction (large -11, frontier -16, mid -4 points): the recent window keeps
+    # tool arguments whole and holds the tier's tokens, not just its turns; recall rose
+    # 6 to 26 points for it, and the eval's recall per point of reduction favours it.
+    "synthesize-fast-local": (0.651, 0.545, 1.0, 1.0),
+    "synthesize-fast-mid": (0.605, 0.669, 1.0, 1.0),
+    "synthesize-fast-large": (0.499, 0.823, 1.0, 1.0),
+    "synthesize-fast-frontier": (0.419, 0.873, 1.0, 1.0),
+    "observation-mask-mid": (0.348, 0.807, 0.857, 1.0),
     "compress-history-fast": (0.564, 0.695, 0.714, 0.961),
 }
 

@@ -22,7 +22,10 @@ def coding_run(turns: int, output_chars: int = 1500) -> list[dict[str, Any]]:
         {"role": "user", "content": "Fix the crash in src/parser.py; keep the public API."},
     ]
     for i in range(turns):
-        body = f"line {i}: " + ("x" * 60 + "\n") * (output_chars // 61)
+        # Code-like lines, about as many tokens per character as a real file's.
+        rows = (f"    value_{i}_{j} = compute({j}, {j * 7919 % 997}, 'k{j}')\n"
+                for j in range(output_chars))
+        body = f"line {i}: " + "".join(rows)[:output_chars]
         messages += tool_turn(f"call_{i}", "bash", {"command": f"cat src/module_{i}.py"},
                               f"# module {i}\n{body}")
     return messages
