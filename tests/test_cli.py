@@ -8,7 +8,7 @@ from tests.support.subprocess_server import running_service
 
 
 def test_compress_prints_the_compacted_transcript(capsys):
-    path = TRANSCRIPTS / "sweagent-ctf-crypto-eps.jsonl"
+    path = TRANSCRIPTS / "minisweagent-ds-chat-test-1-100-django__django-11099.jsonl"
     assert main(["compress", str(path), "--tier", "local"]) == 0
     out, err = capsys.readouterr()
     result = json.loads(out)

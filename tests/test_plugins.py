@@ -20,8 +20,8 @@ def test_entry_points_add_strategies_but_cannot_replace_builtins():
         entry("keep-last", "tests.support.plugin:KeepLastTurns"),
         entry("fast", "tests.support.plugin:DropsUsers"),
     ])
-    assert set(found) == {"fast", "observation-mask", "keep-last"}
-    assert type(found["fast"]).__name__ == "FastStrategy"
+    assert set(found) == {"fast", "fast-rebuild", "observation-mask", "keep-last"}
+    assert type(found["fast"]).__name__ == "BlockStrategy"
 
 
 def test_objects_without_compact_are_skipped():

@@ -9,6 +9,7 @@ from app.engine.compaction import Span
 from app.engine.facts import Facts
 from app.llm.base import Completion
 from app.service.llm_call import CacheInfo
+from app.service.prefix import Prefix
 
 LOST_SHOWN = 50
 
@@ -33,6 +34,12 @@ def receipt(spans: Sequence[Span], lost: Facts) -> dict[str, Any]:
             "errors": sorted(lost.errors)[:LOST_SHOWN],
         },
     }
+
+
+def prefix(p: Prefix) -> dict[str, Any]:
+    return {"stable_messages": p.stable_messages, "stable_tokens": p.stable_tokens,
+            "steady_messages": p.steady_messages, "steady_tokens": p.steady_tokens,
+            "cache_breakpoints": [{"message": m, "block": b} for m, b in p.breakpoints]}
 
 
 def cache(info: CacheInfo) -> dict[str, Any]:

@@ -56,6 +56,11 @@ class Compaction:
     # order, once the transcript has grown (older turns stay older). Only a hint for
     # caches: a wrong value costs time, never a wrong receipt.
     settled: int = 0
+    # How many leading messages stay the same bytes on every later call while the agent
+    # only appends (a provider's cache keeps them), and how many until the strategy next
+    # moves older turns into its notes; None: the strategy does not say (the head only).
+    stable: int | None = None
+    steady: int | None = None
 
 
 _ROLE_BYTES = {role: role.encode() for role in ("system", "user", "assistant", "tool")}

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from app.engine.compaction import Compaction, Span, StrategyContext, span_of
 from app.engine.evidence import render_evidence
-from app.engine.fast import older_and_recent, render_ledger
+from app.engine.fast import older_and_recent
 from app.engine.ledger import build_ledger
+from app.engine.notes import render_ledger
 from app.engine.outcomes import shorten
 from app.engine.prompts import (
     DEEP_SYSTEM,

@@ -20,8 +20,8 @@ from app.engine.deep import PROMPT_CHARS
 from app.engine.errors import InvalidTranscript
 from app.engine.evidence import render_evidence
 from app.engine.facts import Facts
-from app.engine.fast import render_ledger
 from app.engine.ledger import build_ledger
+from app.engine.notes import render_ledger
 from app.engine.outcomes import shorten
 from app.engine.prompts import (
     HISTORY_FIRST,

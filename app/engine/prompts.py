@@ -29,7 +29,7 @@ PRIOR_WORK_CONTINUED = MARKER + " More earlier work, compacted:"
 PRIOR_WORK_FOOTER = "({what}; expand: {handle})"
 LEDGER_HEADER = "Artifacts so far:"
 # Where older calls that neither failed nor wrote were left out of a note.
-AGED_LINES = "- (above: {n} lines of older calls that read or ran without error, left out)"
+AGED_LINES = "- ({n} lines of older calls that only read or ran without error, left out)"
 CUT_MARKER = "...[contextsynth cut {chars} chars; expand: {handle}]"
 MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"
 

@@ -57,6 +57,11 @@ class Synthesis:
     receipt: Receipt
     task: str | None = None  # the request's task, else the first user message
     nudged: bool = False  # the transcript ends with the nudge this service appended
+    # Leading messages of ``transcript`` that later calls send again as they are, while
+    # the agent only appends: ``stable`` on every later call, ``steady`` until the next
+    # block of older turns closes (see ``blocks``).
+    stable: int = 0
+    steady: int = 0
 
 
 @dataclass(frozen=True)
@@ -71,8 +76,11 @@ class Prepared:
     tokens_before: int
 
     def unchanged(self) -> Synthesis:
+        # Sent back as it came: a later call that compacts keeps the head.
+        head = self.context.segments.head_stop
         return Synthesis(self.transcript, False, self.phase, self.nudge, self.signals,
-                         self.tokens_before, self.tokens_before, Receipt(), self.task)
+                         self.tokens_before, self.tokens_before, Receipt(), self.task,
+                         stable=head, steady=head)
 
 
 class EngineCaches:
@@ -99,6 +107,10 @@ class Synthesizer:
     @property
     def strategies(self) -> Mapping[str, Strategy]:
         return self._strategies
+
+    def tokens(self, messages: Sequence[Message]) -> int:
+        """The tokens of some messages, as this synthesizer counts them."""
+        return self._counter.messages(messages)
 
     def prepare(self, transcript: Transcript, options: SynthesisOptions) -> Prepared:
         """Validate, read the phase and count the input: what every mode needs first."""
@@ -157,14 +169,22 @@ class Synthesizer:
             out.append(text_message("user", prepared.nudge))
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
                         out, compaction.dropped, settled=compaction.settled)
+        head = prepared.context.segments.head_stop
+        stable = head if compaction.stable is None else compaction.stable
+        steady = stable if compaction.steady is None else compaction.steady
         if not books.shrunk:
-            return self._steered(prepared)
+            # The input goes back as it came; a later call sends what the strategy would
+            # have sent, so only the messages it left as they were stay the same.
+            same = next((i for i, (a, b) in enumerate(zip(messages, out, strict=False))
+                         if a is not b), min(len(messages), len(out)))
+            return replace(self._steered(prepared), stable=min(stable, same),
+                           steady=min(steady, same))
         t = prepared.transcript
         result = Transcript(tuple(out), t.format, t.envelope)
         return Synthesis(result, True, prepared.phase, prepared.nudge, prepared.signals,
                          books.tokens_before, books.tokens_after,
                          Receipt(compaction.spans, books.lost), prepared.task,
-                         nudged=prepared.nudge is not None)
+                         nudged=prepared.nudge is not None, stable=stable, steady=steady)
 
     def _steered(self, prepared: Prepared) -> Synthesis:
         """Nothing to compact: the input as it was, with the nudge after it when there is

@@ -30,17 +30,24 @@ class TierBudget:
     # writes and the agent's words stay; reads are left out); 0: lines never age. Facts
     # from that far back are seldom used again, and reads are most of a note.
     brief_after: int = 0
+    # Turns per closed block (the ``fast`` strategy): the output grows at its end until
+    # the turns after the last closed block hold a block and the recent window.
+    block_turns: int = 8
 
 
 TIER_BUDGETS: dict[Tier, TierBudget] = {
     Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=300,
-                           late_nudge_only=False, window_tokens=1500, brief_after=64),
-    Tier.MID: TierBudget(full_turns=3, argument_chars=4000, result_chars=500,
-                         late_nudge_only=False, window_tokens=3000, brief_after=48),
-    Tier.LARGE: TierBudget(full_turns=5, argument_chars=8000, result_chars=800,
-                           late_nudge_only=True, window_tokens=6000, brief_after=64),
-    Tier.FRONTIER: TierBudget(full_turns=8, argument_chars=8000, result_chars=800,
-                              late_nudge_only=True, window_tokens=10000, brief_after=96),
+                           late_nudge_only=False, window_tokens=1000, brief_after=64,
+                           block_turns=8),
+    Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=500,
+                         late_nudge_only=False, window_tokens=1000, brief_after=48,
+                         block_turns=16),
+    Tier.LARGE: TierBudget(full_turns=4, argument_chars=8000, result_chars=800,
+                           late_nudge_only=True, window_tokens=3000, brief_after=64,
+                           block_turns=16),
+    Tier.FRONTIER: TierBudget(full_turns=6, argument_chars=8000, result_chars=800,
+                              late_nudge_only=True, window_tokens=6000, brief_after=96,
+                              block_turns=16),
 }
 
 # First match wins, so narrower names come before the families they belong to.

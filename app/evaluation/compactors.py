@@ -74,6 +74,7 @@ def _history(messages: Sequence[Wire]) -> tuple[str, dict[str, Any]]:
 def our_jobs(tier: Tier) -> dict[str, Request]:
     """Name -> request, for every job and mode the eval scores."""
     jobs: dict[str, Request] = {f"synthesize-fast-{t.value}": _synthesize(t) for t in Tier}
+    jobs[f"synthesize-rebuild-{tier.value}"] = _synthesize(tier, "fast-rebuild")
     jobs[f"observation-mask-{tier.value}"] = _synthesize(tier, "observation-mask")
     jobs["compress-history-fast"] = _history
     return jobs

@@ -19,6 +19,7 @@ from app.metrics import Metrics
 from app.service.handles import HandleStore
 from app.service.limits import check_limits, conversation
 from app.service.llm_call import Answer, CacheInfo, LLMGateway, LLMOptions
+from app.service.prefix import Prefix, check_breakpoints, measure, place_breakpoints
 from app.service.work import Worker
 from app.settings import Settings
 
@@ -42,6 +43,7 @@ class SynthesizeJob:
     on_llm_error: Literal["fallback", "error"] = "fallback"
     tenant: str = "default"
     force_refresh: bool = False
+    cache_breakpoints: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,7 @@ class SynthesizeOutcome:
     fallback_reason: str | None = None
     completion: Completion | None = None
     cache: CacheInfo = field(default_factory=CacheInfo)
+    prefix: Prefix = field(default_factory=lambda: Prefix(0, 0, 0, 0))
 
 
 class SynthesizeService:
@@ -82,6 +85,7 @@ class SynthesizeService:
     async def run(self, job: SynthesizeJob) -> SynthesizeOutcome:
         size = check_limits(job.payload, self._settings)
         wire = resolve_format(self._formats, job.format, job.payload)
+        check_breakpoints(job.cache_breakpoints, wire.name)
         resolved = resolve(job.reasoning_top, job.reasoning_strategies, job.strategy)
         requested = Mode(resolved["synthesis"].value)
         decision = decide(requested, llm_available=self._gateway is not None)
@@ -123,6 +127,9 @@ class SynthesizeService:
             body = await call(wire.render, synthesis.transcript)
         else:  # the caller's own fields, as sent
             body = {k: job.payload[k] for k in wire.keys if k in job.payload}
+        prefix = await call(measure, wire, synthesis, body, self._synthesizer.tokens)
+        if job.cache_breakpoints:
+            body, prefix = place_breakpoints(body, prefix)
         self._record(synthesis)
         if self._handles is not None:
             await self._handles.save_spans(job.tenant, wire, synthesis.receipt.spans)
@@ -139,6 +146,7 @@ class SynthesizeService:
         return SynthesizeOutcome(
             synthesis, body, len(conversation(job.payload)[1]), len(conversation(body)[1]),
             tier, tier_source, decision, requested, resolved, fallback, completion, cache,
+            prefix,
         )
 
     def _decide(self, decision: ModeDecision, plan: DeepPlan | None, prepared: Prepared,

@@ -147,7 +147,7 @@ async def test_tenants_do_not_share_cached_results(keyed):
 
 
 async def test_expand_round_trip_openai(client):
-    messages = coding_run(8)
+    messages = coding_run(24)  # a block of turns closes into a note
     body = (await client.post("/synthesize", json={"messages": messages})).json()
     span = body["receipt"]["dropped"][0]
     assert span["handle"] in body["messages"][2]["content"]
@@ -199,7 +199,7 @@ async def test_unknown_handle(client):
 @pytest.mark.parametrize("case", ["gemini", "responses"])
 async def test_expand_round_trip_in_the_new_formats(client, case):
     name, convert, _ = CASES[case]
-    payload = convert(coding_run(8))
+    payload = convert(coding_run(24))
     body = (await client.post("/synthesize", json=payload)).json()
     span = body["receipt"]["dropped"][0]
     expanded = (await client.get(f"/expand/{span['handle']}")).json()

@@ -1,7 +1,7 @@
 from app.engine.calls import CallSummaries
-from app.engine.fast import render_ledger
 from app.engine.formats.openai import OpenAIFormat
 from app.engine.ledger import build_ledger, joined, recent
+from app.engine.notes import render_ledger
 from app.engine.outcomes import Outcomes
 from app.engine.transcript import call_results
 from tests.support.build import tool_turn

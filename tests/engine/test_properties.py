@@ -14,7 +14,8 @@ from app.engine.transcript import text_message
 from tests.support.generate import openai_transcript
 from tests.support.wire import CASES
 
-RUNS = [(Mode.FAST, None), (Mode.OFF, None), (Mode.CUSTOM, "observation-mask")]
+RUNS = [(Mode.FAST, None), (Mode.OFF, None), (Mode.CUSTOM, "observation-mask"),
+        (Mode.CUSTOM, "fast-rebuild")]
 
 
 @pytest.fixture(scope="module")

@@ -22,17 +22,19 @@ def synth(synthesizer, formats, messages, **options):
 
 
 def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, formats):
-    messages = coding_run(10, output_chars=3000)  # three turns fill the window's tokens
+    messages = coding_run(20, output_chars=3000)  # a block of 16 turns and 4 after it
     result, out = synth(synthesizer, formats, messages, tier=Tier.MID)
     assert result.compacted
     assert out[:2] == messages[:2]
     note = out[2]["content"]
     assert note.startswith("[contextsynth] Earlier work, compacted:\n")
-    assert "\n(7 tool calls; expand: cs_" in note
+    assert "\n(16 tool calls; expand: cs_" in note
     assert 'bash(command="cat src/module_0.py") -> # module 0' in note
-    assert "files read: src/module_0.py" in note
-    # the last three turns stay as multi-turn messages, the nudge closes the list
-    assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 3 + ["user"]
+    ledger = out[3]["content"]
+    assert ledger.startswith("[contextsynth] Artifacts so far:")
+    assert "files read: src/module_4.py" in ledger and "(+4 more)" in ledger
+    # the turns after the block stay as multi-turn messages, the nudge closes the list
+    assert [m["role"] for m in out[4:]] == ["assistant", "tool"] * 4 + ["user"]
     assert out[-3]["tool_calls"] == messages[-2]["tool_calls"]
     assert out[-2] == messages[-1]  # the newest observation is never cut
     assert result.tokens_after < result.tokens_before / 3
@@ -59,7 +61,7 @@ def test_long_arguments_are_cut_and_stay_valid_json(synthesizer, formats):
 
 def test_user_messages_in_older_turns_stay_in_place(synthesizer, formats):
     messages = [{"role": "user", "content": "Book a flight to Seattle."}]
-    for i in range(8):
+    for i in range(14):
         flights = json.dumps([{"flight": f"HAT{i:03d}{k}", "price": 100 + k} for k in range(20)])
         messages += tool_turn(f"c{i}", "search_flights", {"day": i}, flights)
         messages.append({"role": "user", "content": f"Constraint {i}: economy only."})
@@ -78,7 +80,7 @@ def test_receipt_reports_facts_the_output_lost(synthesizer, formats):
     rows = "\n".join(f"row {i}: seat code S{i:03d}Q" for i in range(60))
     found = f"reservation found\nstatus: confirmed\ntotal $1,234.50\n{rows}\n" + "pad\n" * 200
     messages = coding_run(0) + tool_turn("r", "get_reservation", {"id": "ZFA04Y"}, found)
-    messages += coding_run(5)[2:]
+    messages += coding_run(12)[2:]  # the call is in the first closed block
     result, out = synth(synthesizer, formats, messages, tier=Tier.LOCAL)
     lost = result.receipt.lost
     # The note keeps the result's salient lines, within a budget; the rest is reported.
@@ -142,7 +144,7 @@ def test_observation_mask_keeps_every_action(synthesizer, formats):
     calls_out = [m["tool_calls"][0]["function"]["name"] for m in out if m.get("tool_calls")]
     assert calls_in == calls_out
     masked = [m["content"] for m in out if m["role"] == "tool" and "omitted" in m["content"]]
-    assert len(masked) == 5
+    assert len(masked) == 6  # all but the tier's two recent turns
     assert {s.kind for s in result.receipt.spans} >= {"masked"}
 
 
@@ -193,7 +195,7 @@ def test_a_command_run_again_shows_its_new_outcome_on_later_steps(encoder, forma
     messages += coding_run(3)[2:]
     synth(synthesizer, formats, messages)  # an earlier step, cached
     messages += tool_turn("t2", "bash", {"command": "pytest -q"}, "4 passed")
-    messages += coding_run(8)[2:]  # enough later turns to push the call past the window
+    messages += coding_run(20)[2:]  # enough later turns to close the block holding it
     _, out = synth(synthesizer, formats, messages)
     note = out[2]["content"]
     assert 'bash(command="pytest -q") -> 1 failed, 3 passed' in note
@@ -218,19 +220,20 @@ def test_the_recent_window_grows_by_tokens_when_a_tier_has_a_budget(encoder, for
         older, recent = fast.older_and_recent(messages, context)
         return len(older), len(recent)
 
-    assert window(0) == (7, 3)  # turns only
+    assert window(0) == (8, 2)  # turns only
     per_turn = counter.messages(messages[2:4])
     assert window(per_turn * 5 + 1) == (5, 5)  # two more turns fit
     assert window(10**6) == (0, 10)
-    assert window(1) == (7, 3)  # never fewer than the tier's turns
+    assert window(1) == (8, 2)  # never fewer than the tier's turns
 
 
 def test_a_note_grows_at_its_end_so_its_start_stays_cached(synthesizer, formats):
     """What changes from step to step (the count, the handle, the ledger) closes the note;
     the lines before it are the same bytes on the next step."""
     messages = coding_run(12)
-    _, before = synth(synthesizer, formats, messages[:-2], tier=Tier.MID)
-    _, after = synth(synthesizer, formats, messages, tier=Tier.MID)
+    rebuild = {"mode": Mode.CUSTOM, "strategy": "fast-rebuild", "tier": Tier.MID}
+    _, before = synth(synthesizer, formats, messages[:-2], **rebuild)
+    _, after = synth(synthesizer, formats, messages, **rebuild)
     old, new = before[2]["content"], after[2]["content"]
     stable = old.split("\n(")[0]  # up to the footer
     assert new.startswith(stable + "\n") and len(new) > len(old)
@@ -271,26 +274,28 @@ def _long_run(turns):
 def test_old_reads_age_out_of_a_note_while_failures_writes_and_words_stay(
         synthesizer, formats):
     _, out = synth(synthesizer, formats, _long_run(60), tier=Tier.MID)
-    note = out[2]["content"]
+    note = "\n".join(m["content"] for m in out if m["role"] == "user"
+                     and m["content"].startswith("[contextsynth] "))
     assert "ValueError: month must be in 1..12, got 13" in note
     assert 'write_file(path="src/dates.py"' in note and "[defines parse_month]" in note
     assert "The bug is that parse reads a 1-based month as 0-based" in note
     assert "cat src/module_0.py" not in note.split("Artifacts so far:")[0]
     left_out = next(line for line in note.split("\n") if "left out" in line)
-    assert left_out.startswith("- (above: ") and "older calls" in left_out
+    assert left_out.startswith("- (") and "lines of older calls" in left_out
     # reads newer than the tier's age keep their lines and facts
     assert 'bash(command="cat src/module_45.py") -> # module 45' in note
     assert "field_45_" in note
 
 
-def test_an_aged_part_changes_once_an_age_step(synthesizer, formats):
+def test_a_rebuilt_notes_aged_part_changes_once_an_age_step(synthesizer, formats):
     """Lines age in steps of messages, not a message at a time: between two steps the
     aged part of a note is the same bytes, which a provider's prompt cache keeps."""
     messages = _long_run(90)
     starts = [i for i, m in enumerate(messages) if m["role"] == "assistant"][-40:]
     aged_parts = []
     for stop in starts:
-        _, out = synth(synthesizer, formats, messages[:stop], tier=Tier.MID)
+        _, out = synth(synthesizer, formats, messages[:stop], mode=Mode.CUSTOM,
+                       strategy="fast-rebuild", tier=Tier.MID)
         note = out[2]["content"]
         aged_parts.append(note.split("left out)")[0])
     changes = sum(a != b for a, b in itertools.pairwise(aged_parts))

@@ -26,7 +26,7 @@ def test_model_names_map_to_tiers(model, tier):
 def test_budgets_grow_with_the_tier():
     order = [Tier.LOCAL, Tier.MID, Tier.LARGE, Tier.FRONTIER]
     turns = [TIER_BUDGETS[t].full_turns for t in order]
-    assert turns == [2, 3, 5, 8]
+    assert turns == sorted(turns) and turns[0] >= 2
     assert [TIER_BUDGETS[t].argument_chars for t in order] == [2000, 4000, 8000, 8000]
     windows = [TIER_BUDGETS[t].window_tokens for t in order]
     assert windows == sorted(windows) and windows[0] > 0

@@ -32,14 +32,14 @@ def arguments(draw: st.DrawFn) -> str:
 
 
 @st.composite
-def openai_transcript(draw: st.DrawFn) -> list[dict[str, Any]]:
+def openai_transcript(draw: st.DrawFn, max_turns: int = 12) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     if draw(st.booleans()):
         messages.append({"role": "system", "content": draw(text(5)) or "system",
                          "x_extra": {"kept": True}})
     messages.append({"role": "user", "content": draw(text(10)) or "task", "name": "u"})
     serial = 0
-    for _ in range(draw(st.integers(0, 12))):
+    for _ in range(draw(st.integers(0, max_turns))):
         calls = []
         for _ in range(draw(st.integers(0, 3))):
             serial += 1

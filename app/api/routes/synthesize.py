@@ -51,6 +51,7 @@ async def synthesize(
         on_llm_error=body.on_llm_error,
         tenant=tenant,
         force_refresh=body.force_refresh,
+        cache_breakpoints=body.cache_breakpoints,
     )
     request.state.mode = "unknown"
     outcome = await svc.synthesize.run(job)
@@ -88,6 +89,7 @@ def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
                               outcome.messages_after),
         "receipt": render.receipt(s.receipt.spans, s.receipt.lost),
         "cache": render.cache(outcome.cache),
+        "prefix": render.prefix(outcome.prefix),
         "resolved_config": {k: {"value": v.value, "source": v.source}
                             for k, v in outcome.resolved.items()},
     })

@@ -96,10 +96,32 @@ class SynthesizeRequest(Conversation):
         "fallback", description="When the LLM fails in deep mode: fall back to fast and say "
         "so (degraded), or answer 502/504.")
     force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
+    cache_breakpoints: bool = Field(
+        False, description="Anthropic requests only: mark the ends of the stable and "
+        "steady prefixes (see 'prefix' in the response) with cache_control breakpoints, "
+        "keeping the caller's own and at most 4 in all.")
 
 class ResolvedField(BaseModel):
     value: Any
     source: str = Field(description="strategies.<name>, top-level or default.")
+
+
+class BreakpointOut(BaseModel):
+    message: int = Field(description="Index in 'messages'.")
+    block: int = Field(description="Index of the content block in that message.")
+
+
+class PrefixOut(BaseModel):
+    stable_messages: int = Field(description="Leading messages of 'messages' (or the "
+                                 "format's list) that every later call sends again as they "
+                                 "are, while the agent only appends.")
+    stable_tokens: int
+    steady_messages: int = Field(description="Leading messages later calls send again as "
+                                 "they are until the next block of older turns closes.")
+    steady_tokens: int
+    cache_breakpoints: list[BreakpointOut] = Field(
+        description="The content blocks this service marked with cache_control "
+        "(cache_breakpoints).")
 
 
 class SignalsOut(BaseModel):
@@ -129,4 +151,5 @@ class SynthesizeResponse(ConversationOut):
     stats: StatsOut
     receipt: ReceiptOut
     cache: CacheOut
+    prefix: PrefixOut
     resolved_config: dict[str, ResolvedField]

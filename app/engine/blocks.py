@@ -1,0 +1,95 @@
+"""The ``fast`` strategy: older turns become prior-work notes in closed blocks, so the
+output only grows at its end from call to call and a provider's prompt cache keeps it.
+
+The turns after the head are cut into blocks of the tier's ``block_turns``. A
+block closes once the turns after it hold at least the tier's recent window
+(its turns and its tokens); both only grow as the agent appends, so a closed
+block stays closed, and the blocks follow from the transcript alone (the
+service keeps no state). Each closed block becomes its note, the same bytes on
+every later call; the turns after the last closed block stay as they are (long
+arguments and results cut, the newest result whole) and grow a step a call
+until the next block closes. What changes at every closing (the artifact
+ledger) comes after the notes; the nudge the synthesizer adds comes last.
+
+A block older than the tier's ``brief_after`` messages takes its aged form
+(reads left out; failures, writes and the agent's words kept) when a later
+block closes: notes change only when a block closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.engine.compaction import Compaction, Span, StrategyContext
+from app.engine.fast import tail_turns
+from app.engine.ledger import Ledger, joined
+from app.engine.notes import ALL_AGED, Notes, render_ledger
+from app.engine.prompts import MARKER
+from app.engine.transcript import Message, Part, Turn
+
+Block = tuple[Turn, ...]
+
+
+class BlockStrategy:
+    name = "fast"
+
+    def __init__(self, notes: Notes | None = None) -> None:
+        self._notes = notes or Notes()
+
+    def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
+        blocks, tail = closed_blocks(messages, context)
+        out = list(messages[: context.segments.head_stop])
+        spans: list[Span] = []
+        dropped: list[Message] = []
+        ledgers: list[Ledger] = []
+        stable = len(out)
+        if blocks:
+            closed_end = messages[blocks[-1][-1].stop - 1].index
+            brief_after = context.budget.brief_after
+            for j, block in enumerate(blocks):
+                region = messages[block[0].start : block[-1].stop]
+                aged = bool(brief_after) and region[-1].index < closed_end - brief_after
+                written = self._notes.write(region, context, first=j == 0,
+                                            aged_before=ALL_AGED if aged else -1)
+                out.extend(written.messages)
+                spans.extend(written.spans)
+                dropped.extend(written.dropped)
+                ledgers.extend(written.ledgers)
+                if aged or not brief_after:  # its note takes no other form later
+                    stable = len(out)
+        ledger = joined(ledgers)
+        if ledger:  # a message of its own, marked as ours like every note
+            lines = render_ledger(ledger).split("\n")
+            lines[0] = f"{MARKER} {lines[0]}"
+            out.append(Message("user", tuple(Part("text", line) for line in lines)))
+        settled = len(dropped)
+        tail_turns(messages, tail, context, out, spans, dropped)
+        # The newest turn keeps its result whole, and is cut like the others once a turn
+        # follows it: it is the one part of the tail the next call may send otherwise.
+        last = tail[-1].stop - tail[-1].start if tail else 0
+        return Compaction(tuple(out), tuple(spans), tuple(dropped), settled, stable=stable,
+                          steady=len(out) - last)
+
+
+def closed_blocks(messages: Sequence[Message], context: StrategyContext,
+                  ) -> tuple[list[Block], tuple[Turn, ...]]:
+    """The closed blocks, oldest first, and the turns after them."""
+    turns = context.segments.turns
+    budget = context.budget
+    size = max(budget.block_turns, 1)
+    count = context.tokens
+    if count is not None and budget.window_tokens:
+        per_turn = [count(messages[t.start : t.stop]) for t in turns]
+    else:
+        per_turn = [0] * len(turns)
+    after = [0] * (len(turns) + 1)  # tokens of the turns from each position to the end
+    for i in range(len(turns) - 1, -1, -1):
+        after[i] = after[i + 1] + per_turn[i]
+    closed = 0
+    while True:
+        end = (closed + 1) * size
+        if len(turns) - end < budget.full_turns or after[end] < budget.window_tokens:
+            break
+        closed += 1
+    blocks = [tuple(turns[j * size : (j + 1) * size]) for j in range(closed)]
+    return blocks, tuple(turns[closed * size :])

@@ -1,0 +1,82 @@
+"""The ``fast`` strategy's closed blocks: the output only grows at its end between block
+closings, and what it declares stable stays the same bytes on every later call."""
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from app.engine.blocks import closed_blocks
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import SynthesisOptions, Synthesizer
+from app.engine.tiers import Tier
+from app.engine.tokens import TokenCounter
+from tests.support.build import coding_run, tool_turn
+from tests.support.generate import openai_transcript
+
+
+@pytest.fixture(scope="module")
+def engine(encoder):
+    return Synthesizer(TokenCounter(encoder), builtin_strategies())
+
+
+def steps(messages):
+    """The calls an agent makes: before each assistant message, and after the last one."""
+    return [i for i, m in enumerate(messages) if m["role"] == "assistant" and i > 0] + \
+        [len(messages)]
+
+
+def call(engine, formats, messages, tier):
+    wire = formats["openai"]
+    transcript = wire.parse({"messages": messages})
+    result = engine.run(transcript, SynthesisOptions(tier=tier))
+    prepared = engine.prepare(transcript, SynthesisOptions(tier=tier))
+    closed = len(closed_blocks(prepared.transcript.messages, prepared.context)[0])
+    return wire.render(result.transcript)["messages"], result, closed
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.data_too_large])
+@given(messages=openai_transcript(max_turns=40))
+def test_later_calls_send_the_declared_prefix_again(engine, formats, messages):
+    for tier in (Tier.LOCAL, Tier.MID):
+        calls = [call(engine, formats, messages[:k], tier) for k in steps(messages)]
+        for (out, result, closed), (later, _, later_closed) in itertools.combinations(calls, 2):
+            assert later[:result.stable] == out[:result.stable]
+            if closed == later_closed:  # within one block: all but the newest turn
+                assert later[:result.steady] == out[:result.steady]
+            assert result.stable <= result.steady <= len(out)
+
+
+def test_between_closings_a_call_only_appends(engine, formats):
+    messages = coding_run(40)
+    outputs = [call(engine, formats, messages[:k], Tier.MID) for k in steps(messages)[-12:]]
+    closings = sum(a[2] != b[2] for a, b in itertools.pairwise(outputs))
+    assert closings >= 1  # the test spans a closing, and the steps on either side of it
+    for (out, result, closed), (later, _, later_closed) in itertools.pairwise(outputs):
+        if closed == later_closed:
+            assert later[:result.steady] == out[:result.steady]
+            # what the previous call sent is there again, but its newest turn and the nudge
+            assert result.steady >= len(out) - 3
+
+
+def test_a_closed_blocks_note_changes_once_when_it_ages(engine, formats):
+    messages = coding_run(60)
+    notes = [call(engine, formats, messages[:k], Tier.MID)[0][2] for k in steps(messages)[20:]]
+    assert notes[0]["content"].startswith("[contextsynth] Earlier work, compacted:")
+    changes = [i for i, (a, b) in enumerate(itertools.pairwise(notes)) if a != b]
+    assert len(changes) == 1  # the same bytes call after call, but for the one ageing
+    aged = notes[-1]["content"]
+    assert "left out" in aged and len(aged) < len(notes[0]["content"]) / 3
+
+
+def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, formats):
+    messages = coding_run(30, output_chars=3000)
+    messages += tool_turn("last", "bash", {"command": "pytest -q"}, "F" * 5000)
+    out, _, closed = call(engine, formats, messages, Tier.MID)
+    assert closed == 1
+    ledger = next(i for i, m in enumerate(out) if m["content"] and str(m["content"])
+                  .startswith("[contextsynth] Artifacts so far:"))
+    assert all(str(m["content"]).startswith("[contextsynth] ") for m in out[2:ledger])
+    assert out[ledger + 1]["role"] == "assistant"  # the turns after the block follow
+    assert out[-2]["content"] == "F" * 5000  # the newest result is never cut
