@@ -58,8 +58,8 @@ class BlockStrategy:
                 if aged or not brief_after:  # its note takes no other form later
                     stable = len(out)
         ledger = joined(ledgers)
-        if ledger:  # a message of its own, marked as ours like every note
-            lines = render_ledger(ledger).split("\n")
+        lines = render_ledger(ledger, reads=False).split("\n") if ledger else []
+        if len(lines) > 1:  # a message of its own, marked as ours like every note
             lines[0] = f"{MARKER} {lines[0]}"
             out.append(Message("user", tuple(Part("text", line) for line in lines)))
         settled = len(dropped)

@@ -133,15 +133,17 @@ def with_ledger(note: Message, ledger: Ledger) -> Message:
     return Message(note.role, (*note.parts, *(Part("text", x) for x in lines)))
 
 
-def render_ledger(ledger: Ledger) -> str:
+def render_ledger(ledger: Ledger, *, reads: bool = True) -> str:
+    """The ledger's lines; without ``reads``, the files read and commands run are left
+    out (the notes' lines name them, and the eval finds them little used from here)."""
     lines = [LEDGER_HEADER]
-    for label, items in (("files read", ledger.files_read),
+    for label, items in (("files read", ledger.files_read if reads else {}),
                          ("files written", ledger.files_written),
                          ("URLs fetched", ledger.urls)):
         if items:
             shown, more = recent(items)
             lines.append(f"- {label}: {', '.join(shown)}" + (f" (+{more} more)" if more else ""))
-    if ledger.commands:
+    if ledger.commands and reads:
         # A line per command, indented: an agent adds a command a step, and lines that
         # stay the same from call to call are counted once (each line is a part of the
         # note). On its own line a command needs no quotes, which saves their tokens.

@@ -39,7 +39,7 @@ TIER_BUDGETS: dict[Tier, TierBudget] = {
     Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=300,
                            late_nudge_only=False, window_tokens=1000, brief_after=64,
                            block_turns=8),
-    Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=500,
+    Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=800,
                          late_nudge_only=False, window_tokens=1000, brief_after=48,
                          block_turns=16),
     Tier.LARGE: TierBudget(full_turns=4, argument_chars=8000, result_chars=800,

@@ -72,11 +72,16 @@ def test_a_closed_blocks_note_changes_once_when_it_ages(engine, formats):
 
 def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, formats):
     messages = coding_run(30, output_chars=3000)
+    messages[2:2] = tool_turn("w", "write_file", {"path": "src/parser.py",
+                                                  "content": "def parse(text):\n    return 1\n"},
+                              "File written.")
     messages += tool_turn("last", "bash", {"command": "pytest -q"}, "F" * 5000)
     out, _, closed = call(engine, formats, messages, Tier.MID)
     assert closed == 1
     ledger = next(i for i, m in enumerate(out) if m["content"] and str(m["content"])
                   .startswith("[contextsynth] Artifacts so far:"))
     assert all(str(m["content"]).startswith("[contextsynth] ") for m in out[2:ledger])
+    assert "- files written: src/parser.py" in out[ledger]["content"]
+    assert "files read" not in out[ledger]["content"]  # the notes' lines name those
     assert out[ledger + 1]["role"] == "assistant"  # the turns after the block follow
     assert out[-2]["content"] == "F" * 5000  # the newest result is never cut

@@ -35,9 +35,8 @@ def test_every_transcript_compacts_validly(engine, formats, path, case):
     for tier in Tier:
         result = engine.run(wire.parse(payload), SynthesisOptions(tier=tier))
         check(payload, wire.render(result.transcript))
-        if not result.compacted:  # a short run may close no block of a large tier's
-            assert tier in (Tier.LARGE, Tier.FRONTIER) and result.tokens_before < 10_000, \
-                f"{case}/{tier}: nothing compacted"
+        if not result.compacted:  # a short run may close no block and cut no result
+            assert result.tokens_before < 10_000, f"{case}/{tier}: nothing compacted"
             continue
         assert result.tokens_after < result.tokens_before
     mid = engine.run(wire.parse(payload), SynthesisOptions(tier=Tier.MID))
@@ -46,8 +45,9 @@ def test_every_transcript_compacts_validly(engine, formats, path, case):
     # last closed block grow until the next block closes, so one step's reduction swings
     # by a block's worth: 62% at worst for a long run, 80% or more on its other steps
     # (the eval pools them). Trading recall back for reduction would be the regression.
-    # A short run may close no block at all and only shrink by its cut results.
-    assert reduction >= (0.6 if len(messages) >= 80 else 0.0), f"{case}: {reduction:.0%}"
+    # A short run may close no block at all: it comes back as it was, with the nudge.
+    if len(messages) >= 80:
+        assert reduction >= 0.6, f"{case}: {reduction:.0%}"
 
 
 @pytest.mark.parametrize("path", transcript_files()[::5], ids=lambda p: p.stem[:48])

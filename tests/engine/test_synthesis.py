@@ -30,11 +30,9 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
     assert note.startswith("[contextsynth] Earlier work, compacted:\n")
     assert "\n(16 tool calls; expand: cs_" in note
     assert 'bash(command="cat src/module_0.py") -> # module 0' in note
-    ledger = out[3]["content"]
-    assert ledger.startswith("[contextsynth] Artifacts so far:")
-    assert "files read: src/module_4.py" in ledger and "(+4 more)" in ledger
-    # the turns after the block stay as multi-turn messages, the nudge closes the list
-    assert [m["role"] for m in out[4:]] == ["assistant", "tool"] * 4 + ["user"]
+    # the run wrote nothing, so no ledger follows: the turns after the block stay as
+    # multi-turn messages, the nudge closes the list
+    assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 4 + ["user"]
     assert out[-3]["tool_calls"] == messages[-2]["tool_calls"]
     assert out[-2] == messages[-1]  # the newest observation is never cut
     assert result.tokens_after < result.tokens_before / 3
@@ -43,7 +41,7 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
 def test_kept_results_before_the_last_turn_are_cut_with_a_handle(synthesizer, formats):
     result, out = synth(synthesizer, formats, coding_run(6, output_chars=3000), tier=Tier.MID)
     cut = out[-4]["content"]
-    assert len(cut) < 700 and "...[contextsynth cut" in cut
+    assert len(cut) < 1000 and "...[contextsynth cut" in cut
     handle = cut.split("expand: ")[1].split("]")[0]
     assert handle in {s.handle for s in result.receipt.spans if s.kind == "truncated"}
 
