@@ -18,6 +18,7 @@ from setuptools import setup
 # modules stay interpreted: they are not hot, and plugins may subclass them.
 COMPILED = [
     "app/engine/accounting.py",
+    "app/engine/blocks.py",
     "app/engine/calls.py",
     "app/engine/compaction.py",
     "app/engine/facts.py",
@@ -28,6 +29,7 @@ COMPILED = [
     "app/engine/ledger.py",
     "app/engine/masking.py",
     "app/engine/memo.py",
+    "app/engine/notes.py",
     "app/engine/outcomes.py",
     "app/engine/phases.py",
     "app/engine/runs.py",
