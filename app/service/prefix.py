@@ -59,6 +59,8 @@ def _boundary(wire: WireFormat, transcript: Transcript, n: int, sent: Sequence[A
         return 0, None
     prefix = Transcript(transcript.messages[:n], transcript.format, transcript.envelope)
     rendered = conversation(wire.render(prefix))[1]
+    if not rendered:  # a system prompt alone: the format keeps it apart from the list
+        return 0, None
     same = 0
     for a, b in zip(rendered, sent, strict=False):
         if a != b:
