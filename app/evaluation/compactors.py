@@ -147,10 +147,34 @@ class Ours:
         return self.runner.run(path, body)
 
 
+class Incremental:
+    """A job used as an agent uses ``/compress-history``: it keeps the answer as its
+    history and appends its new messages to it, so a later call sends the previous
+    summary back to be extended (the service keeps no state; the agent does)."""
+
+    def __init__(self, name: str, request: Request, runner: Runner) -> None:
+        self.name = name
+        self._job = Ours(name, request, runner)
+        self._source: list[Wire] = []  # the transcript as of the previous call
+        self._history: list[Wire] = []  # what the agent held after it
+
+    def compact(self, messages: Sequence[Wire]) -> list[Wire]:
+        grown = len(messages) >= len(self._source) > 0 and all(
+            a is b for a, b in zip(self._source, messages, strict=False))
+        history = [*self._history, *messages[len(self._source):]] if grown else list(messages)
+        self._history = self._job.compact(history)
+        self._source = list(messages)
+        return self._history
+
+
+# Jobs an agent calls on its own kept history rather than on the whole transcript.
+INCREMENTAL = frozenset({"compress-history-fast"})
+
+
 def compactors(runner: Runner, tier: Tier) -> dict[str, Compactor]:
     """Every compactor by name, baselines first."""
     out: dict[str, Compactor] = {"none": Baseline("none")}
     out.update({f"keep-last-{n}": Baseline(f"keep-last-{n}", n) for n in KEEP_LAST})
-    out.update({name: Ours(name, request, runner)
+    out.update({name: (Incremental if name in INCREMENTAL else Ours)(name, request, runner)
                 for name, request in our_jobs(tier).items()})
     return out
