@@ -25,6 +25,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from standardwebhooks import Webhook
 
+from app.context import request_id
 from app.metrics import Metrics
 from app.outbox import Entry, Outbox
 
@@ -94,11 +95,15 @@ class Emitter:
 
     async def emit(self, event_type: str, tenant: str, data: Mapping[str, Any]) -> str:
         event_id = f"msg_{uuid.uuid4().hex}"
-        body = json.dumps({
+        envelope: dict[str, Any] = {
             "specversion": "1.0", "id": event_id, "source": self._source, "type": event_type,
             "time": self._now().isoformat(), "tenant": tenant,
             "datacontenttype": "application/json", "data": data,
-        }, ensure_ascii=False, separators=(",", ":"))
+        }
+        rid = request_id.get()
+        if rid is not None:  # the request that caused it (a CloudEvents extension)
+            envelope["requestid"] = rid
+        body = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
         for index, sub in enumerate(self._subscriptions):
             if not sub.wants(event_type):
                 continue

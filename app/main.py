@@ -16,6 +16,7 @@ from app import plugins
 from app.api import errors
 from app.api.deps import Services
 from app.api.middleware import BodyLimit, RequestMetrics
+from app.api.request_id import RequestIds
 from app.api.routes import expand as expand_routes
 from app.api.routes import history as history_routes
 from app.api.routes import memory as memory_routes
@@ -126,6 +127,7 @@ def create_app(
     # Outermost first: metrics see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestMetrics, metrics=metrics)
+    app.add_middleware(RequestIds)  # outermost: every answer carries the id
     return app
 
 

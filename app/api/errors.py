@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from http import HTTPStatus
 from typing import Any
@@ -12,10 +13,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from app.context import request_id
 from app.engine import errors as e
 from app.llm import base as llm
 
 PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
+# A body with thousands of mistakes gets the first of them, not megabytes of them.
+MAX_ERRORS = 20
 MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger(__name__)
 
@@ -48,6 +52,9 @@ def problem(
     if request is not None:
         body["instance"] = request.url.path
     body.update({k: v for k, v in extra.items() if v is not None})
+    rid = request_id.get()
+    if rid is not None:
+        body["request_id"] = rid
     return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE)
 
 
@@ -64,6 +71,9 @@ async def domain_error(request: Request, exc: Exception) -> JSONResponse:
                        pointer=exc.pointer)
     if response.status_code == 401:
         response.headers["www-authenticate"] = "Bearer"
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None and response.status_code in (429, 502, 503, 504):
+        response.headers["retry-after"] = str(max(1, math.ceil(retry_after)))
     return response
 
 
@@ -84,13 +94,15 @@ async def validation_error(request: Request, exc: Exception) -> JSONResponse:
             f"the body could not be parsed as JSON ({reason} at character {where}). Send a "
             "JSON object with Content-Type: application/json.", request)
     items = [{"pointer": _pointer(tuple(err.get("loc", ()))), "detail": _message(err)}
-             for err in errors]
+             for err in errors[:MAX_ERRORS]]
     first = items[0] if items else {"pointer": "/", "detail": "invalid request"}
-    more = f" (and {len(items) - 1} more; see 'errors')" if len(items) > 1 else ""
+    omitted = len(errors) - len(items)
+    more = f" (and {len(errors) - 1} more; see 'errors')" if len(errors) > 1 else ""
+    shown = f"; 'errors' lists the first {len(items)}" if omitted else ""
     return problem(
         422, "validation-error", "The request does not match the schema",
-        f"{first['pointer']}: {first['detail']}{more}. The request schema is in openapi.yaml.",
-        request, errors=items)
+        f"{first['pointer']}: {first['detail']}{more}{shown}. The request schema is in "
+        "openapi.yaml.", request, errors=items, errors_omitted=omitted or None)
 
 
 def _message(err: dict[str, Any]) -> str:
@@ -112,7 +124,10 @@ async def http_error(request: Request, exc: Exception) -> JSONResponse:
         detail = f"{request.method} is not allowed on {request.url.path}; see openapi.yaml."
     else:
         detail = str(exc.detail)
-    return problem(status, title.lower().replace(" ", "-"), title, detail, request)
+    response = problem(status, title.lower().replace(" ", "-"), title, detail, request)
+    for name, value in (exc.headers or {}).items():  # Allow, on a 405
+        response.headers[name] = value
+    return response
 
 
 async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:

@@ -1,22 +1,27 @@
-"""ASGI middleware: the body-size limit and per-request metrics."""
+"""ASGI middleware: request bodies (size, media type, gzip) and per-request metrics."""
 
 from __future__ import annotations
 
 import json
 import time
+import zlib
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import MEDIA_TYPE, PROBLEM_TYPE
+from app.context import request_id
 from app.metrics import Metrics
 
 
 class BodyLimit:
-    """Reject bodies over the limit with a 413 problem, whether announced or chunked.
+    """Read request bodies whole, within a limit, as JSON the routes can parse.
 
     The body is buffered up to the limit (the JSON parser needs all of it
-    anyway) and replayed to the app, so nothing is half-read.
+    anyway), decoded when it came gzip-compressed (the limit then applies to
+    what it decodes to), and replayed to the app, so nothing is half-read. A
+    body that is too large, empty, in another media type or an encoding other
+    than gzip gets a problem document that says so instead.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -27,9 +32,10 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers", [])).get(b"content-length")
+        headers = dict(scope.get("headers", []))
+        declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(scope, send, int(declared))
+            await self._too_large(scope, send, f"{int(declared)} bytes")
             return
         chunks: list[bytes] = []
         size = 0
@@ -42,28 +48,95 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await self._reject(scope, send, None)
+                await self._too_large(scope, send, "more than that")
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
+        if scope.get("method") in _WITH_BODY:
+            body = b"".join(chunks)
+            checked = await self._checked(scope, send, headers, body)
+            if checked is None:
+                return
+            scope, chunks = checked
         await self.app(scope, _replay(chunks, None), send)
 
-    async def _reject(self, scope: Scope, send: Send, declared: int | None) -> None:
-        size = f"{declared} bytes" if declared is not None else "more than that"
-        body = json.dumps({
-            "type": PROBLEM_TYPE.format(slug="body-too-large"),
-            "title": "The request body is too large",
-            "status": 413,
-            "detail": f"this service accepts bodies up to {self.max_bytes} bytes and this one "
-                      f"has {size}. Send fewer or shorter messages (compress older history "
-                      "first), or raise CONTEXTSYNTH_MAX_BODY_BYTES.",
-            "instance": scope.get("path"),
-            "limit": self.max_bytes,
-        }).encode()
-        await send({"type": "http.response.start", "status": 413, "headers": [
-            (b"content-type", MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close")]})
-        await send({"type": "http.response.body", "body": body})
+    async def _checked(self, scope: Scope, send: Send, headers: dict[bytes, bytes],
+                       body: bytes) -> tuple[Scope, list[bytes]] | None:
+        """The scope and body the app should see, or None once a problem was sent."""
+        media = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        if media and media != b"application/json" and not media.endswith(b"+json"):
+            await _send_problem(scope, send, 415, "unsupported-media-type",
+                                "The body is not declared as JSON",
+                                f"this endpoint reads JSON and the body is declared as "
+                                f"{media.decode('latin-1')!r}. Send it with Content-Type: "
+                                "application/json (curl: -H 'content-type: application/json').")
+            return None
+        encoding = headers.get(b"content-encoding", b"identity").strip().lower()
+        if encoding == b"gzip":
+            decoded = _gunzip(body, self.max_bytes)
+            if decoded is None:
+                await _send_problem(scope, send, 400, "malformed-gzip",
+                                    "The body is not valid gzip",
+                                    "the body says Content-Encoding: gzip and does not "
+                                    "decompress. Send the gzip stream whole, or drop the "
+                                    "header and send plain JSON.")
+                return None
+            if len(decoded) > self.max_bytes:
+                await self._too_large(scope, send, "more than that once decompressed")
+                return None
+            body = decoded
+            kept = [(k, v) for k, v in scope.get("headers", [])
+                    if k not in (b"content-encoding", b"content-length")]
+            scope = {**scope, "headers": [*kept, (b"content-length", str(len(body)).encode())]}
+        elif encoding != b"identity":
+            await _send_problem(scope, send, 415, "unsupported-content-encoding",
+                                "The body's encoding is not supported",
+                                f"Content-Encoding {encoding.decode('latin-1')!r} is not "
+                                "read here; send the body as it is or gzip-compressed.")
+            return None
+        if not body.strip():
+            await _send_problem(scope, send, 400, "empty-body", "The request body is empty",
+                                "this endpoint reads a JSON object and the body is empty. "
+                                "Send the request as JSON, such as {\"messages\": [...]}.")
+            return None
+        return scope, [body]
+
+    async def _too_large(self, scope: Scope, send: Send, size: str) -> None:
+        await _send_problem(
+            scope, send, 413, "body-too-large", "The request body is too large",
+            f"this service accepts bodies up to {self.max_bytes} bytes and this one has "
+            f"{size}. Send fewer or shorter messages (compress older history first), or "
+            "raise CONTEXTSYNTH_MAX_BODY_BYTES.", limit=self.max_bytes)
+
+
+_WITH_BODY = ("POST", "PUT", "PATCH")
+
+
+def _gunzip(data: bytes, limit: int) -> bytes | None:
+    """``data`` decompressed, stopping a byte past ``limit``; None if it is not gzip."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, limit + 1)
+    except zlib.error:
+        return None
+    if len(out) <= limit and not inflater.eof:
+        return None  # cut short
+    return out
+
+
+async def _send_problem(scope: Scope, send: Send, status: int, slug: str, title: str,
+                        detail: str, **extra: Any) -> None:
+    problem: dict[str, Any] = {"type": PROBLEM_TYPE.format(slug=slug), "title": title,
+                               "status": status, "detail": detail,
+                               "instance": scope.get("path"), **extra}
+    rid = request_id.get()
+    if rid is not None:
+        problem["request_id"] = rid
+    body = json.dumps(problem).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _replay(chunks: list[bytes], other: Message | None) -> Receive:

@@ -44,10 +44,11 @@ class CircuitBreaker:
             return
         waited = self._clock() - self._opened_at
         if waited < self._reset_after:
+            left = self._reset_after - waited
             raise CircuitOpen(
-                f"calls to provider {provider!r} are paused for "
-                f"{self._reset_after - waited:.0f} s more after {self._failures} failures "
-                "in a row")
+                f"calls to provider {provider!r} are paused for {left:.0f} s more after "
+                f"{self._failures} failures in a row; retry after that, or ask for mode "
+                "'fast'", retry_after=left)
         self._opened_at = None  # half-open: this call decides
 
     def record(self, ok: bool) -> None:

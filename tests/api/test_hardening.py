@@ -1,0 +1,107 @@
+"""What operators and client authors ran into: request ids, bodies that are not plain
+JSON, huge error lists, 405s and an open circuit breaker."""
+
+import gzip
+import json
+
+import httpx
+import pytest
+import respx
+
+from tests.api.test_deep import PROVIDER, URL
+from tests.conftest import serve
+from tests.support.build import coding_run
+
+pytestmark = pytest.mark.anyio
+JSON = {"content-type": "application/json"}
+
+
+async def test_a_request_id_is_kept_or_made_and_returned(client):
+    r = await client.post("/synthesize", json={"messages": coding_run(2)},
+                          headers={"x-request-id": "agent-7f3a:step-12"})
+    assert r.status_code == 200 and r.headers["x-request-id"] == "agent-7f3a:step-12"
+    made = await client.post("/synthesize", json={"messages": coding_run(2)})
+    assert len(made.headers["x-request-id"]) == 32
+    again = await client.post("/synthesize", json={"messages": coding_run(2)})
+    assert again.headers["x-request-id"] != made.headers["x-request-id"]
+    # an id that would not be safe in a log line or a header is replaced
+    odd = await client.get("/healthz", headers={"x-request-id": "a b\tc" + "x" * 200})
+    assert odd.headers["x-request-id"] != "a b\tc" + "x" * 200
+
+
+async def test_problem_documents_carry_the_request_id(client):
+    r = await client.post("/synthesize", json={"messages": []},
+                          headers={"x-request-id": "req-42"})
+    assert r.status_code == 422 and r.json()["request_id"] == "req-42"
+    big = await client.post("/synthesize", content=b"x" * 10, headers={
+        "x-request-id": "req-43", "content-type": "text/plain"})
+    assert big.json()["request_id"] == "req-43" and big.headers["x-request-id"] == "req-43"
+
+
+async def test_a_body_declared_as_something_else_is_a_415(client):
+    body = json.dumps({"messages": coding_run(2)})
+    for media in ("application/x-www-form-urlencoded", "text/plain"):
+        r = await client.post("/synthesize", content=body, headers={"content-type": media})
+        assert r.status_code == 415, media
+        problem = r.json()
+        assert problem["type"].endswith("unsupported-media-type")
+        assert media in problem["detail"] and "application/json" in problem["detail"]
+    ok = await client.post("/synthesize", content=body,
+                           headers={"content-type": "application/json; charset=utf-8"})
+    assert ok.status_code == 200
+
+
+async def test_an_empty_body_says_it_is_empty(client):
+    r = await client.post("/synthesize", content=b"", headers=JSON)
+    assert r.status_code == 400
+    assert r.json()["type"].endswith("empty-body") and "empty" in r.json()["detail"]
+
+
+async def test_gzip_bodies_are_read_and_limited_once_decoded(make_app):
+    messages = coding_run(30)
+    raw = json.dumps({"messages": messages}).encode()
+    packed = gzip.compress(raw)
+    async with serve(make_app(max_body_bytes=len(raw) + 10)) as c:
+        r = await c.post("/synthesize", content=packed,
+                         headers={**JSON, "content-encoding": "gzip"})
+        assert r.status_code == 200, r.text
+        plain = await c.post("/synthesize", content=raw, headers=JSON)
+        assert r.json()["messages"] == plain.json()["messages"]
+        broken = await c.post("/synthesize", content=packed[: len(packed) // 2],
+                              headers={**JSON, "content-encoding": "gzip"})
+        assert broken.status_code == 400 and broken.json()["type"].endswith("malformed-gzip")
+        other = await c.post("/synthesize", content=raw, headers={**JSON,
+                                                                  "content-encoding": "br"})
+        assert other.status_code == 415
+    # small on the wire, too large once decompressed: the limit is on what it decodes to
+    async with serve(make_app(max_body_bytes=len(packed) + 10)) as c:
+        r = await c.post("/synthesize", content=packed,
+                         headers={**JSON, "content-encoding": "gzip"})
+        assert r.status_code == 413 and "decompressed" in r.json()["detail"]
+
+
+async def test_a_body_with_thousands_of_mistakes_gets_the_first_twenty(client):
+    body = {"messages": coding_run(1), **{f"unknown_{i}": i for i in range(5000)}}
+    r = await client.post("/synthesize", json=body)
+    assert r.status_code == 422
+    problem = r.json()
+    assert len(problem["errors"]) == 20 and problem["errors_omitted"] == 4980
+    assert "and 4999 more" in problem["detail"] and len(r.content) < 10_000
+
+
+async def test_a_405_says_which_methods_are_allowed(client):
+    r = await client.get("/synthesize")
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+
+
+@respx.mock
+async def test_an_open_circuit_says_when_to_retry(make_app):
+    respx.post(URL).mock(return_value=httpx.Response(500, json={"error": {"message": "x"}}))
+    body = {"messages": coding_run(12), "reasoning": {"synthesis": "deep"},
+            "on_llm_error": "error"}
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        statuses = [(await c.post("/synthesize", json=body)) for _ in range(6)]
+    *failed, last = statuses
+    assert {r.status_code for r in failed} == {502}
+    assert last.status_code == 503 and last.json()["type"].endswith("llm-circuit-open")
+    assert 1 <= int(last.headers["retry-after"]) <= 30
