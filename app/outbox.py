@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import heapq
 import json
+import logging
 import time
 import uuid
 from collections import deque
@@ -26,6 +27,7 @@ STREAM = "cs:v1:{events}:outbox"
 SCHEDULE = "cs:v1:{events}:retry"
 DEAD = "cs:v1:{events}:dead"
 GROUP = "deliverers"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +143,18 @@ class RedisOutbox:
         return True
 
     async def take(self, wait_s: float) -> list[Entry]:
+        try:
+            return await self._take(wait_s)
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            # Redis came back without the group (restarted empty, or flushed): make it
+            # again, or nothing queued from now on would ever be read.
+            log.warning("the outbox's consumer group was gone; making it again")
+            self._group_ready = False
+            return await self._take(wait_s)
+
+    async def _take(self, wait_s: float) -> list[Entry]:
         await self._group()
         await self._move_due_retries()
         # Entries a dead replica read but never finished.

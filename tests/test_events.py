@@ -5,6 +5,7 @@ import uuid
 
 import pytest
 from prometheus_client import CollectorRegistry
+from redis import exceptions as redis_errors
 
 from app.events import Emitter, Subscription, WebhookConfig, check_url
 from app.metrics import Metrics
@@ -208,4 +209,26 @@ async def test_with_redis_down_events_are_dropped_without_a_wait_per_request():
         assert spy.attempts == 2
         assert registry.get_sample_value("contextsynth_webhook_dropped_total",
                                          {"event": "context.synthesized"}) == 4
+        await outbox.aclose()
+
+
+async def test_the_outbox_makes_its_group_again_after_redis_restarts_empty():
+    with RedisServer() as redis:
+        outbox = RedisOutbox(redis.url, claim_idle_s=60)
+        await outbox.put(Entry('{"x":1}', f"msg_{uuid.uuid4().hex}", "context.synthesized", 0))
+        first = await outbox.take(0.1)
+        await outbox.done(first[0])
+        redis.kill()
+        redis.start()  # same port, nothing in it: no stream, no consumer group
+        event_id = f"msg_{uuid.uuid4().hex}"
+        for _ in range(3):  # the client reconnects on the first command after the restart
+            try:
+                await outbox.put(Entry('{"x":2}', event_id, "context.synthesized", 0))
+                break
+            except redis_errors.ConnectionError:
+                await asyncio.sleep(0.05)
+        taken = await outbox.take(0.1)
+        assert [e.event_id for e in taken] == [event_id]
+        await outbox.done(taken[0])
+        assert await outbox.depth() == 0
         await outbox.aclose()
