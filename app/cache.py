@@ -33,6 +33,11 @@ def handle_key(tenant: str, handle: str) -> str:
 
 
 class Cache(Protocol):
+    @property
+    def healthy(self) -> bool:
+        """False while the store is failing (its last call did not get through)."""
+        ...
+
     async def get(self, key: str) -> bytes | None: ...
 
     async def set(self, key: str, value: bytes, ttl_s: float) -> None: ...
@@ -67,6 +72,10 @@ class MemoryCache:
             return None
         self._items.move_to_end(key)
         return item[1]
+
+    @property
+    def healthy(self) -> bool:
+        return True
 
     async def get(self, key: str) -> bytes | None:
         with self._lock:

@@ -77,7 +77,7 @@ def create_app(
     gateway = LLMGateway(llm, cache, metrics, ttl_s=settings.cache_ttl_s,
                          wait_s=settings.llm_budget_s,
                          default_model=settings.synthesis_model) if llm.available else None
-    handles = HandleStore(cache, ttl_s=settings.expand_ttl_s)
+    handles = HandleStore(cache, ttl_s=settings.expand_ttl_s, retry_s=settings.redis_pause_s)
     webhooks = build_webhooks(settings, metrics)
     emitter = webhooks.emitter
     services = Services(

@@ -29,6 +29,10 @@ class RedisCache:
             raise TypeError(f"unexpected {type(value).__name__} from Redis")
         return value
 
+    @property
+    def healthy(self) -> bool:
+        return True  # errors reach the caller as exceptions (see FailOpenCache)
+
     async def set(self, key: str, value: bytes, ttl_s: float) -> None:
         await self._client.set(key, value, px=max(int(ttl_s * 1000), 1))
 

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 STATUS: dict[type[e.ContextsynthError], int] = {
     e.Unauthorized: 401,
     e.HandleNotFound: 404,
+    e.HandlesUnavailable: 503,
     e.InvalidTranscript: 422,
     e.UnknownFormat: 422,
     e.AmbiguousFormat: 422,

@@ -70,6 +70,15 @@ class Unauthorized(ContextsynthError):
     title = "A valid API key is required"
 
 
+class HandlesUnavailable(ContextsynthError):
+    slug = "handles-unavailable"
+    title = "The store of expand handles cannot be reached"
+
+    def __init__(self, detail: str, *, retry_after: float) -> None:
+        super().__init__(detail, pointer="/handle")
+        self.retry_after = retry_after
+
+
 class HandleNotFound(ContextsynthError):
     slug = "handle-not-found"
     title = "No such expand handle"

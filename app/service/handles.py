@@ -4,31 +4,45 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.cache import Cache, handle_key
 from app.engine.compaction import Span
+from app.engine.errors import HandlesUnavailable
 from app.engine.formats import WireFormat
 from app.engine.transcript import Transcript
 
 # Re-save a handle this process saved within this share of the TTL only after it.
 _RESAVE_SHARE = 0.5
 _RECENT_MAX = 50_000
+# Handles whose save the cache did not take are kept here, up to this many bytes.
+_LOCAL_BYTES = 32_000_000
 
 
 class HandleStore:
-    def __init__(self, cache: Cache, *, ttl_s: float,
+    def __init__(self, cache: Cache, *, ttl_s: float, retry_s: float = 2.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._cache = cache
         self._ttl = ttl_s
         self._clock = clock
         # An agent resends its prefix every step; its spans need saving once per TTL.
         self._recent: dict[str, float] = {}
+        # Saves the cache did not take (Redis down): this replica can still expand them,
+        # and they are saved again on the next call that makes them.
+        self._local: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
+        self._local_bytes = 0
+        self._retry_s = retry_s
 
     async def save_spans(self, tenant: str, wire: WireFormat, spans: Sequence[Span]) -> None:
         for span in spans:
             if not span.originals or self._fresh(tenant, span.handle):
+                continue
+            key = handle_key(tenant, span.handle)
+            held = self._kept(key)
+            if held is not None:  # made while the cache was down: try it again as it is
+                await self._store(tenant, span.handle, key, held)
                 continue
             body = wire.render(Transcript(span.originals, wire.name))
             await self.save(tenant, span.handle, {"format": wire.name, "kind": span.kind,
@@ -36,17 +50,51 @@ class HandleStore:
 
     async def save(self, tenant: str, handle: str, document: dict[str, Any]) -> None:
         payload = json.dumps({"handle": handle, **document}, ensure_ascii=False).encode()
-        await self._cache.set(handle_key(tenant, handle), payload, self._ttl)
+        await self._store(tenant, handle, handle_key(tenant, handle), payload)
+
+    async def _store(self, tenant: str, handle: str, key: str, payload: bytes) -> None:
+        await self._cache.set(key, payload, self._ttl)
+        if not self._cache.healthy:  # not written: keep it here, and save it again later
+            self._keep(key, payload)
+            return
+        self._drop(key)
         if len(self._recent) >= _RECENT_MAX:
             self._recent.clear()
         self._recent[f"{tenant}\0{handle}"] = self._clock()
+
+    def _keep(self, key: str, payload: bytes) -> None:
+        self._drop(key)
+        self._local[key] = (self._clock() + self._ttl, payload)
+        self._local_bytes += len(payload)
+        while self._local_bytes > _LOCAL_BYTES and self._local:
+            _, (_, gone) = self._local.popitem(last=False)
+            self._local_bytes -= len(gone)
+
+    def _drop(self, key: str) -> None:
+        old = self._local.pop(key, None)
+        if old is not None:
+            self._local_bytes -= len(old[1])
+
+    def _kept(self, key: str) -> bytes | None:
+        item = self._local.get(key)
+        if item is None or item[0] <= self._clock():
+            return None
+        return item[1]
 
     def _fresh(self, tenant: str, handle: str) -> bool:
         saved = self._recent.get(f"{tenant}\0{handle}")
         return saved is not None and self._clock() - saved < self._ttl * _RESAVE_SHARE
 
     async def load(self, tenant: str, handle: str) -> dict[str, Any] | None:
-        raw = await self._cache.get(handle_key(tenant, handle))
+        """The handle's document; None when no store has it. Raises HandlesUnavailable
+        when the cache cannot be reached and this replica does not hold it either."""
+        key = handle_key(tenant, handle)
+        raw = await self._cache.get(key) or self._kept(key)
+        if raw is None and not self._cache.healthy:
+            raise HandlesUnavailable(
+                "the store of expand handles (Redis) cannot be reached, so this handle cannot "
+                "be looked up now; it is not lost if it was saved. Retry shortly.",
+                retry_after=self._retry_s)
         if raw is None:
             return None
         try:

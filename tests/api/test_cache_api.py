@@ -211,3 +211,36 @@ async def test_expand_round_trip_in_the_new_formats(client, case):
     assert ("functionCall" in text and "functionResponse" in text) if name == "gemini" else (
         '"function_call"' in text and '"function_call_output"' in text)
     assert "cat src/module_0.py" in text
+
+
+async def test_handles_made_while_redis_is_down_still_expand_and_are_saved_when_it_is_back(
+        make_app):
+    import redis as redis_sync
+
+    from app.cache import handle_key
+
+    with RedisServer() as server:
+        app = make_app(redis_url=server.url, redis_pause_s=0.05, redis_timeout_s=0.2)
+        async with serve(app) as c:
+            server.kill()
+            messages = unique_run() + coding_run(30)[2:]
+            body = (await c.post("/synthesize", json={"messages": messages})).json()
+            handle = body["receipt"]["dropped"][0]["handle"]
+            # this replica kept what it could not save: the handle it gave out works
+            r = await c.get(f"/expand/{handle}")
+            assert r.status_code == 200 and r.json()["handle"] == handle
+            # one it never saw cannot be looked up now, which is not the same as gone
+            missing = await c.get("/expand/cs_00000000000000000000")
+            assert missing.status_code == 503
+            assert missing.json()["type"].endswith("handles-unavailable")
+            assert int(missing.headers["retry-after"]) >= 1
+            server.start()  # back, and empty
+            stored = None
+            for _ in range(10):  # the agent's next calls; the first may meet a dead socket
+                await asyncio.sleep(0.1)  # past the pause after the last error
+                await c.post("/synthesize", json={"messages": messages})
+                stored = redis_sync.Redis(port=server.port).get(handle_key("default", handle))
+                if stored is not None:
+                    break
+            assert stored is not None and json.loads(stored)["handle"] == handle
+            assert (await c.get("/expand/cs_00000000000000000000")).status_code == 404

@@ -19,7 +19,9 @@ router = APIRouter(route_class=FiniteJSONRoute)
 @router.get(
     "/expand/{handle}",
     response_model=ExpandResponse,
-    responses={404: PROBLEMS[404], 401: PROBLEMS[401]},
+    responses={404: PROBLEMS[404], 401: PROBLEMS[401], 503: {
+        **PROBLEMS[503], "description": "The handle store (Redis) cannot be reached and this "
+        "replica does not hold the handle; retry after Retry-After seconds."}},
     summary="The original messages (or actions) that a compaction replaced",
 )
 async def expand(handle: str, svc: Annotated[Services, Depends(services)],

@@ -159,13 +159,19 @@ class ExpandResponse(ConversationOut):
 
 # Error responses as documented on every job.
 PROBLEMS: dict[int | str, dict[str, Any]] = {
-    400: {"model": Problem, "description": "The body is not valid JSON."},
+    400: {"model": Problem, "description": "The body is empty, not valid JSON, or broken "
+          "gzip."},
     401: {"model": Problem, "description": "API keys are configured and none valid was sent."},
     404: {"model": Problem, "description": "No such handle for this tenant (or it expired)."},
-    413: {"model": Problem, "description": "The body is over the configured size limit."},
+    413: {"model": Problem, "description": "The body is over the configured size limit "
+          "(after gzip decoding)."},
+    415: {"model": Problem, "description": "The body is declared as another media type than "
+          "JSON, or in an encoding other than gzip."},
     422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},
     500: {"model": Problem, "description": "A strategy broke the output invariants."},
     502: {"model": Problem, "description": "The LLM provider failed (on_llm_error: error)."},
-    503: {"model": Problem, "description": "The mode needs an LLM and none is configured."},
+    503: {"model": Problem, "description": "The mode needs an LLM and none is configured, or "
+          "calls to the provider are paused after repeated failures (llm-circuit-open, with "
+          "Retry-After)."},
     504: {"model": Problem, "description": "The LLM time budget ran out (on_llm_error: error)."},
 }
