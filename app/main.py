@@ -73,7 +73,8 @@ def create_app(
     providers = build_providers(settings.llm_providers,
                                 os.environ if environ is None else environ)
     llm = LLMClient(providers, metrics, policy=RetryPolicy(attempts=settings.llm_retries),
-                    budget_s=settings.llm_budget_s)
+                    budget_s=settings.llm_budget_s,
+                    models=[settings.synthesis_model] if settings.synthesis_model else ())
     gateway = LLMGateway(llm, cache, metrics, ttl_s=settings.cache_ttl_s,
                          wait_s=settings.llm_budget_s,
                          default_model=settings.synthesis_model) if llm.available else None

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+)
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
 
 # Engine work is milliseconds; LLM-backed modes will take seconds.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
@@ -15,6 +23,7 @@ class Metrics:
         self.registry = registry
         # Set when prometheus-client runs in multiprocess mode (PROMETHEUS_MULTIPROC_DIR).
         self.multiprocess_dir = multiprocess_dir
+        add_runtime_collectors(registry)
         self.requests = Counter(
             "contextsynth_requests", "HTTP requests handled.",
             ["endpoint", "mode", "status"], registry=registry)
@@ -54,3 +63,11 @@ class Metrics:
         self.fallbacks = Counter(
             "contextsynth_fallbacks", "Jobs that fell back from an LLM mode.", ["reason"],
             registry=registry)
+
+
+def add_runtime_collectors(registry: CollectorRegistry) -> None:
+    """The process_* and python_* series a default registry has (memory, CPU, open
+    files, GC): the app's registry is its own, so they are added to it."""
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)

@@ -7,6 +7,7 @@ import time
 import zlib
 from typing import Any
 
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import MEDIA_TYPE, PROBLEM_TYPE
@@ -175,8 +176,21 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, send_status)
         finally:
-            route: Any = scope.get("route")
-            endpoint = getattr(route, "path", None) or "unmatched"
+            endpoint = _endpoint(scope)
             mode = str(scope.get("state", {}).get("mode", "none"))
             self.metrics.requests.labels(endpoint, mode, str(status)).inc()
             self.metrics.duration.labels(endpoint, mode).observe(time.perf_counter() - started)
+
+
+def _endpoint(scope: Scope) -> str:
+    """The route template that served the request, for a label with bounded values."""
+    route: Any = scope.get("route")
+    if route is not None:
+        return str(route.path)
+    # Routes the framework adds itself (/docs, /openapi.json) do not record themselves.
+    app: Any = scope.get("app")
+    for candidate in getattr(app, "routes", ()):
+        path = getattr(candidate, "path", None)
+        if isinstance(path, str) and candidate.matches(scope)[0] is Match.FULL:
+            return path
+    return "unmatched"

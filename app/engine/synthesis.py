@@ -165,14 +165,19 @@ class Synthesizer:
         messages = prepared.transcript.messages
         out = list(compaction.messages)
         check_output(name, messages, out)
+        nudge_tokens = 0
         if prepared.nudge is not None:
             out.append(text_message("user", prepared.nudge))
+            nudge_tokens = self._counter.messages(out[-1:])
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
                         out, compaction.dropped, settled=compaction.settled)
         head = prepared.context.segments.head_stop
         stable = head if compaction.stable is None else compaction.stable
         steady = stable if compaction.steady is None else compaction.steady
-        if not books.shrunk:
+        # The nudge comes either way (steer asks for it), so compaction is judged without
+        # it: a cut that saves fewer tokens than the nudge costs still stands, as it will
+        # on every later call, which keeps what later calls send again the same.
+        if books.tokens_after - nudge_tokens >= books.tokens_before:
             # The input goes back as it came; a later call sends what the strategy would
             # have sent, so only the messages it left as they were stay the same.
             same = next((i for i, (a, b) in enumerate(zip(messages, out, strict=False))

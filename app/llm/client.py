@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import cast
 
 import httpx
@@ -13,6 +13,9 @@ from app.engine.errors import InvalidOption
 from app.llm.base import Completion, CompletionRequest, LLMError, LLMTimeout, Provider
 from app.llm.resilience import CircuitBreaker, RetryPolicy, with_retries
 from app.metrics import Metrics
+
+# The model label of a call to a model no configuration names.
+OTHER_MODEL = "other"
 
 
 class LLMClient:
@@ -23,10 +26,14 @@ class LLMClient:
         *,
         policy: RetryPolicy | None = None,
         budget_s: float = 120.0,
+        models: Iterable[str] = (),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._providers = dict(providers)
+        # Metric labels name configured models only: a model a caller names is "other",
+        # so requests cannot create series.
+        self._models = {p.default_model for p in self._providers.values()} | set(models)
         self._metrics = metrics
         self._policy = policy or RetryPolicy()
         self._budget = budget_s
@@ -74,6 +81,7 @@ class LLMClient:
         if http is None:
             raise RuntimeError("LLMClient.start() was not called (the app lifespan starts it)")
         model = request.model or provider.default_model
+        labels = (provider.name, model if model in self._models else OTHER_MODEL)
         started = self._clock()
         outcome = "ok"
         try:
@@ -90,12 +98,9 @@ class LLMClient:
             outcome = exc.reason
             raise
         finally:
-            labels = (provider.name, model)
             self._metrics.llm_requests.labels(*labels, outcome).inc()
             self._metrics.llm_duration.labels(*labels).observe(self._clock() - started)
         completion = cast(Completion, result)
-        self._metrics.llm_tokens.labels(provider.name, model, "in").inc(
-            completion.usage.input_tokens)
-        self._metrics.llm_tokens.labels(provider.name, model, "out").inc(
-            completion.usage.output_tokens)
+        self._metrics.llm_tokens.labels(*labels, "in").inc(completion.usage.input_tokens)
+        self._metrics.llm_tokens.labels(*labels, "out").inc(completion.usage.output_tokens)
         return completion

@@ -1,6 +1,8 @@
 import pytest
+import respx
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.conftest import serve
 from tests.support.build import coding_run
 
 pytestmark = pytest.mark.anyio
@@ -78,3 +80,31 @@ async def test_every_design_metric_is_exposed_with_its_labels(make_app):
         samples = [s for s in families[name].samples if not s.name.endswith("_created")]
         assert samples, f"{name} has no samples"
         assert set(samples[0].labels) - {"le"} == labels, name
+
+
+async def test_metrics_have_the_runtime_series_and_label_the_docs(client):
+    await client.get("/docs")
+    await client.get("/openapi.json")
+    text = (await client.get("/metrics")).text
+    for series in ("process_resident_memory_bytes", "process_open_fds", "python_info",
+                   "python_gc_objects_collected_total"):
+        assert series in text, series
+    assert 'endpoint="/docs"' in text and 'endpoint="/openapi.json"' in text
+    assert 'endpoint="unmatched"' not in text
+
+
+@respx.mock
+async def test_a_model_the_caller_names_does_not_make_a_series(make_app):
+    from tests.api.test_deep import PROVIDER, URL, completion
+
+    respx.post(URL).respond(200, json=completion())
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        for name in ("made-up-model-1", "made-up-model-2"):
+            r = await c.post("/synthesize", json={
+                "messages": coding_run(12), "reasoning": {"synthesis": "deep",
+                                                           "synthesis_model": name}})
+            assert r.status_code == 200 and r.json()["mode"] == "deep"
+        text = (await c.get("/metrics")).text
+    assert "made-up-model" not in text
+    assert 'contextsynth_llm_requests_total{model="other",outcome="ok",provider="main"} 2.0' \
+        in text

@@ -12,6 +12,7 @@ from app.api.deps import Services, services
 from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import Health
 from app.cache import FailOpenCache
+from app.metrics import add_runtime_collectors
 
 router = APIRouter(route_class=FiniteJSONRoute)
 
@@ -48,4 +49,5 @@ async def metrics(svc: Annotated[Services, Depends(services)]) -> Response:
         registry = CollectorRegistry()
         MultiProcessCollector(  # type: ignore[no-untyped-call]
             registry, path=svc.metrics.multiprocess_dir)
+        add_runtime_collectors(registry)  # process_* and python_* of the worker answering
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
