@@ -1,1 +1,3 @@
 """contextsynth: context compression for LLM agents."""
+
+VERSION = "0.1.0"

@@ -22,13 +22,13 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     settings = Settings()
-    workers = args.workers or settings.workers
+    workers = settings.workers if args.workers is None else args.workers
     _prepare_multiprocess_metrics(workers)
     uvicorn.run(
         "app.main:factory",
         factory=True,
         host=args.host or settings.host,
-        port=args.port or settings.port,
+        port=settings.port if args.port is None else args.port,
         workers=workers,
         log_level=settings.log_level,
     )
@@ -66,7 +66,14 @@ async def _post(body: dict[str, Any]) -> httpx.Response:
 
 
 def _compress(args: argparse.Namespace) -> int:
-    body = read_transcript(Path(args.file))
+    try:
+        body = read_transcript(Path(args.file))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"contextsynth compress: cannot read {args.file}: {reason}. Give a .jsonl "
+              "file of messages, or .json with a message array or a request body.",
+              file=sys.stderr)
+        return 2
     for key in ("tier", "model", "format"):
         if getattr(args, key):
             body[key] = getattr(args, key)
@@ -77,7 +84,9 @@ def _compress(args: argparse.Namespace) -> int:
     response = asyncio.run(_post(body))
     result = response.json()
     if response.status_code != 200:
-        print(json.dumps(result, indent=2), file=sys.stderr)
+        where = f" (at {result['pointer']})" if result.get("pointer") else ""
+        print(f"contextsynth compress: {result.get('detail', response.text)}{where}",
+              file=sys.stderr)
         return 1
     if args.stats:
         result = {k: result[k] for k in ("mode", "phase", "tier", "stats", "compacted")}
@@ -160,21 +169,39 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ranged(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range ({low} to {high})")
+        return value
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
+    from app import VERSION
+    from app.engine.formats import build_formats
+
     parser = argparse.ArgumentParser(prog="contextsynth", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"contextsynth {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the HTTP service (settings: CONTEXTSYNTH_*)")
     serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    serve.add_argument("--workers", type=int)
+    serve.add_argument("--port", type=_ranged(1, 65535),
+                       help="default: CONTEXTSYNTH_PORT")
+    serve.add_argument("--workers", type=_ranged(1, 256),
+                       help="worker processes (default: CONTEXTSYNTH_WORKERS)")
     serve.set_defaults(run=_serve)
 
     compress = sub.add_parser("compress", help="compact a transcript file, print the result")
     compress.add_argument("file", help=".jsonl of messages, or .json messages / request body")
     compress.add_argument("--tier", choices=["local", "mid", "large", "frontier"])
     compress.add_argument("--model")
-    compress.add_argument("--format", choices=["auto", "openai", "anthropic"])
+    compress.add_argument("--format", choices=["auto", *build_formats()])
     compress.add_argument("--mode", default="fast", choices=["auto", "fast", "custom", "off"])
     compress.add_argument("--strategy", help="strategy for --mode custom")
     compress.add_argument("--stats", action="store_true", help="print only mode, phase, stats")
@@ -222,7 +249,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "mode", None) == "custom" and not args.strategy:
+        parser.error("--mode custom needs --strategy NAME: fast-rebuild, observation-mask, "
+                     "or a plugin's strategy")
     runner: Callable[[argparse.Namespace], int] = args.run
     return runner(args)
 

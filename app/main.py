@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from prometheus_client import CollectorRegistry
 
-from app import plugins
+from app import VERSION, plugins
 from app.api import errors
 from app.api.deps import Services
 from app.api.middleware import BodyLimit, RequestMetrics
@@ -46,8 +46,6 @@ from app.service.trace import TraceService
 from app.settings import Settings
 from app.tokenizer import load_encoding
 from app.webhooks import build_webhooks
-
-VERSION = "0.1.0"
 
 
 def create_app(

@@ -1,6 +1,7 @@
 import json
 
 import httpx
+import pytest
 
 from app.cli import main
 from tests.support.corpus import TRANSCRIPTS
@@ -22,7 +23,9 @@ def test_compress_reports_bad_input(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"role": "tool", "tool_call_id": "x", "content": "?"}]))
     assert main(["compress", str(bad)]) == 1
-    assert "invalid-transcript" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("contextsynth compress: messages[0] (role tool) is a tool result")
+    assert err.rstrip().endswith("(at /messages/0)") and err.count("\n") == 1
 
 
 def test_openapi_to_stdout(capsys):
@@ -48,3 +51,45 @@ def test_bench_runs_on_a_small_corpus(tmp_path, capsys):
     assert main(["bench", "--dir", str(tmp_path), "--jobs"]) == 0
     out = capsys.readouterr().out
     assert "synthesize" in out and "median" in out
+
+
+def test_a_missing_or_malformed_file_is_one_clear_line(tmp_path, capsys):
+    assert main(["compress", str(tmp_path / "nope.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot read" in err and "No such file" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["compress", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "bad.json" in err
+
+
+def test_compress_takes_every_format_and_says_what_a_custom_mode_needs(tmp_path, capsys):
+    messages = [json.loads(line) for line in
+                (TRANSCRIPTS / "sweagent-ctf-crypto-eps.jsonl").read_text().splitlines()]
+    from tests.support.convert import to_gemini
+
+    path = tmp_path / "gemini.json"
+    path.write_text(json.dumps(to_gemini(messages)), encoding="utf-8")
+    assert main(["compress", str(path), "--format", "gemini", "--stats"]) == 0
+    assert json.loads(capsys.readouterr().out)["stats"]["tokens_before"] > 0
+    with pytest.raises(SystemExit):
+        main(["compress", str(path), "--mode", "custom"])
+    assert "--strategy" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["serve", "--workers", "0"], ["serve", "--port", "0"],
+                                  ["serve", "--port", "70000"]])
+def test_serve_refuses_ports_and_worker_counts_it_cannot_use(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2 and "out of range" in capsys.readouterr().err
+
+
+def test_version_and_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.startswith("contextsynth 0.")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "hash-key" in capsys.readouterr().out
