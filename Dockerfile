@@ -13,7 +13,9 @@ WORKDIR /src
 COPY requirements.lock ./
 RUN python -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-deps -r requirements.lock
-COPY pyproject.toml README.md ./
+# setup.py lists the modules mypyc compiles: without it the wheel is pure Python, and
+# every cold call about 1.6x slower.
+COPY pyproject.toml README.md setup.py ./
 COPY app ./app
 RUN /opt/venv/bin/pip install --no-deps .
 
@@ -34,6 +36,7 @@ RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin cont
 COPY --from=build /opt/venv /opt/venv
 USER 10001
 EXPOSE 8080
+# The port the service listens on, CONTEXTSYNTH_PORT, is the one probed.
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
-    CMD ["python", "-c", "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=2).status == 200 else 1)"]
+    CMD ["python", "-c", "import os,sys,urllib.request; port = os.environ.get('CONTEXTSYNTH_PORT', '8080'); sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=2).status == 200 else 1)"]
 ENTRYPOINT ["contextsynth", "serve"]

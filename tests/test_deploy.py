@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import kubernetes_validate
@@ -107,3 +108,55 @@ def test_lock_pins_every_runtime_dependency():
     for requirement in project["dependencies"]:
         name = re.split(r"[<>=!~\[ ]", requirement)[0].lower().replace("_", "-")
         assert name in locked, f"{name} is not in requirements.lock"
+
+
+def _build_stage_copies() -> list[str]:
+    """The paths the Dockerfile's build stage copies from the build context."""
+    text = (ROOT / "Dockerfile").read_text()
+    build = text.split("FROM ${PYTHON_IMAGE}")[0]
+    paths: list[str] = []
+    for line in build.splitlines():
+        if line.startswith("COPY ") and "--from" not in line:
+            *sources, _ = line.split()[1:]
+            paths.extend(sources)
+    return paths
+
+
+def test_the_image_builds_the_engine_compiled(tmp_path):
+    """A wheel built from exactly what the Dockerfile copies holds the mypyc modules."""
+    from tests.test_build import compiled_paths
+
+    context = tmp_path / "context"
+    context.mkdir()
+    for name in _build_stage_copies():
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, context / name,
+                            ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+        else:
+            shutil.copy2(source, context / name)
+    assert (context / "setup.py").exists(), "the Dockerfile does not copy setup.py"
+    out = tmp_path / "wheel"
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(context)], capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stderr[-2000:]
+    [wheel] = out.glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for module in compiled_paths():
+        stem = module.removesuffix(".py")
+        assert any(n.startswith(stem + ".") and n.endswith(".so") for n in names), module
+
+
+def test_the_healthcheck_probes_the_configured_port():
+    text = (ROOT / "Dockerfile").read_text()
+    check = text.split("HEALTHCHECK", 1)[1].split("\n", 2)[1]
+    assert "CONTEXTSYNTH_PORT" in check and ":8080/" not in check
+
+
+def test_every_locked_requirement_has_a_hash():
+    entries = " ".join((ROOT / "requirements.lock").read_text().split("\\\n")).splitlines()
+    pins = [line for line in entries if "==" in line and not line.lstrip().startswith("#")]
+    assert len(pins) > 20
+    for pin in pins:
+        assert "--hash=sha256:" in pin, pin.split()[0]
