@@ -7,6 +7,7 @@ import sys
 import tomllib
 import zipfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
@@ -65,7 +66,8 @@ def test_overlays_render_to_valid_manifests(overlay):
                    for d in rendered)
     else:
         assert config["CONTEXTSYNTH_REDIS_URL"].startswith("rediss://")
-        assert deployment["spec"]["replicas"] == 3
+        hpa = next(d for d in rendered if d["kind"] == "HorizontalPodAutoscaler")
+        assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (3, 30)
         assert deployment["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
             "registry.example.com/")
 
@@ -160,3 +162,57 @@ def test_every_locked_requirement_has_a_hash():
     assert len(pins) > 20
     for pin in pins:
         assert "--hash=sha256:" in pin, pin.split()[0]
+
+
+def _render(overlay: str) -> list[dict]:
+    out = subprocess.run([_kubectl(), "kustomize", str(DEPLOY / "overlays" / overlay)],
+                         check=True, capture_output=True, text=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def _one(rendered: list[dict], kind: str, name: str = "contextsynth") -> dict:
+    return next(d for d in rendered if d["kind"] == kind and d["metadata"]["name"] == name)
+
+
+@pytest.mark.skipif(_kubectl() is None, reason="kubectl is not installed: overlays not rendered")
+@pytest.mark.parametrize("overlay", ["dev", "prod"])
+def test_the_network_policy_admits_the_configured_redis(overlay):
+    rendered = _render(overlay)
+    url = urlsplit(_one(rendered, "ConfigMap", "contextsynth-config")["data"][
+        "CONTEXTSYNTH_REDIS_URL"])
+    port = url.port or 6379
+    policy = _one(rendered, "NetworkPolicy")
+    open_ports = {p["port"] for rule in policy["spec"]["egress"] if "to" not in rule
+                  for p in rule.get("ports", [])}
+    assert port in open_ports, f"{overlay}: Redis on {port}, egress allows {open_ports}"
+    # in-cluster providers: pods labelled for it, in any namespace, whatever the app labels
+    selectors = [peer["podSelector"] for rule in policy["spec"]["egress"]
+                 for peer in rule.get("to", []) if "podSelector" in peer]
+    assert selectors == [{"matchExpressions": [
+        {"key": "contextsynth.io/egress", "operator": "In", "values": ["allow"]}]}]
+    namespaces = [peer.get("namespaceSelector", {}).get("matchLabels", {})
+                  for rule in policy["spec"]["ingress"] for peer in rule["from"]]
+    assert {"contextsynth.io/clients": "allow"} in namespaces
+
+
+@pytest.mark.skipif(_kubectl() is None, reason="kubectl is not installed: overlays not rendered")
+@pytest.mark.parametrize("overlay", ["dev", "prod"])
+def test_replicas_are_the_autoscalers_and_pods_carry_the_recommended_labels(overlay):
+    rendered = _render(overlay)
+    deployment = _one(rendered, "Deployment")
+    assert "replicas" not in deployment["spec"]  # an apply would undo the HPA's count
+    for labels in (deployment["metadata"]["labels"],
+                   deployment["spec"]["template"]["metadata"]["labels"]):
+        assert labels["app.kubernetes.io/instance"] == f"contextsynth-{overlay}"
+        assert labels["app.kubernetes.io/version"] and labels[
+            "app.kubernetes.io/managed-by"] == "kustomize"
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    assert "app.kubernetes.io/version" not in selector  # selectors cannot change
+    spread = deployment["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    assert {c["topologyKey"] for c in spread} == {"topology.kubernetes.io/zone",
+                                                  "kubernetes.io/hostname"}
+    if overlay == "dev":
+        redis = _one(rendered, "Deployment", "redis")
+        container = redis["spec"]["template"]["spec"]["containers"][0]
+        assert container["readinessProbe"] and container["livenessProbe"]
+        assert redis["metadata"]["labels"]["app.kubernetes.io/name"] == "redis"
