@@ -1,5 +1,6 @@
 """The image definition and the Kubernetes manifests, validated offline."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -216,3 +217,19 @@ def test_replicas_are_the_autoscalers_and_pods_carry_the_recommended_labels(over
         container = redis["spec"]["template"]["spec"]["containers"][0]
         assert container["readinessProbe"] and container["livenessProbe"]
         assert redis["metadata"]["labels"]["app.kubernetes.io/name"] == "redis"
+
+
+def test_the_grafana_dashboard_has_the_readme_panels():
+    dashboard = json.loads((DEPLOY / "grafana" / "contextsynth.json").read_text())
+    section = (ROOT / "README.md").read_text().split("### Dashboards", 1)[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith(("| panel", "| ---"))]
+    panels = {p["title"]: [t["expr"] for t in p["targets"]] for p in dashboard["panels"]}
+    assert len(rows) == len(panels) >= 10
+    for row in rows:
+        title, queries = row[2:-2].split(" | ", 1)
+        expected = [q.replace("\\|", "|") for q in re.findall(r"`([^`]+)`", queries)]
+        assert panels[title] == expected, title
+    for panel in dashboard["panels"]:  # every panel reads the dashboard's data source
+        assert panel["datasource"]["uid"] == "${datasource}" and panel["gridPos"]["w"] > 0
+    assert [v["name"] for v in dashboard["templating"]["list"]] == ["datasource"]
