@@ -24,6 +24,8 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings()
     workers = settings.workers if args.workers is None else args.workers
     _prepare_multiprocess_metrics(workers)
+    from app.logs import log_config
+
     uvicorn.run(
         "app.main:factory",
         factory=True,
@@ -31,6 +33,8 @@ def _serve(args: argparse.Namespace) -> int:
         port=settings.port if args.port is None else args.port,
         workers=workers,
         log_level=settings.log_level,
+        log_config=log_config(settings.log_format, settings.log_level),
+        access_log=False,  # the service writes its own line per request (app.api.access)
     )
     return 0
 

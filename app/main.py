@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 from app import VERSION, plugins
 from app.api import errors
 from app.api.deps import Services
-from app.api.middleware import BodyLimit, RequestMetrics
+from app.api.middleware import AccessLog, BodyLimit, RequestMetrics
 from app.api.request_id import RequestIds
 from app.api.routes import expand as expand_routes
 from app.api.routes import history as history_routes
@@ -126,7 +126,8 @@ def create_app(
     # Outermost first: metrics see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestMetrics, metrics=metrics)
-    app.add_middleware(RequestIds)  # outermost: every answer carries the id
+    app.add_middleware(AccessLog)
+    app.add_middleware(RequestIds)  # outermost: every answer and log line carries the id
     return app
 
 

@@ -5,6 +5,8 @@ No instance is made at import time: ``create_app`` and the CLI build one.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -31,7 +33,9 @@ class Settings(BaseSettings):
     offload_chars: int = Field(
         64_000, ge=0,
         description="Requests larger than this run in a worker thread, off the event loop.")
-    log_level: str = Field("info", description="uvicorn log level.")
+    log_level: str = Field("info", description="Log level of the service and uvicorn.")
+    log_format: Literal["json", "text"] = Field(
+        "json", description="Log lines as JSON objects (one per line), or text for a terminal.")
     redis_url: str | None = Field(
         None, description="redis://host:6379/0 to cache in Redis (shared by replicas); "
         "unset: an in-process cache.")

@@ -38,7 +38,9 @@ def tenant_for(authorization: str | None, keys: dict[str, str]) -> str:
 
 
 async def tenant(request: Request, svc: Annotated[Services, Depends(services)]) -> str:
-    return tenant_for(request.headers.get("authorization"), svc.settings.api_keys)
+    found = tenant_for(request.headers.get("authorization"), svc.settings.api_keys)
+    request.state.tenant = found  # for the request's log line
+    return found
 
 
 Tenant = Annotated[str, Depends(tenant)]

@@ -1,8 +1,10 @@
-"""ASGI middleware: request bodies (size, media type, gzip) and per-request metrics."""
+"""ASGI middleware: request bodies (size, media type, gzip), per-request metrics and the
+per-request log line."""
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 import zlib
 from typing import Any
@@ -13,6 +15,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.errors import MEDIA_TYPE, PROBLEM_TYPE
 from app.context import request_id
 from app.metrics import Metrics
+
+access = logging.getLogger("app.access")
 
 
 class BodyLimit:
@@ -180,6 +184,39 @@ class RequestMetrics:
             mode = str(scope.get("state", {}).get("mode", "none"))
             self.metrics.requests.labels(endpoint, mode, str(status)).inc()
             self.metrics.duration.labels(endpoint, mode).observe(time.perf_counter() - started)
+
+
+class AccessLog:
+    """One log line per request: endpoint, status, duration, tenant, mode and tokens in
+    and out, as the route recorded them (``request.state``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+        started = time.perf_counter()
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            state = scope.get("state", {})
+            tokens = state.get("tokens") or (None, None)
+            access.info("%s %s %s", scope.get("method"), scope.get("path"), status, extra={
+                "endpoint": _endpoint(scope), "method": scope.get("method"),
+                "status": status,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                "tenant": state.get("tenant"), "mode": state.get("mode"),
+                "tokens_in": tokens[0], "tokens_out": tokens[1]})
 
 
 def _endpoint(scope: Scope) -> str:

@@ -49,6 +49,7 @@ async def compress_history(
     request.state.mode = body.mode
     outcome = await svc.history.run(job)
     request.state.mode = outcome.mode
+    request.state.tokens = (outcome.result.tokens_before, outcome.result.tokens_after)
     return JSONResponse(_render(outcome))
 
 

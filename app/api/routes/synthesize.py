@@ -56,6 +56,7 @@ async def synthesize(
     request.state.mode = "unknown"
     outcome = await svc.synthesize.run(job)
     request.state.mode = outcome.decision.mode.value
+    request.state.tokens = (outcome.synthesis.tokens_before, outcome.synthesis.tokens_after)
     return JSONResponse(_render(outcome, outcome.synthesis.task))
 
 

@@ -47,6 +47,7 @@ async def summarize_trace(
     request.state.mode = body.mode
     outcome = await svc.trace.run(job)
     request.state.mode = outcome.mode
+    request.state.tokens = (outcome.result.tokens_before, outcome.result.tokens_after)
     return JSONResponse(_render(outcome))
 
 
