@@ -124,7 +124,8 @@ def create_app(
     app.include_router(memory_routes.router)
     app.include_router(ops.router)
     # Outermost first: metrics see the 413s the body limit sends.
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
+                       read_timeout_s=settings.body_timeout_s)
     app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(AccessLog)
     app.add_middleware(RequestIds)  # outermost: every answer and log line carries the id

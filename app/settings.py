@@ -21,6 +21,10 @@ class Settings(BaseSettings):
     host: str = Field("0.0.0.0", description="Address `contextsynth serve` binds to.")
     port: int = Field(8080, ge=1, le=65535, description="Port `contextsynth serve` listens on.")
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes.")
+    body_timeout_s: float = Field(30.0, gt=0, description="A request body that has not "
+                                  "fully arrived after this many seconds gets a 408.")
+    keep_alive_s: float = Field(5.0, gt=0, description="An idle keep-alive connection is "
+                                "closed after this many seconds.")
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024,
                                 description="Largest request body accepted (413 above).")
     max_messages: int = Field(5000, ge=1, description="Most messages in one request (422 above).")

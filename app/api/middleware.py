@@ -3,6 +3,7 @@ per-request log line."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -29,9 +30,12 @@ class BodyLimit:
     than gzip gets a problem document that says so instead.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, read_timeout_s: float = 30.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        # A client that trickles its body holds a connection and a buffer: past this
+        # time it gets a 408 and the connection closes.
+        self.read_timeout_s = read_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -42,21 +46,22 @@ class BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._too_large(scope, send, f"{int(declared)} bytes")
             return
-        chunks: list[bytes] = []
-        size = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                await self.app(scope, _replay([], message), send)
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                await self._too_large(scope, send, "more than that")
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
+        try:
+            async with asyncio.timeout(self.read_timeout_s):
+                read = await self._read(scope, receive, send)
+        except TimeoutError:
+            await _send_problem(
+                scope, send, 408, "body-timeout", "The request body came too slowly",
+                f"the body did not arrive within {self.read_timeout_s:g} s. Send it at "
+                "once (a proxy in front should buffer it), or raise "
+                "CONTEXTSYNTH_BODY_TIMEOUT_S.")
+            return
+        if read is None:
+            return
+        chunks, other = read
+        if other is not None:
+            await self.app(scope, _replay([], other), send)
+            return
         if scope.get("method") in _WITH_BODY:
             body = b"".join(chunks)
             checked = await self._checked(scope, send, headers, body)
@@ -64,6 +69,26 @@ class BodyLimit:
                 return
             scope, chunks = checked
         await self.app(scope, _replay(chunks, None), send)
+
+    async def _read(self, scope: Scope, receive: Receive, send: Send,
+                    ) -> tuple[list[bytes], Message | None] | None:
+        """The body's chunks (or the message that ended it early); None once a 413 was
+        sent."""
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return [], message
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._too_large(scope, send, "more than that")
+                return None
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        return chunks, None
 
     async def _checked(self, scope: Scope, send: Send, headers: dict[bytes, bytes],
                        body: bytes) -> tuple[Scope, list[bytes]] | None:

@@ -1,6 +1,7 @@
 """What operators and client authors ran into: request ids, bodies that are not plain
 JSON, huge error lists, 405s and an open circuit breaker."""
 
+import asyncio
 import gzip
 import json
 
@@ -105,3 +106,28 @@ async def test_an_open_circuit_says_when_to_retry(make_app):
     assert {r.status_code for r in failed} == {502}
     assert last.status_code == 503 and last.json()["type"].endswith("llm-circuit-open")
     assert 1 <= int(last.headers["retry-after"]) <= 30
+
+
+async def test_a_body_that_trickles_in_gets_a_408_and_the_connection_closes():
+    from app.api.middleware import BodyLimit
+
+    reached = []
+
+    async def app(scope, receive, send):  # the routes never see a body this slow
+        reached.append(scope["path"])
+
+    async def trickle():
+        await asyncio.sleep(0.05)
+        return {"type": "http.request", "body": b"{", "more_body": True}
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/synthesize",
+             "headers": [(b"content-type", b"application/json")]}
+    await BodyLimit(app, max_bytes=1 << 20, read_timeout_s=0.3)(scope, trickle, send)
+    start, body = sent
+    assert start["status"] == 408 and (b"connection", b"close") in start["headers"]
+    assert json.loads(body["body"])["type"].endswith("body-timeout") and not reached
