@@ -63,7 +63,9 @@ class LLMClient:
             await self._http.aclose()
             self._http = None
 
-    def provider(self, name: str | None) -> Provider:
+    def provider(self, name: str | None, pointer: str = "/synthesis_provider") -> Provider:
+        """The provider named ``name`` (the first configured for None); ``pointer`` is
+        where the request named it, for the error when none is configured under it."""
         if not self._providers:
             raise InvalidOption("no LLM provider is configured")
         if name is None:
@@ -72,7 +74,7 @@ class LLMClient:
         if found is None:
             raise InvalidOption(
                 f"synthesis_provider {name!r} is not configured; configured: "
-                f"{', '.join(self._providers)}.", pointer="/reasoning/synthesis_provider")
+                f"{', '.join(self._providers)}.", pointer=pointer)
         return found
 
     async def complete(self, request: CompletionRequest, provider_name: str | None) -> Completion:

@@ -35,6 +35,9 @@ class LLMOptions:
     temperature: float | None = None
     on_llm_error: Literal["fallback", "error"] = "fallback"
     force_refresh: bool = False
+    # Where the request names the provider: top level for most jobs, under reasoning for
+    # /synthesize.
+    provider_pointer: str = "/synthesis_provider"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +69,7 @@ class LLMGateway:
     async def ask(self, prompt: Sequence[PromptMessage], options: LLMOptions, *, tenant: str,
                   job: str, max_tokens: int, ttl_s: float | None = None) -> Answer:
         """The completion, or the reason to fall back; raises when the request wants errors."""
-        provider = self._llm.provider(options.provider)
+        provider = self._llm.provider(options.provider, options.provider_pointer)
         request = CompletionRequest(
             tuple(prompt), model=options.model or self._default_model,
             temperature=DEFAULT_TEMPERATURE if options.temperature is None

@@ -175,6 +175,7 @@ class SynthesizeService:
             temperature=float(temperature.value) if temperature else None,
             on_llm_error=job.on_llm_error,
             force_refresh=job.force_refresh,
+            provider_pointer=_pointer(provider, "synthesis_provider"),
         )
         return await self._gateway.ask(plan.prompt, options, tenant=job.tenant,
                                        job="synthesize", max_tokens=SUMMARY_MAX_TOKENS)
@@ -195,3 +196,11 @@ class SynthesizeService:
             m.compression.labels("synthesize").observe(
                 synthesis.tokens_after / synthesis.tokens_before)
         m.phases.labels(synthesis.phase.value).inc()
+
+
+def _pointer(field: Resolved | None, name: str) -> str:
+    """Where in the request a resolved reasoning field came from."""
+    if field is not None and field.source.startswith("strategies."):
+        strategy = field.source.removeprefix("strategies.")
+        return f"/reasoning/strategies/{strategy}/{name}"
+    return f"/reasoning/{name}"

@@ -139,3 +139,23 @@ async def test_reflect_falls_back_on_an_llm_failure(llm_client):
     respx.post(URL).respond(500, json={"error": {"message": "boom"}})
     body = (await llm_client.post("/reflect", json={"goal": "fix", "tool_calls": [CALL]})).json()
     assert body["mode"] == "fast" and body["fallback_reason"].startswith("server_error")
+
+
+async def test_an_unknown_provider_points_where_the_request_named_it(llm_client):
+    reflect = await llm_client.post("/reflect", json={
+        "goal": "fix", "tool_calls": [CALL], "mode": "deep", "synthesis_provider": "nope"})
+    recall = await llm_client.post("/summarize-recall", json={
+        "query": "Where?", "memories": MEMORIES,
+        "synthesis_provider": "nope"})
+    for r in (reflect, recall):
+        assert r.status_code == 422 and r.json()["pointer"] == "/synthesis_provider", r.text
+    from tests.support.build import coding_run
+
+    for reasoning, pointer in (
+            ({"synthesis": "deep", "synthesis_provider": "nope"},
+             "/reasoning/synthesis_provider"),
+            ({"synthesis": "deep", "strategies": {"reactive": {"synthesis_provider": "nope"}}},
+             "/reasoning/strategies/reactive/synthesis_provider")):
+        r = await llm_client.post("/synthesize", json={
+            "messages": coding_run(12), "strategy": "reactive", "reasoning": reasoning})
+        assert r.status_code == 422 and r.json()["pointer"] == pointer, r.text
