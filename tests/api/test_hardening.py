@@ -131,3 +131,12 @@ async def test_a_body_that_trickles_in_gets_a_408_and_the_connection_closes():
     start, body = sent
     assert start["status"] == 408 and (b"connection", b"close") in start["headers"]
     assert json.loads(body["body"])["type"].endswith("body-timeout") and not reached
+
+
+@pytest.mark.parametrize("value", [0, 1, "false", "true", "yes"])
+async def test_booleans_are_booleans(client, value):
+    r = await client.post("/synthesize", json={"messages": coding_run(2), "steer": value})
+    assert r.status_code == 422 and r.json()["errors"][0]["pointer"] == "/steer"
+    r = await client.post("/summarize-recall", json={
+        "query": "q", "memories": [{"id": "m1", "text": "x"}], "include_citations": value})
+    assert r.status_code == 422

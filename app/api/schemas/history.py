@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool
 
 from app.api.schemas.common import (
     EXAMPLE_CHAT,
@@ -42,7 +42,7 @@ class CompressHistoryRequest(Conversation):
     synthesis_model: str | None = None
     synthesis_temperature: float | None = Field(None, ge=0, le=2)
     on_llm_error: Literal["fallback", "error"] = "fallback"
-    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
+    force_refresh: StrictBool = Field(False, description="Skip the cached LLM result, if any.")
 
 
 class CompressHistoryResponse(ConversationOut):

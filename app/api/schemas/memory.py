@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from app.api.schemas.common import CacheOut, LLMUsageOut
 
@@ -16,7 +16,7 @@ class _LLMFields(BaseModel):
     synthesis_model: str | None = None
     synthesis_temperature: float | None = Field(None, ge=0, le=2)
     on_llm_error: Literal["fallback", "error"] = "fallback"
-    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
+    force_refresh: StrictBool = Field(False, description="Skip the cached LLM result, if any.")
 
 
 class MemoryIn(BaseModel):
@@ -39,7 +39,7 @@ class SummarizeRecallRequest(_LLMFields):
     memories: list[MemoryIn] = Field(min_length=1, max_length=1000)
     k: int = Field(10, ge=1, le=100, description="Memories to synthesize from.")
     max_tokens: int = Field(500, ge=16, le=4000, description="Longest answer.")
-    include_citations: bool = True
+    include_citations: StrictBool = True
     mode: Literal["auto", "deep", "extractive"] = Field(
         "auto", description="deep: the LLM; extractive: cited sentences, no LLM; auto: deep "
         "when a provider is configured.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from app.api.schemas.common import EXAMPLE_CHAT, CacheOut, Conversation, LLMUsageOut
 
@@ -14,11 +14,11 @@ class RescueRequest(Conversation):
 
     question: str = Field(min_length=1, description="What the user asked the agent.")
     max_steps: int | None = Field(None, ge=1, description="The agent's step limit.")
-    dry_run: bool = Field(False, description="Return the prompt without calling the LLM.")
+    dry_run: StrictBool = Field(False, description="Return the prompt without calling the LLM.")
     synthesis_provider: str | None = None
     synthesis_model: str | None = None
     synthesis_temperature: float | None = Field(None, ge=0, le=2)
-    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
+    force_refresh: StrictBool = Field(False, description="Skip the cached LLM result, if any.")
 
 
 class PromptMessageOut(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from pydantic.config import JsonValue
 
 from app.api.schemas.common import (
@@ -89,14 +89,14 @@ class SynthesizeRequest(Conversation):
         "create, save, send, submit or commit.")
     strategy: AgentStrategy = "reactive"
     reasoning: Reasoning = Field(default_factory=Reasoning)
-    steer: bool = Field(True, description="Append the phase nudge as the last user message, "
+    steer: StrictBool = Field(True, description="Append the phase nudge as the last user message, "
                         "whether or not the context was compacted (mode off leaves the "
                         "messages untouched).")
     on_llm_error: Literal["fallback", "error"] = Field(
         "fallback", description="When the LLM fails in deep mode: fall back to fast and say "
         "so (degraded), or answer 502/504.")
-    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
-    cache_breakpoints: bool = Field(
+    force_refresh: StrictBool = Field(False, description="Skip the cached LLM result, if any.")
+    cache_breakpoints: StrictBool = Field(
         False, description="Anthropic requests only: mark the ends of the stable and "
         "steady prefixes (see 'prefix' in the response) with cache_control breakpoints, "
         "keeping the caller's own and at most 4 in all.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, StrictBool, model_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -51,7 +51,7 @@ class SummarizeTraceRequest(BaseModel):
     synthesis_model: str | None = None
     synthesis_temperature: float | None = Field(None, ge=0, le=2)
     on_llm_error: Literal["fallback", "error"] = "fallback"
-    force_refresh: bool = Field(False, description="Skip the cached LLM result, if any.")
+    force_refresh: StrictBool = Field(False, description="Skip the cached LLM result, if any.")
 
     @model_validator(mode="after")
     def _one_trace(self) -> SummarizeTraceRequest:
