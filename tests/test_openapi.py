@@ -46,3 +46,16 @@ def test_every_job_documents_an_example():
 async def test_every_documented_example_is_accepted(client, path, n, example):
     r = await client.post(path, json=example)
     assert r.status_code == 200, r.text
+
+
+def test_operations_are_named_and_keys_are_a_bearer_scheme():
+    spec = yaml.safe_load(SPEC.read_text())
+    operations = {op["operationId"] for path in spec["paths"].values() for op in path.values()}
+    assert {"synthesize", "compress_history", "summarize_trace", "rescue", "expand",
+            "summarize_recall", "reflect"} <= operations
+    assert spec["components"]["securitySchemes"]["HTTPBearer"] == {
+        "type": "http", "scheme": "bearer", "description": spec["components"][
+            "securitySchemes"]["HTTPBearer"]["description"]}
+    post = spec["paths"]["/synthesize"]["post"]
+    assert post["security"] == [{}, {"HTTPBearer": []}]  # keys are optional
+    assert {"400", "401", "408", "413", "415", "422", "503"} <= set(post["responses"])

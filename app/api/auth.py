@@ -7,6 +7,7 @@ import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.deps import Services, services
 from app.engine.errors import Unauthorized
@@ -37,7 +38,14 @@ def tenant_for(authorization: str | None, keys: dict[str, str]) -> str:
     return found
 
 
-async def tenant(request: Request, svc: Annotated[Services, Depends(services)]) -> str:
+# Declares the bearer scheme in the spec; the check itself stays below, so a missing or
+# wrong key is a 401 problem document that says what to send.
+bearer = HTTPBearer(auto_error=False, description="An API key, when the service has "
+                    "keys configured (CONTEXTSYNTH_API_KEYS holds their sha256 hashes).")
+
+
+async def tenant(request: Request, svc: Annotated[Services, Depends(services)],
+                 _: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
     found = tenant_for(request.headers.get("authorization"), svc.settings.api_keys)
     request.state.tenant = found  # for the request's log line
     return found

@@ -163,6 +163,7 @@ PROBLEMS: dict[int | str, dict[str, Any]] = {
           "gzip."},
     401: {"model": Problem, "description": "API keys are configured and none valid was sent."},
     404: {"model": Problem, "description": "No such handle for this tenant (or it expired)."},
+    408: {"model": Problem, "description": "The body did not arrive within the body timeout."},
     413: {"model": Problem, "description": "The body is over the configured size limit "
           "(after gzip decoding)."},
     415: {"model": Problem, "description": "The body is declared as another media type than "
