@@ -1,8 +1,17 @@
+import os
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from app.settings import Settings
+import pytest
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+from app.settings import Settings
+from tests.support.subprocess_server import running_service
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
 
 
 def test_every_setting_is_documented():
@@ -18,3 +27,64 @@ def test_every_endpoint_has_a_section():
         if path not in ("/healthz", "/readyz", "/metrics"):
             for method in operations:
                 assert f"`{method.upper()} {path}`" in README, path
+
+
+def _shell_examples() -> list[str]:
+    """The README's shell blocks that call the service."""
+    blocks = re.findall(r"```sh\n(.*?)```", README, re.DOTALL)
+    return [b for b in blocks if "curl -s localhost:8080" in b]
+
+
+def _run(block: str, url: str, cwd: Path) -> None:
+    script = block.replace("curl -s localhost:8080", f"curl -s --fail-with-body {url}")
+    result = subprocess.run(["bash", "-c", "set -euo pipefail\n" + script], cwd=cwd,
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PATH": f"{Path(sys.executable).parent}:"
+                                 f"{os.environ['PATH']}"})
+    assert result.returncode == 0, f"{block}\n---\n{result.stdout[-800:]}{result.stderr[-800:]}"
+    for line in result.stdout.splitlines():  # every answer is JSON, not a problem
+        if line.startswith("{"):
+            assert '"status":4' not in line.replace(" ", "") and '"status":5' not in \
+                line.replace(" ", ""), line[:300]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the examples use curl")
+def test_every_curl_example_runs_as_written(tmp_path):
+    examples = _shell_examples()
+    assert len(examples) >= 10
+    keyed = [b for b in examples if "contextsynth serve &" in b]
+    with running_service() as url:
+        for block in examples:
+            if block not in keyed:
+                _run(block, url, ROOT)
+    for block in keyed:  # the API-key example starts its own service with the key
+        export = next(line for line in block.splitlines() if line.startswith("export "))
+        keys = subprocess.run(
+            ["bash", "-c", f"{export}\nprintf %s \"$CONTEXTSYNTH_API_KEYS\""],
+            capture_output=True, text=True, check=True,
+            env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
+        ).stdout
+        with running_service(env={"CONTEXTSYNTH_API_KEYS": keys}) as url:
+            _run(block.replace("contextsynth serve &", "true").replace(
+                "corpus/", f"{ROOT}/corpus/"), url, tmp_path)
+
+
+def test_the_python_agent_loop_runs_against_a_provider(tmp_path):
+    from tests.support.fake_llm import FakeLLM
+
+    [loop] = re.findall(r"```python\n(.*?)```", README.split("## From an agent", 1)[1]
+                        .split("\n## ", 1)[0], re.DOTALL)
+    script = tmp_path / "loop.py"
+    script.write_text(loop)
+    with FakeLLM() as provider, running_service() as url:
+        result = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True,
+                                text=True, timeout=120, env={
+                                    **os.environ, "CONTEXTSYNTH_URL": url,
+                                    "OPENAI_BASE_URL": provider.base_url,
+                                    "OPENAI_API_KEY": "sk-test"})
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert len(provider.requests) == 3
+        # the provider got the compact context (with the nudge), not the raw history
+        sent = provider.requests[-1]["messages"]
+        assert sent[-1]["content"].startswith("[contextsynth]")
+    assert [line.split()[0] for line in result.stdout.splitlines()] == ["0", "1", "2"]

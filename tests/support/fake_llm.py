@@ -78,7 +78,7 @@ class FakeLLM:
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         text = reply_for(body["messages"])
-        prompt_chars = sum(len(m["content"]) for m in body["messages"])
+        prompt_chars = sum(len(m.get("content") or "") for m in body["messages"])
         return JSONResponse({
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
             "model": body["model"],
