@@ -1,3 +1,4 @@
+import json
 import os
 import re
 import shutil
@@ -88,3 +89,30 @@ def test_the_python_agent_loop_runs_against_a_provider(tmp_path):
         sent = provider.requests[-1]["messages"]
         assert sent[-1]["content"].startswith("[contextsynth]")
     assert [line.split()[0] for line in result.stdout.splitlines()] == ["0", "1", "2"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_typescript_agent_step_runs_against_a_provider(tmp_path):
+    from tests.support.fake_llm import FakeLLM
+
+    [code] = re.findall(r"```typescript\n(.*?)```", README, re.DOTALL)
+    # Node runs JavaScript: drop the example's type annotations, then call it once.
+    script = re.sub(r"^type \w+ = .*;\n", "", code, flags=re.MULTILINE)
+    script = re.sub(r"\): Promise<\w+> \{", ") {", script)
+    script = re.sub(r"\((\w+): \w+\[\]\)", r"(\1)", script)
+    history = [json.loads(line) for line in (
+        ROOT / "corpus/transcripts/tau-airline-gpt4o-task002-trial1.jsonl").read_text()
+        .splitlines()]
+    (tmp_path / "history.json").write_text(json.dumps(history))
+    script += ("\nconst history = JSON.parse(require('fs').readFileSync('history.json'));\n"
+               "step(history).then((m) => console.log(JSON.stringify(m)));\n")
+    (tmp_path / "step.cjs").write_text(script)
+    with FakeLLM() as provider, running_service() as url:
+        result = subprocess.run(["node", "step.cjs"], cwd=tmp_path, capture_output=True,
+                                text=True, timeout=60, env={
+                                    **os.environ, "CONTEXTSYNTH_URL": url,
+                                    "OPENAI_BASE_URL": provider.base_url,
+                                    "OPENAI_API_KEY": "sk-test"})
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert json.loads(result.stdout)["role"] == "assistant"
+        assert provider.requests[-1]["messages"][-1]["content"].startswith("[contextsynth]")
