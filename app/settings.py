@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes.")
     body_timeout_s: float = Field(30.0, gt=0, description="A request body that has not "
                                   "fully arrived after this many seconds gets a 408.")
+    header_timeout_s: float = Field(10.0, gt=0, description="A connection whose request "
+                                    "headers take longer than this is closed.")
     keep_alive_s: float = Field(5.0, gt=0, description="An idle keep-alive connection is "
                                 "closed after this many seconds.")
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024,

@@ -93,3 +93,38 @@ def test_version_and_help(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "hash-key" in capsys.readouterr().out
+
+
+def test_a_client_that_trickles_its_headers_is_cut_off():
+    import socket
+    import time
+
+    env = {"CONTEXTSYNTH_HEADER_TIMEOUT_S": "0.5"}
+    with running_service(env=env) as url:
+        host, port = url.removeprefix("http://").split(":")
+        slow = socket.create_connection((host, int(port)))
+        slow.settimeout(5)
+        slow.sendall(b"POST /synthesize HTTP/1.1\r\nHost: x\r\n")
+        started = time.monotonic()
+        closed = False
+        while time.monotonic() - started < 4:
+            try:
+                slow.sendall(b"X")  # a header byte now and then, never the end
+                time.sleep(0.2)
+            except OSError:
+                closed = True
+                break
+            slow.setblocking(False)
+            try:
+                closed = slow.recv(1) == b""
+            except BlockingIOError:
+                pass
+            finally:
+                slow.setblocking(True)
+            if closed:
+                break
+        assert closed and time.monotonic() - started < 2.5
+        # a client that sends its request at once is served, on a kept-alive connection
+        with httpx.Client(base_url=url) as client:
+            for _ in range(2):
+                assert client.get("/healthz").status_code == 200
