@@ -34,7 +34,7 @@ def _serve(args: argparse.Namespace) -> int:
         workers=workers,
         log_level=settings.log_level,
         log_config=log_config(settings.log_format, settings.log_level),
-        access_log=False,  # the service writes its own line per request (app.api.access)
+        access_log=False,  # the service writes its own line per request (logger app.access)
         timeout_keep_alive=int(max(settings.keep_alive_s, 1)),
         http="app.http_protocol:BoundedH11Protocol",  # bounds the time headers take
     )

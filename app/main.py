@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 from app import VERSION, plugins
 from app.api import errors
 from app.api.deps import Services
-from app.api.middleware import AccessLog, BodyLimit, RequestMetrics
+from app.api.middleware import BodyLimit, RequestRecords
 from app.api.request_id import RequestIds
 from app.api.routes import expand as expand_routes
 from app.api.routes import history as history_routes
@@ -126,11 +126,10 @@ def create_app(
     app.include_router(expand_routes.router)
     app.include_router(memory_routes.router)
     app.include_router(ops.router)
-    # Outermost first: metrics see the 413s the body limit sends.
+    # Outermost last: metrics and logs see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
                        read_timeout_s=settings.body_timeout_s)
-    app.add_middleware(RequestMetrics, metrics=metrics)
-    app.add_middleware(AccessLog)
+    app.add_middleware(RequestRecords, metrics=metrics)
     app.add_middleware(RequestIds)  # outermost: every answer and log line carries the id
     return app
 

@@ -182,8 +182,10 @@ def _replay(chunks: list[bytes], other: Message | None) -> Receive:
     return receive
 
 
-class RequestMetrics:
-    """Count and time every request by route template, mode and status."""
+class RequestRecords:
+    """What every request leaves behind: its count and time in the metrics (by route
+    template, mode and status), and one log line with its endpoint, status, duration,
+    tenant, mode and tokens in and out, as the route recorded them (``request.state``)."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -205,43 +207,17 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, send_status)
         finally:
+            seconds = time.perf_counter() - started
             endpoint = _endpoint(scope)
-            mode = str(scope.get("state", {}).get("mode", "none"))
-            self.metrics.requests.labels(endpoint, mode, str(status)).inc()
-            self.metrics.duration.labels(endpoint, mode).observe(time.perf_counter() - started)
-
-
-class AccessLog:
-    """One log line per request: endpoint, status, duration, tenant, mode and tokens in
-    and out, as the route recorded them (``request.state``)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        status = 500
-        started = time.perf_counter()
-
-        async def send_status(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_status)
-        finally:
             state = scope.get("state", {})
+            mode = str(state.get("mode", "none"))
+            self.metrics.requests.labels(endpoint, mode, str(status)).inc()
+            self.metrics.duration.labels(endpoint, mode).observe(seconds)
             tokens = state.get("tokens") or (None, None)
             access.info("%s %s %s", scope.get("method"), scope.get("path"), status, extra={
-                "endpoint": _endpoint(scope), "method": scope.get("method"),
-                "status": status,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-                "tenant": state.get("tenant"), "mode": state.get("mode"),
-                "tokens_in": tokens[0], "tokens_out": tokens[1]})
+                "endpoint": endpoint, "method": scope.get("method"), "status": status,
+                "duration_ms": round(seconds * 1000, 2), "tenant": state.get("tenant"),
+                "mode": state.get("mode"), "tokens_in": tokens[0], "tokens_out": tokens[1]})
 
 
 def _endpoint(scope: Scope) -> str:
