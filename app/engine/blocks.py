@@ -57,6 +57,7 @@ class BlockStrategy:
                 ledgers.extend(written.ledgers)
                 if aged or not brief_after:  # its note takes no other form later
                     stable = len(out)
+        noted = len(out)
         ledger = joined(ledgers)
         lines = render_ledger(ledger, reads=False).split("\n") if ledger else []
         if len(lines) > 1:  # a message of its own, marked as ours like every note
@@ -68,7 +69,7 @@ class BlockStrategy:
         # follows it: it is the one part of the tail the next call may send otherwise.
         last = tail[-1].stop - tail[-1].start if tail else 0
         return Compaction(tuple(out), tuple(spans), tuple(dropped), settled, stable=stable,
-                          steady=len(out) - last)
+                          steady=len(out) - last, noted=noted if blocks else None)
 
 
 def closed_blocks(messages: Sequence[Message], context: StrategyContext,

@@ -61,6 +61,9 @@ class Compaction:
     # moves older turns into its notes; None: the strategy does not say (the head only).
     stable: int | None = None
     steady: int | None = None
+    # Leading messages through the last note: what a later closing keeps unless a note
+    # ages (a place for a cache breakpoint between stable and steady); None: none.
+    noted: int | None = None
 
 
 _ROLE_BYTES = {role: role.encode() for role in ("system", "user", "assistant", "tool")}

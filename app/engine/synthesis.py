@@ -62,6 +62,7 @@ class Synthesis:
     # block of older turns closes (see ``blocks``).
     stable: int = 0
     steady: int = 0
+    noted: int = 0  # leading messages through the last note (see Compaction.noted)
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Prepared:
         head = self.context.segments.head_stop
         return Synthesis(self.transcript, False, self.phase, self.nudge, self.signals,
                          self.tokens_before, self.tokens_before, Receipt(), self.task,
-                         stable=head, steady=head)
+                         stable=head, steady=head, noted=head)
 
 
 class EngineCaches:
@@ -174,6 +175,7 @@ class Synthesizer:
         head = prepared.context.segments.head_stop
         stable = head if compaction.stable is None else compaction.stable
         steady = stable if compaction.steady is None else compaction.steady
+        noted = stable if compaction.noted is None else compaction.noted
         # The nudge comes either way (steer asks for it), so compaction is judged without
         # it: a cut that saves fewer tokens than the nudge costs still stands, as it will
         # on every later call, which keeps what later calls send again the same.
@@ -183,13 +185,14 @@ class Synthesizer:
             same = next((i for i, (a, b) in enumerate(zip(messages, out, strict=False))
                          if a is not b), min(len(messages), len(out)))
             return replace(self._steered(prepared), stable=min(stable, same),
-                           steady=min(steady, same))
+                           steady=min(steady, same), noted=min(noted, same))
         t = prepared.transcript
         result = Transcript(tuple(out), t.format, t.envelope)
         return Synthesis(result, True, prepared.phase, prepared.nudge, prepared.signals,
                          books.tokens_before, books.tokens_after,
                          Receipt(compaction.spans, books.lost), prepared.task,
-                         nudged=prepared.nudge is not None, stable=stable, steady=steady)
+                         nudged=prepared.nudge is not None, stable=stable, steady=steady,
+                         noted=noted)
 
     def _steered(self, prepared: Prepared) -> Synthesis:
         """Nothing to compact: the input as it was, with the nudge after it when there is

@@ -27,6 +27,9 @@ class Prefix:
     # Where each prefix ends in the wire (message, block); None: at no message's end.
     stable_end: Position | None = None
     steady_end: Position | None = None
+    # Where the notes end: kept across a block closing unless a note ages, so a mark there
+    # lets the next closing read the notes from the cache.
+    noted_end: Position | None = None
     breakpoints: tuple[Position, ...] = ()  # the marks this service placed
 
 
@@ -45,8 +48,9 @@ def measure(wire: WireFormat, synthesis: Synthesis, body: dict[str, Any],
     sent = conversation(body)[1]
     stable, stable_end = _boundary(wire, synthesis.transcript, synthesis.stable, sent)
     steady, steady_end = _boundary(wire, synthesis.transcript, synthesis.steady, sent)
+    _, noted_end = _boundary(wire, synthesis.transcript, synthesis.noted, sent)
     return Prefix(stable, tokens(messages[: synthesis.stable]), steady,
-                  tokens(messages[: synthesis.steady]), stable_end, steady_end)
+                  tokens(messages[: synthesis.steady]), stable_end, steady_end, noted_end)
 
 
 def _boundary(wire: WireFormat, transcript: Transcript, n: int, sent: Sequence[Any],
@@ -84,7 +88,8 @@ def _blocks(message: Any) -> list[Any]:
 
 def place_breakpoints(body: dict[str, Any], prefix: Prefix,
                       ) -> tuple[dict[str, Any], Prefix]:
-    """``body`` with marks where the prefixes end (Anthropic)."""
-    ends = [e for e in (prefix.steady_end, prefix.stable_end) if e is not None]
+    """``body`` with marks where the prefixes end (Anthropic), and where the notes end."""
+    ends = [e for e in (prefix.steady_end, prefix.noted_end, prefix.stable_end)
+            if e is not None]
     marked, placed = with_breakpoints(body, ends)
     return marked, replace(prefix, breakpoints=tuple(placed))

@@ -36,15 +36,19 @@ async def test_anthropic_breakpoints_mark_the_prefixes(client):
     body = r.json()
     check_anthropic(payload, body)
     placed = body["prefix"]["cache_breakpoints"]
-    assert len(placed) == 2 and len(marks(body)) == 2
+    assert len(placed) == 3 and len(marks(body)) == 3
     for p in placed:
         block = body["messages"][p["message"]]["content"][p["block"]]
         assert block["cache_control"] == {"type": "ephemeral"}
-    # the stable prefix ends inside the first message (the task, with the notes and the
-    # ledger merged after it), before the first note, which changes when it ages
-    stable, steady = placed
+    # the stable prefix ends inside the first message (the task, with the notes merged
+    # after it), before the first note, which changes when it ages; the notes end after
+    # the last note, which the next closing keeps; the steady prefix before the newest turn
+    stable, notes, steady = placed
+    first = body["messages"][0]["content"]
     assert stable == {"message": 0, "block": 0}
-    assert body["messages"][0]["content"][1]["text"].startswith("[contextsynth] Earlier work")
+    assert first[1]["text"].startswith("[contextsynth] Earlier work")
+    assert notes == {"message": 0, "block": len(first) - 1}
+    assert first[-1]["text"].startswith("[contextsynth] More earlier work")
     assert steady["message"] == body["prefix"]["steady_messages"] - 1
     # without the option the same answer carries no marks
     plain = (await client.post("/synthesize", json=payload)).json()
@@ -78,6 +82,8 @@ async def test_the_callers_breakpoints_are_kept_and_count_against_the_limit(clie
     assert body["system"] == payload["system"]
     assert marks({"messages": body["messages"][-5:-4]})  # the caller's mark, kept
     assert len(body["prefix"]["cache_breakpoints"]) == 2 and len(marks(body)) == 4
+    # room for two of our three: the longer prefixes (steady, the notes), not the head
+    assert {"message": 0, "block": 0} not in body["prefix"]["cache_breakpoints"]
     payload["messages"][-1] = mark_last_block(payload["messages"][-1])
     body = await placed(payload)  # three: one of ours, on the longer prefix
     [ours] = body["prefix"]["cache_breakpoints"]

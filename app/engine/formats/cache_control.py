@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 MAX_BREAKPOINTS = 4
+_LAST = 1 << 30
 _UNMARKABLE = ("thinking", "redacted_thinking")  # Anthropic refuses marks on these
 
 
@@ -44,7 +45,8 @@ def with_breakpoints(body: dict[str, Any], ends: Iterable[Position],
     room = MAX_BREAKPOINTS - count_breakpoints(body)
     placed: list[Position] = []
     # The latest end covers the longest prefix, so it saves the most when room is short.
-    for i, block in sorted(set(ends), key=lambda e: (e[0], -1 if e[1] is None else e[1]),
+    # None stands for a message's last block: later than any block named by index.
+    for i, block in sorted(set(ends), key=lambda e: (e[0], _LAST if e[1] is None else e[1]),
                            reverse=True):
         if room <= 0:
             break
