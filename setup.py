@@ -43,6 +43,7 @@ COMPILED = [
     "app/engine/formats/openai.py",
     "app/engine/formats/parts.py",
     "app/engine/formats/responses.py",
+    "app/engine/formats/size.py",
 ]
 
 

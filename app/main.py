@@ -12,40 +12,43 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from prometheus_client import CollectorRegistry
 
-from app import VERSION, plugins
+from app import VERSION
+from app.adapters import plugins
+from app.adapters.cache import Cache, FailOpenCache, MemoryCache
+from app.adapters.llm.client import LLMClient
+from app.adapters.llm.registry import build_providers
+from app.adapters.llm.resilience import RetryPolicy
+from app.adapters.metrics import Metrics
+from app.adapters.redis_cache import RedisCache
+from app.adapters.tokenizer import load_encoding
+from app.adapters.upstream import Upstream
+from app.adapters.webhooks import build_webhooks
 from app.api import errors
 from app.api.deps import Services
 from app.api.middleware import BodyLimit, RequestRecords
 from app.api.request_id import RequestIds
-from app.api.routes import expand as expand_routes
-from app.api.routes import history as history_routes
-from app.api.routes import memory as memory_routes
-from app.api.routes import ops, synthesize
-from app.api.routes import rescue as rescue_routes
-from app.api.routes import trace as trace_routes
-from app.cache import Cache, FailOpenCache, MemoryCache
+from app.api.routes import (
+    echo,
+    expand,
+    history,
+    ops,
+    proxy,
+    recall,
+    reflect,
+    rescue,
+    synthesize,
+    trace,
+)
+from app.engine.caches import EngineCaches
 from app.engine.formats import build_formats
-from app.engine.history import HistoryCompressor
-from app.engine.reflect import Reflector
 from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import EngineCaches, Synthesizer
 from app.engine.tokens import Encoder, TokenCounter
-from app.engine.trace import TraceSummarizer
-from app.llm.client import LLMClient
-from app.llm.registry import build_providers
-from app.llm.resilience import RetryPolicy
-from app.metrics import Metrics
-from app.redis_cache import RedisCache
 from app.service.handles import HandleStore
-from app.service.history import HistoryService
+from app.service.jobs import build_jobs
 from app.service.llm_call import LLMGateway
-from app.service.memory_jobs import RecallService, ReflectService
-from app.service.rescue import RescueService
-from app.service.synthesize import SynthesizeService
-from app.service.trace import TraceService
+from app.service.proxy import ProxyService
+from app.service.runner import Runner
 from app.settings import Settings
-from app.tokenizer import load_encoding
-from app.webhooks import build_webhooks
 
 
 def create_app(
@@ -79,16 +82,14 @@ def create_app(
     handles = HandleStore(cache, ttl_s=settings.expand_ttl_s, retry_s=settings.redis_pause_s)
     webhooks = build_webhooks(settings, metrics)
     emitter = webhooks.emitter
+    runner = Runner(formats, settings, metrics, gateway, handles, emitter,
+                    cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s})
+    jobs = build_jobs(counter, strategies, caches, formats)
+    upstream = Upstream(settings.proxy_timeout_s)
     services = Services(
-        synthesize=SynthesizeService(Synthesizer(counter, strategies, caches), formats,
-                                     settings, metrics, gateway, handles, emitter),
-        history=HistoryService(HistoryCompressor(counter, caches), formats, settings,
-                               metrics, gateway, handles, emitter),
-        trace=TraceService(TraceSummarizer(counter, caches), settings, metrics, gateway,
-                           handles, emitter),
-        rescue=RescueService(caches, formats, settings, gateway, emitter),
-        recall=RecallService(settings, metrics, gateway, counter, emitter),
-        reflect=ReflectService(Reflector(caches.outcomes), metrics, gateway, emitter),
+        runner=runner, jobs=jobs,
+        proxy=ProxyService(runner, jobs.synthesize, formats, upstream, settings, metrics,
+                           cache, os.environ if environ is None else environ),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
     )
 
@@ -100,6 +101,7 @@ def create_app(
             yield
         finally:
             await webhooks.stop(settings.webhook_drain_s)
+            await upstream.aclose()
             await llm.aclose()
             await cache.aclose()
 
@@ -119,13 +121,10 @@ def create_app(
     app.state.webhooks = webhooks
     app.state.settings = settings
     errors.install(app)
-    app.include_router(synthesize.router)
-    app.include_router(history_routes.router)
-    app.include_router(trace_routes.router)
-    app.include_router(rescue_routes.router)
-    app.include_router(expand_routes.router)
-    app.include_router(memory_routes.router)
-    app.include_router(ops.router)
+    for routes in (synthesize, history, trace, rescue, expand, recall, reflect, ops, proxy):
+        app.include_router(routes.router)
+    if settings.bench_echo:
+        app.include_router(echo.router)
     # Outermost last: metrics and logs see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
                        read_timeout_s=settings.body_timeout_s)

@@ -12,13 +12,13 @@ from fastapi import FastAPI
 from hypothesis import settings
 from prometheus_client import CollectorRegistry
 
+from app.adapters.tokenizer import load_encoding
 from app.engine.formats import build_formats
 from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import Synthesizer
 from app.engine.tokens import TokenCounter
 from app.main import create_app
 from app.settings import Settings
-from app.tokenizer import load_encoding
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,9 +20,9 @@ from prometheus_client import CollectorRegistry
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from app.adapters.tokenizer import load_encoding
 from app.main import create_app
 from app.settings import Settings
-from app.tokenizer import load_encoding
 
 APP = create_app(Settings(), registry=CollectorRegistry(), encoder=load_encoding("cl100k_base"),
                  discover=lambda: [], environ={})

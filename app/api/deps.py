@@ -6,26 +6,21 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from app.cache import Cache
-from app.llm.client import LLMClient
-from app.metrics import Metrics
+from app.adapters.cache import Cache
+from app.adapters.llm.client import LLMClient
+from app.adapters.metrics import Metrics
 from app.service.handles import HandleStore
-from app.service.history import HistoryService
-from app.service.memory_jobs import RecallService, ReflectService
-from app.service.rescue import RescueService
-from app.service.synthesize import SynthesizeService
-from app.service.trace import TraceService
+from app.service.jobs import Jobs
+from app.service.proxy import ProxyService
+from app.service.runner import Runner
 from app.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
 class Services:
-    synthesize: SynthesizeService
-    history: HistoryService
-    trace: TraceService
-    rescue: RescueService
-    recall: RecallService
-    reflect: ReflectService
+    runner: Runner
+    jobs: Jobs
+    proxy: ProxyService
     metrics: Metrics
     llm: LLMClient
     cache: Cache
@@ -33,6 +28,8 @@ class Services:
     settings: Settings
 
 
-def services(request: Request) -> Services:
+async def services(request: Request) -> Services:
+    # async: FastAPI runs a plain function dependency in a worker thread, a trip that
+    # cost more than the lookup, on every request.
     found: Services = request.app.state.services
     return found

@@ -13,9 +13,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from app.adapters.llm import base as llm
 from app.context import request_id
 from app.engine import errors as e
-from app.llm import base as llm
 
 PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
 # A body with thousands of mistakes gets the first of them, not megabytes of them.
@@ -36,6 +36,8 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.LimitExceeded: 422,
     e.StrategyFailed: 500,
     e.LLMNotConfigured: 503,
+    e.UpstreamFailed: 502,
+    e.UpstreamTimeout: 504,
     llm.LLMError: 502,
     llm.LLMTimeout: 504,
     llm.CircuitOpen: 503,

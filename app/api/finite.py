@@ -1,9 +1,16 @@
-"""Refuse JSON bodies with numbers that are not finite (NaN, Infinity, 1e999).
+"""Parse JSON bodies once, fast, and refuse numbers that are not finite (NaN,
+Infinity, 1e999).
 
 Python's JSON parser accepts ``NaN`` and ``Infinity`` and reads ``1e999`` as
 infinity, but they are not JSON: a caller that sends them gets a 422 that
 names the field, before any model or job sees the value (the response, which
 is strict JSON, could otherwise not be written).
+
+Bodies are parsed with orjson (``adapters.jsoncodec``), three times faster than the
+standard parser, and strict: it refuses every non-finite number. Its result is what
+the route reads. Only a body orjson refuses (or that holds an integer too long for it
+to keep exact) is read again by the standard parser, which finds the bad number or
+reports the syntax error as before.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
+from app.adapters import jsoncodec
 from app.engine.errors import InvalidNumber
 
 # An exponent of three digits or more is the only way a finite-looking number overflows.
@@ -70,7 +78,14 @@ class FiniteJSONRoute(APIRoute):
 
         async def checked(request: Request) -> Response:
             if request.method in ("POST", "PUT", "PATCH"):
-                check_finite(await request.body())  # cached: the handler reads it again
+                body = await request.body()  # cached: the handler reads it again
+                parsed = jsoncodec.loads_fast(body)
+                if isinstance(parsed, jsoncodec.Unread):
+                    check_finite(body)
+                else:
+                    # Starlette's own cache of request.json(), which FastAPI reads the
+                    # body through: the body is parsed once, by orjson.
+                    request._json = parsed
             return await handler(request)
 
         return checked

@@ -13,9 +13,9 @@ from typing import Any
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.adapters.metrics import Metrics
 from app.api.errors import MEDIA_TYPE, PROBLEM_TYPE
 from app.context import request_id
-from app.metrics import Metrics
 
 access = logging.getLogger("app.access")
 
@@ -60,7 +60,7 @@ class BodyLimit:
             return
         chunks, other = read
         if other is not None:
-            await self.app(scope, _replay([], other), send)
+            await self.app(scope, _replay([], other, receive), send)
             return
         if scope.get("method") in _WITH_BODY:
             body = b"".join(chunks)
@@ -68,7 +68,7 @@ class BodyLimit:
             if checked is None:
                 return
             scope, chunks = checked
-        await self.app(scope, _replay(chunks, None), send)
+        await self.app(scope, _replay(chunks, None, receive), send)
 
     async def _read(self, scope: Scope, receive: Receive, send: Send,
                     ) -> tuple[list[bytes], Message | None] | None:
@@ -169,17 +169,19 @@ async def _send_problem(scope: Scope, send: Send, status: int, slug: str, title:
     await send({"type": "http.response.body", "body": body})
 
 
-def _replay(chunks: list[bytes], other: Message | None) -> Receive:
+def _replay(chunks: list[bytes], other: Message | None, receive: Receive) -> Receive:
+    """The body as one message, then the connection's own messages: a streamed answer
+    listens on them for the client leaving, which must not be reported early."""
     pending: list[Message] = [
         {"type": "http.request", "body": b"".join(chunks), "more_body": False}
     ] if other is None else [other]
 
-    async def receive() -> Message:
+    async def replayed() -> Message:
         if pending:
             return pending.pop()
-        return {"type": "http.disconnect"}
+        return await receive()
 
-    return receive
+    return replayed
 
 
 class RequestRecords:

@@ -1,17 +1,31 @@
-"""Response pieces every job shares: stats, receipts, LLM usage."""
+"""Response pieces every job shares (stats, prefix, cache, LLM usage) and the answer itself."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from app.engine.compaction import Span
-from app.engine.facts import Facts
-from app.llm.base import Completion
-from app.service.llm_call import CacheInfo
-from app.service.prefix import Prefix
+from fastapi import Response
+from pydantic import BaseModel
 
-LOST_SHOWN = 50
+from app.adapters import jsoncodec
+from app.adapters.llm.base import Completion
+from app.api.schemas.common import PAYLOAD_KEYS
+from app.engine.prefix import Prefix
+from app.service.llm_call import CacheInfo
+
+
+def respond(model: type[BaseModel], body: dict[str, Any]) -> Response:
+    """``body`` checked against its response model, the one shape the spec and the
+    answer share, and sent as JSON.
+
+    The conversation in it is the wire format's own rendering, held to the provider's
+    types by the format's tests: the model checks every other field, and the messages
+    are not walked again (they are most of the bytes). orjson writes the answer in a
+    fraction of the standard encoder's time. What it cannot write (an integer past 64
+    bits or a lone surrogate, which only the standard parser reads: see ``jsoncodec``)
+    the standard encoder writes, escaped to ASCII, as JSON allows."""
+    model.model_validate({k: v for k, v in body.items() if k not in PAYLOAD_KEYS})
+    return Response(jsoncodec.dumps(body), media_type="application/json")
 
 
 def stats(tokens_before: int, tokens_after: int, messages_before: int,
@@ -20,20 +34,6 @@ def stats(tokens_before: int, tokens_after: int, messages_before: int,
     return {"tokens_before": tokens_before, "tokens_after": tokens_after,
             "messages_before": messages_before, "messages_after": messages_after,
             "reduction": round(reduction, 4)}
-
-
-def receipt(spans: Sequence[Span], lost: Facts) -> dict[str, Any]:
-    return {
-        "dropped": [{"handle": s.handle, "kind": s.kind, "first": s.first, "last": s.last,
-                     "messages": s.messages, "tools": list(s.tools)} for s in spans],
-        "lost_facts": {
-            "total": len(lost),
-            "paths": sorted(lost.paths)[:LOST_SHOWN],
-            "identifiers": sorted(lost.identifiers)[:LOST_SHOWN],
-            "numbers": sorted(lost.numbers)[:LOST_SHOWN],
-            "errors": sorted(lost.errors)[:LOST_SHOWN],
-        },
-    }
 
 
 def prefix(p: Prefix) -> dict[str, Any]:

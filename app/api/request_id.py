@@ -3,14 +3,15 @@ document and event of the request, so one id ties a caller's report to the servi
 
 from __future__ import annotations
 
+import os
 import re
-import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.context import request_id as current
 
 HEADER = b"x-request-id"
+OWN_HEADER = b"x-contextsynth-request-id"
 # An id a caller sends is kept when it is short and plain: it ends up in logs and headers.
 _ACCEPTED = re.compile(rb"[A-Za-z0-9._:/+=@-]{1,128}")
 
@@ -25,13 +26,16 @@ class RequestIds:
             return
         sent = dict(scope.get("headers", [])).get(HEADER)
         rid = sent.decode() if sent is not None and _ACCEPTED.fullmatch(sent) \
-            else uuid.uuid4().hex
+            else os.urandom(16).hex()
         token = current.set(rid)
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k != HEADER]
-                message = {**message, "headers": [*headers, (HEADER, rid.encode())]}
+                headers = list(message.get("headers", []))
+                # A proxied answer carries the provider's own request id, which its SDK
+                # reports: that one stays, and this service's goes beside it.
+                mine = OWN_HEADER if any(k == HEADER for k, _ in headers) else HEADER
+                message = {**message, "headers": [*headers, (mine, rid.encode())]}
             await send(message)
 
         try:

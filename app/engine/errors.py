@@ -82,3 +82,13 @@ class HandlesUnavailable(ContextsynthError):
 class HandleNotFound(ContextsynthError):
     slug = "handle-not-found"
     title = "No such expand handle"
+
+
+class UpstreamFailed(ContextsynthError):
+    slug = "upstream-failed"
+    title = "The upstream provider could not be reached"
+
+
+class UpstreamTimeout(UpstreamFailed):
+    slug = "upstream-timeout"
+    title = "The upstream provider did not answer in time"

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.engine.accounting import account
+from app.engine.caches import EngineCaches
 from app.engine.calls import validate
 from app.engine.compaction import Span, StrategyContext, span_of
 from app.engine.deep import PROMPT_CHARS
@@ -33,8 +34,7 @@ from app.engine.prompts import (
     PromptMessage,
     fence,
 )
-from app.engine.synthesis import EngineCaches, check_output
-from app.engine.tiers import TIER_BUDGETS, Tier
+from app.engine.synthesis import check_output
 from app.engine.tokens import TokenCounter
 from app.engine.transcript import (
     Message,
@@ -98,9 +98,7 @@ class HistoryCompressor:
         self._caches = caches
 
     def _context(self, messages: Sequence[Message]) -> StrategyContext:
-        c = self._caches
-        return StrategyContext(TIER_BUDGETS[Tier.MID], segment(messages), c.handles, c.calls,
-                               c.outcomes)
+        return self._caches.context(messages)
 
     def plan(self, transcript: Transcript, options: HistoryOptions) -> HistoryPlan:
         messages = transcript.messages

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from app.engine.errors import LLMNotConfigured
 from app.engine.phases import Phase
 from app.engine.tiers import Tier
 
@@ -28,27 +27,15 @@ CONFIGURE_LLM = ("Configure a provider (CONTEXTSYNTH_LLM_PROVIDERS, see the READ
                  "configuration table)")
 
 
-def no_llm_hint(*modes: str) -> str:
-    """How to get an answer without an LLM: configure one, or one of ``modes`` (those of
-    the endpoint at hand that need none)."""
-    named = [f"'{m}'" for m in modes]
-    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
-    return f"{CONFIGURE_LLM} or ask for mode {listed}."
-
-
 def decide(requested: Mode, *, llm_available: bool) -> ModeDecision:
+    """The mode to run, or auto's choice still to make; deep without an LLM is the
+    caller's to refuse."""
     if requested is Mode.AUTO:
         if not llm_available:
             return ModeDecision(
                 Mode.FAST, "auto chose fast: no LLM provider is configured, so compaction is "
                 "deterministic")
         return ModeDecision(Mode.AUTO, "auto decides once the transcript is read")
-    if requested is Mode.DEEP and not llm_available:
-        raise LLMNotConfigured(
-            f"mode 'deep' needs an LLM to summarize older turns, and none is configured. "
-            f"{no_llm_hint('fast', 'custom', 'off')}",
-            pointer="/reasoning/synthesis",
-        )
     return ModeDecision(requested, f"{requested.value} was requested")
 
 

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field, replace
 
 from app.engine import deep
 from app.engine.accounting import account
-from app.engine.calls import CallSummaries, validate
-from app.engine.compaction import Compaction, Handles, Span, Strategy, StrategyContext
+from app.engine.caches import EngineCaches
+from app.engine.calls import validate
+from app.engine.compaction import Compaction, Span, Strategy, StrategyContext
 from app.engine.deep import DeepPlan
 from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
-from app.engine.facts import FactExtractor, Facts
+from app.engine.facts import Facts
 from app.engine.fast import older_and_recent
 from app.engine.modes import Mode
-from app.engine.outcomes import Outcomes
 from app.engine.phases import Phase, PhaseOptions, Signals, classify, observe
 from app.engine.prompts import nudge
 from app.engine.tiers import TIER_BUDGETS, Tier
@@ -23,7 +23,6 @@ from app.engine.tokens import TokenCounter
 from app.engine.transcript import (
     Message,
     Transcript,
-    segment,
     text_message,
     validate_pairs,
 )
@@ -84,16 +83,6 @@ class Prepared:
                          stable=head, steady=head, noted=head)
 
 
-class EngineCaches:
-    """Per-content memos shared across requests; built once by the app."""
-
-    def __init__(self) -> None:
-        self.outcomes = Outcomes()
-        self.facts = FactExtractor()
-        self.calls = CallSummaries()
-        self.handles = Handles()
-
-
 class Synthesizer:
     def __init__(
         self,
@@ -128,12 +117,11 @@ class Synthesizer:
         if options.steer and (not budget.late_nudge_only or signals.max_iterations is None
                               or signals.late):
             text = nudge(phase, signals, options.phase.output_tools or ())
-        segments = segment(messages)
+        context = caches.context(messages, options.tier, self._counter.messages)
+        segments = context.segments
         task = options.task
         if task is None and segments.task_index is not None:
             task = messages[segments.task_index].text
-        context = StrategyContext(budget, segments, caches.handles, caches.calls,
-                                  caches.outcomes, self._counter.messages)
         before = self._counter.messages(messages)
         return Prepared(transcript, options, context, signals, phase, text, task, before)
 

@@ -60,10 +60,12 @@ class TokenCounter:
         return total
 
     def exact(self, messages: Iterable[Message]) -> int:
-        """Count as rendered: multi-part text joined, for decisions at the margin."""
+        """Count as rendered: multi-part text joined, for decisions at the margin. The
+        joined text goes through the memo too: early in a run, when little is dropped,
+        every call decides at the margin, over a transcript the last call counted."""
         total = 0
         for m in messages:
-            total += MESSAGE_OVERHEAD + len(self._encoder.encode_ordinary(m.text))
+            total += MESSAGE_OVERHEAD + self.text(m.text)
             for call in m.tool_calls:
                 total += TOOL_CALL_OVERHEAD + self.text(call.name) + self.text(call.arguments)
         return total

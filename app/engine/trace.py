@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from app.engine.caches import EngineCaches
 from app.engine.compaction import HANDLE_PREFIX
 from app.engine.errors import InvalidTranscript
 from app.engine.facts import Facts
@@ -26,7 +27,6 @@ from app.engine.prompts import (
     PromptMessage,
     fence,
 )
-from app.engine.synthesis import EngineCaches
 from app.engine.tokens import TokenCounter
 from app.engine.transcript import Message, Part
 

@@ -14,11 +14,12 @@ from typing import Any, Protocol
 
 import httpx
 
+from app.engine.caches import EngineCaches
 from app.engine.formats.openai import OpenAIFormat
 from app.engine.history import HistoryCompressor, HistoryOptions
 from app.engine.modes import Mode
 from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import EngineCaches, SynthesisOptions, Synthesizer
+from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
 from app.engine.tokens import Encoder, TokenCounter
 from app.engine.transcript import Transcript

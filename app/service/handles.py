@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from app.cache import Cache, handle_key
+from app.adapters.cache import Cache, handle_key
 from app.engine.compaction import Span
 from app.engine.errors import HandlesUnavailable
 from app.engine.formats import WireFormat

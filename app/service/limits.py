@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from app.engine.errors import LimitExceeded
-from app.engine.formats import Payload
+from app.engine.formats import Payload, WireFormat
+from app.engine.formats import conversation as format_conversation
+from app.engine.formats.size import content_chars
 from app.settings import Settings
 
 
-def check_limits(payload: Payload, settings: Settings) -> int:
-    """Raise on a limit; return the characters of content, to size the work."""
-    key, messages = conversation(payload)
+def check_limits(payload: Payload, formats: Mapping[str, WireFormat], settings: Settings,
+                 ) -> int:
+    """Raise on a limit; return the characters of content, to size the work. Limits come
+    before the format is resolved: an oversized payload is not read for its shapes."""
+    key, messages = conversation(payload, formats)
     limit = settings.max_messages
     if len(messages) > limit:
         raise LimitExceeded(
@@ -31,33 +36,11 @@ def check_limits(payload: Payload, settings: Settings) -> int:
     return total
 
 
-def conversation(payload: Payload) -> tuple[str, list[Any]]:
-    """The key and the list of messages, contents or input items."""
-    for key in ("messages", "contents", "input"):
-        value = payload.get(key)
-        if isinstance(value, list):
-            return key, value
-        if isinstance(value, str):
-            return key, [value]
+def conversation(payload: Payload, formats: Mapping[str, WireFormat]) -> tuple[str, list[Any]]:
+    """The key and the list of messages, contents or input items, under the first key of
+    a format that the payload carries."""
+    for wire in formats.values():
+        found = format_conversation(payload, wire)
+        if found:
+            return wire.keys[0], found
     return "messages", []
-
-
-# Where text sits in a message, content block, part or item, in any of the formats;
-# the values of the last three are tool arguments or results with keys of their own.
-_TEXT_KEYS = ("content", "text", "thinking", "parts", "output", "arguments", "summary",
-              "tool_calls", "function", "functionResponse", "functionCall")
-_FREE_KEYS = ("input", "args", "response")
-
-
-def content_chars(value: Any, *, every_key: bool = False) -> int:
-    """Characters of text in a message, whatever its format's shape."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, list):
-        return sum(content_chars(v, every_key=every_key) for v in value)
-    if not isinstance(value, dict):
-        return 0
-    if every_key:
-        return sum(content_chars(v, every_key=True) for v in value.values())
-    return (sum(content_chars(value.get(k)) for k in _TEXT_KEYS)
-            + sum(content_chars(value.get(k), every_key=True) for k in _FREE_KEYS))

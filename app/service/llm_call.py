@@ -14,13 +14,13 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
-from app.cache import Cache, cache_key
+from app.adapters.cache import Cache, cache_key
+from app.adapters.llm.base import Completion, CompletionRequest, LLMError, Usage
+from app.adapters.llm.client import LLMClient
+from app.adapters.metrics import Metrics
 from app.engine.prompts import PromptMessage
-from app.llm.base import Completion, CompletionRequest, LLMError, Usage
-from app.llm.client import LLMClient
-from app.metrics import Metrics
 
 DEFAULT_TEMPERATURE = 0.2
 _POLL_S = 0.05
@@ -51,6 +51,13 @@ class Answer:
     completion: Completion | None  # None: the call failed and the job falls back
     fallback_reason: str | None = None
     cache: CacheInfo = field(default_factory=CacheInfo)
+
+
+class Gateway(Protocol):
+    """What the runner asks of the LLM: a completion for a prompt, or why not."""
+
+    async def ask(self, prompt: Sequence[PromptMessage], options: LLMOptions, *, tenant: str,
+                  job: str, max_tokens: int, ttl_s: float | None = None) -> Answer: ...
 
 
 class LLMGateway:

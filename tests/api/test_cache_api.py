@@ -217,7 +217,7 @@ async def test_handles_made_while_redis_is_down_still_expand_and_are_saved_when_
         make_app):
     import redis as redis_sync
 
-    from app.cache import handle_key
+    from app.adapters.cache import handle_key
 
     with RedisServer() as server:
         app = make_app(redis_url=server.url, redis_pause_s=0.05, redis_timeout_s=0.2)

@@ -7,8 +7,8 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
+from app.adapters.plugins import GROUP
 from app.main import create_app
-from app.plugins import GROUP
 from app.settings import Settings
 from tests.support import plugin
 from tests.support.build import coding_run

@@ -1,8 +1,8 @@
 import pytest
 
+from app.engine.caches import EngineCaches
 from app.engine.history import HistoryCompressor, HistoryOptions
 from app.engine.prompts import HISTORY_MARKER, HISTORY_SECTIONS
-from app.engine.synthesis import EngineCaches
 from app.engine.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
 from tests.support.corpus import load, transcript_files

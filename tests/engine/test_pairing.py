@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 
 from app.corpus import CORPUS_DIR, load
 from app.engine import rescue
+from app.engine.caches import EngineCaches
 from app.engine.history import HistoryCompressor, HistoryOptions
 from app.engine.modes import Mode
 from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import EngineCaches, SynthesisOptions, Synthesizer
+from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
 from app.engine.tokens import TokenCounter
 from app.engine.transcript import call_results, calls_by_result

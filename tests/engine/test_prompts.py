@@ -5,6 +5,7 @@ import re
 import pytest
 
 from app.engine import rescue
+from app.engine.caches import EngineCaches
 from app.engine.history import HistoryCompressor, HistoryOptions
 from app.engine.outcomes import Outcomes
 from app.engine.prompts import fence
@@ -12,7 +13,7 @@ from app.engine.recall import Memory
 from app.engine.recall import prompt as recall_prompt
 from app.engine.reflect import Call, Reflector
 from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import EngineCaches, SynthesisOptions, Synthesizer
+from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tokens import TokenCounter
 from app.engine.trace import Action, TraceOptions, TraceSummarizer
 from tests.support.build import coding_run

@@ -1,9 +1,9 @@
 import pytest
 
+from app.adapters.tokenizer import load_encoding
 from app.engine.errors import InvalidOption
 from app.engine.tokens import MESSAGE_OVERHEAD, TOOL_CALL_OVERHEAD, TokenCounter
 from app.engine.transcript import Message, Part, ToolCall
-from app.tokenizer import load_encoding
 
 
 class CountingEncoder:

@@ -1,8 +1,8 @@
 import pytest
 
+from app.engine.caches import EngineCaches
 from app.engine.errors import InvalidTranscript
 from app.engine.prompts import TRACE_CLOSE, TRACE_OPEN
-from app.engine.synthesis import EngineCaches
 from app.engine.tokens import TokenCounter
 from app.engine.trace import Action, TraceOptions, TraceSummarizer, parse_scratchpad
 from tests.support.corpus import load, transcript_files

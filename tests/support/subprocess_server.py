@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 
@@ -16,14 +17,16 @@ from tests.support.redis_server import free_port
 
 @contextmanager
 def running_service(env: dict[str, str] | None = None, workers: int = 1,
-                    ready_path: str = "/healthz") -> Iterator[str]:
-    """Start ``contextsynth serve`` on a free port; yield its base URL; stop it."""
+                    ready_path: str = "/healthz", log: Path | None = None) -> Iterator[str]:
+    """Start ``contextsynth serve`` on a free port; yield its base URL; stop it.
+    ``log``: a file that gets everything the service writes (else a pipe)."""
     port = free_port()
+    sink = open(log, "wb") if log is not None else subprocess.PIPE  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--workers", str(workers)],
         env={**os.environ, "CONTEXTSYNTH_LOG_LEVEL": "warning", **(env or {})},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -34,10 +37,16 @@ def running_service(env: dict[str, str] | None = None, workers: int = 1,
             except httpx.TransportError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                output = proc.stdout.read().decode() if proc.stdout else ""
+                output = proc.stdout.read().decode() if proc.stdout else log_text(log)
                 raise RuntimeError(f"the service did not start:\n{output}")
             time.sleep(0.2)
         yield url
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+        if log is not None:
+            sink.close()  # type: ignore[union-attr]
+
+
+def log_text(log: Path | None) -> str:
+    return log.read_text(errors="replace") if log is not None else ""

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, Request, Response
 
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.finite import FiniteJSONRoute
+from app.api.jobs import run_job
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
-from app.engine.history import HistoryOptions
-from app.engine.windows import share_of_window
-from app.service.history import HistoryJob, HistoryOutcome
-from app.service.llm_call import LLMOptions
+from app.engine.jobs.history import Compressed
+from app.service.receipts import receipt
+from app.service.runner import Ran
 
 router = APIRouter(route_class=FiniteJSONRoute)
 
@@ -30,52 +29,27 @@ router = APIRouter(route_class=FiniteJSONRoute)
 async def compress_history(
     body: CompressHistoryRequest, request: Request,
     svc: Annotated[Services, Depends(services)], tenant: Tenant,
-) -> JSONResponse:
-    settings = svc.settings
-    job = HistoryJob(
-        payload=body.payload(),
-        format=body.format,
-        options=HistoryOptions(
-            trigger_messages=body.trigger_messages or settings.history_trigger_messages,
-            trigger_tokens=_token_trigger(body),
-            keep_last_n=(body.keep_last_n if body.keep_last_n is not None
-                         else settings.history_keep_last_n),
-        ),
-        mode=body.mode,
-        llm=LLMOptions(body.synthesis_provider, body.synthesis_model,
-                       body.synthesis_temperature, body.on_llm_error, body.force_refresh),
-        tenant=tenant,
-    )
-    request.state.mode = body.mode
-    outcome = await svc.history.run(job)
-    request.state.mode = outcome.mode
-    request.state.tokens = (outcome.result.tokens_before, outcome.result.tokens_after)
-    return JSONResponse(_render(outcome))
+) -> Response:
+    ran = await run_job(request, svc, svc.jobs.history, body.to_job(svc.settings),
+                        body.llm_options(), tenant, asked=body.mode)
+    return render.respond(CompressHistoryResponse, _render(ran))
 
 
-def _render(outcome: HistoryOutcome) -> dict[str, Any]:
-    r = outcome.result
-    body: dict[str, Any] = dict(outcome.body)
+def _render(ran: Ran[Compressed]) -> dict[str, Any]:
+    r = ran.value.result
+    body: dict[str, Any] = dict(ran.value.body)
     body.update({
         "format": r.transcript.format,
         "compressed": r.compressed,
         "reason": r.reason,
         "incremental": r.incremental,
-        "mode": outcome.mode,
-        "degraded": outcome.fallback_reason is not None,
-        "fallback_reason": outcome.fallback_reason,
-        "llm": render.usage(outcome.completion),
-        "cache": render.cache(outcome.cache),
-        "stats": render.stats(r.tokens_before, r.tokens_after, outcome.messages_before,
-                              outcome.messages_after),
-        "receipt": render.receipt(r.spans, r.lost),
+        "mode": ran.report.mode,
+        "degraded": ran.fallback_reason is not None,
+        "fallback_reason": ran.fallback_reason,
+        "llm": render.usage(ran.completion),
+        "cache": render.cache(ran.cache),
+        "stats": render.stats(r.tokens_before, r.tokens_after, ran.value.messages_before,
+                              ran.value.messages_after),
+        "receipt": receipt(ran.report.spans, ran.report.lost),
     })
     return body
-
-
-def _token_trigger(body: CompressHistoryRequest) -> int | None:
-    """The lower of the token trigger and the share of the window, whichever are given."""
-    limits = [body.trigger_tokens] if body.trigger_tokens is not None else []
-    if body.trigger_share is not None:
-        limits.append(share_of_window(body.trigger_share, body.model, body.context_window))
-    return min(limits, default=None)

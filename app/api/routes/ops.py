@@ -8,11 +8,11 @@ from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from app.adapters.cache import FailOpenCache
+from app.adapters.metrics import add_runtime_collectors
 from app.api.deps import Services, services
 from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import Health
-from app.cache import FailOpenCache
-from app.metrics import add_runtime_collectors
 
 router = APIRouter(route_class=FiniteJSONRoute)
 

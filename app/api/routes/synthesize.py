@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, Request, Response
 
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.finite import FiniteJSONRoute
+from app.api.jobs import run_job
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
+from app.engine.jobs.synthesize import Synthesized
 from app.engine.outcomes import shorten
-from app.engine.phases import PhaseOptions
-from app.service.synthesize import SynthesizeJob, SynthesizeOutcome
+from app.service.receipts import receipt
+from app.service.runner import Ran
 
 router = APIRouter(route_class=FiniteJSONRoute)
 
@@ -29,39 +30,16 @@ router = APIRouter(route_class=FiniteJSONRoute)
 async def synthesize(
     body: SynthesizeRequest, request: Request, svc: Annotated[Services, Depends(services)],
     tenant: Tenant,
-) -> JSONResponse:
-    reasoning = body.reasoning
-    job = SynthesizeJob(
-        payload=body.payload(),
-        format=body.format,
-        model=body.model,
-        tier=body.tier,
-        strategy=body.strategy,
-        reasoning_top=reasoning.model_dump(exclude={"strategies"}, exclude_none=True),
-        reasoning_strategies={k: v.model_dump(exclude_none=True)
-                              for k, v in reasoning.strategies.items()},
-        phase=PhaseOptions(
-            required_tools=tuple(body.required_tools),
-            output_tools=tuple(body.output_tools) if body.output_tools is not None else None,
-            iteration=body.iteration,
-            max_iterations=body.max_iterations,
-        ),
-        steer=body.steer,
-        task=body.task,
-        on_llm_error=body.on_llm_error,
-        tenant=tenant,
-        force_refresh=body.force_refresh,
-        cache_breakpoints=body.cache_breakpoints,
-    )
-    request.state.mode = "unknown"
-    outcome = await svc.synthesize.run(job)
-    request.state.mode = outcome.decision.mode.value
-    request.state.tokens = (outcome.synthesis.tokens_before, outcome.synthesis.tokens_after)
-    return JSONResponse(_render(outcome, outcome.synthesis.task))
+) -> Response:
+    job, llm = body.to_job(svc.settings)
+    ran = await run_job(request, svc, svc.jobs.synthesize, job, llm, tenant, asked="unknown")
+    return render.respond(SynthesizeResponse, _render(ran))
 
 
-def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
+def _render(ran: Ran[Synthesized]) -> dict[str, Any]:
+    outcome = ran.value
     s = outcome.synthesis
+    task = s.task
     sig = s.signals
     body: dict[str, Any] = dict(outcome.body)
     body.update({
@@ -70,9 +48,9 @@ def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
         "mode": outcome.decision.mode.value,
         "requested_mode": outcome.requested_mode.value,
         "mode_reason": outcome.decision.reason,
-        "degraded": outcome.fallback_reason is not None,
-        "fallback_reason": outcome.fallback_reason,
-        "llm": render.usage(outcome.completion),
+        "degraded": ran.fallback_reason is not None,
+        "fallback_reason": ran.fallback_reason,
+        "llm": render.usage(ran.completion),
         "phase": s.phase.value,
         "nudge": s.nudge,
         "tier": outcome.tier.value,
@@ -88,10 +66,10 @@ def _render(outcome: SynthesizeOutcome, task: str | None) -> dict[str, Any]:
         },
         "stats": render.stats(s.tokens_before, s.tokens_after, outcome.messages_before,
                               outcome.messages_after),
-        "receipt": render.receipt(s.receipt.spans, s.receipt.lost),
-        "cache": render.cache(outcome.cache),
+        "receipt": receipt(ran.report.spans, ran.report.lost),
+        "cache": render.cache(ran.cache),
         "prefix": render.prefix(outcome.prefix),
         "resolved_config": {k: {"value": v.value, "source": v.source}
-                            for k, v in outcome.resolved.items()},
+                            for k, v in outcome.resolved.given().items()},
     })
     return body

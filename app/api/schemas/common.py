@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    StrictBool,
+    model_validator,
+)
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+
+from app.engine.formats import build_formats
+from app.service.llm_call import LLMOptions
 
 # A short support chat, for the examples of the jobs that take a conversation.
 EXAMPLE_CHAT: list[Any] = [
@@ -20,9 +30,17 @@ EXAMPLE_CHAT: list[Any] = [
     {"role": "user", "content": "Yes, please."},
 ]
 
-CONVERSATION_KEYS = ("messages", "contents", "input")
-PAYLOAD_KEYS = ("messages", "system", "contents", "systemInstruction", "system_instruction",
-                "input", "instructions")
+
+
+def _format_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The keys the wire formats read: each one's conversation key, and all of them."""
+    formats = build_formats().values()
+    return (tuple(dict.fromkeys(f.keys[0] for f in formats)),
+            tuple(dict.fromkeys(k for f in formats for k in f.keys)))
+
+
+# The formats own their keys; the fields below are the published names of the same.
+CONVERSATION_KEYS, PAYLOAD_KEYS = _format_keys()
 
 
 class Conversation(BaseModel):
@@ -75,6 +93,42 @@ class Conversation(BaseModel):
     def payload(self) -> dict[str, Any]:
         """The conversation fields as the caller sent them, for the wire formats."""
         return {k: getattr(self, k) for k in PAYLOAD_KEYS if getattr(self, k) is not None}
+
+
+# The fields of every job that may call an LLM (which one, and its cache), and what to
+# do when the call fails. /synthesize takes the first three under 'reasoning'.
+ForceRefresh = Annotated[StrictBool, Field(description="Skip the cached LLM result, if any.")]
+OnLLMError = Literal["fallback", "error"]
+
+
+class _LLMModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    synthesis_provider: str | None = None
+    synthesis_model: str | None = None
+    synthesis_temperature: float | None = Field(None, ge=0, le=2)
+
+
+class LLMChoice(_LLMModel):
+    """A job whose LLM errors always surface: nothing can stand in for its answer."""
+
+    force_refresh: ForceRefresh = False
+
+    def llm_options(self) -> LLMOptions:
+        return LLMOptions(self.synthesis_provider, self.synthesis_model,
+                          self.synthesis_temperature, "error", self.force_refresh)
+
+
+class LLMFallback(_LLMModel):
+    """A job that can run without its LLM: on a failed call it does (the default), or
+    answers with the error."""
+
+    on_llm_error: OnLLMError = "fallback"
+    force_refresh: ForceRefresh = False
+
+    def llm_options(self) -> LLMOptions:
+        return LLMOptions(self.synthesis_provider, self.synthesis_model,
+                          self.synthesis_temperature, self.on_llm_error, self.force_refresh)
 
 
 class ConversationOut(BaseModel):

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import ConfigDict, Field, StrictBool
+from pydantic import ConfigDict, Field
 
 from app.api.schemas.common import (
     EXAMPLE_CHAT,
     CacheOut,
     Conversation,
     ConversationOut,
+    LLMFallback,
     LLMUsageOut,
     ReceiptOut,
     StatsOut,
 )
+from app.engine.history import HistoryOptions
+from app.engine.jobs.history import HistoryMode, HistoryRequest
+from app.engine.windows import share_of_window
+from app.settings import Settings
 
 
-class CompressHistoryRequest(Conversation):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "messages": EXAMPLE_CHAT, "trigger_messages": 4, "keep_last_n": 2, "mode": "fast"}]})
+class _HistoryFields(Conversation):
 
     trigger_messages: int | None = Field(
         None, ge=1, description="Compress above this many messages (default from settings, 50).")
@@ -35,14 +36,29 @@ class CompressHistoryRequest(Conversation):
         "enough to know it.")
     keep_last_n: int | None = Field(
         None, ge=0, description="Messages kept verbatim at the end (default 10).")
-    mode: Literal["auto", "fast", "deep"] = Field(
+    mode: HistoryMode = Field(
         "auto", description="deep: LLM summary; fast: deterministic extraction; auto: deep "
         "when an LLM is configured.")
-    synthesis_provider: str | None = None
-    synthesis_model: str | None = None
-    synthesis_temperature: float | None = Field(None, ge=0, le=2)
-    on_llm_error: Literal["fallback", "error"] = "fallback"
-    force_refresh: StrictBool = Field(False, description="Skip the cached LLM result, if any.")
+
+
+# The LLM fields come last in the published schema, as they always have.
+class CompressHistoryRequest(LLMFallback, _HistoryFields):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "messages": EXAMPLE_CHAT, "trigger_messages": 4, "keep_last_n": 2, "mode": "fast"}]})
+
+    def to_job(self, settings: Settings) -> HistoryRequest:
+        return HistoryRequest(self.payload(), self.format, HistoryOptions(
+            trigger_messages=self.trigger_messages or settings.history_trigger_messages,
+            trigger_tokens=self._token_trigger(),
+            keep_last_n=(self.keep_last_n if self.keep_last_n is not None
+                         else settings.history_keep_last_n)), self.mode)
+
+    def _token_trigger(self) -> int | None:
+        """The lower of the token trigger and the share of the window, whichever are given."""
+        limits = [self.trigger_tokens] if self.trigger_tokens is not None else []
+        if self.trigger_share is not None:
+            limits.append(share_of_window(self.trigger_share, self.model, self.context_window))
+        return min(limits, default=None)
 
 
 class CompressHistoryResponse(ConversationOut):

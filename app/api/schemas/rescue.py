@@ -4,21 +4,28 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from app.api.schemas.common import EXAMPLE_CHAT, CacheOut, Conversation, LLMUsageOut
+from app.api.schemas.common import EXAMPLE_CHAT, CacheOut, Conversation, LLMChoice, LLMUsageOut
+from app.engine.jobs.rescue import RescueRequest as RescueJobRequest
+from app.settings import Settings
 
 
-class RescueRequest(Conversation):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "messages": EXAMPLE_CHAT, "question": "Is the flight booked?", "max_steps": 3,
-        "dry_run": True}]})
+class _RescueFields(Conversation):
 
     question: str = Field(min_length=1, description="What the user asked the agent.")
     max_steps: int | None = Field(None, ge=1, description="The agent's step limit.")
     dry_run: StrictBool = Field(False, description="Return the prompt without calling the LLM.")
-    synthesis_provider: str | None = None
-    synthesis_model: str | None = None
-    synthesis_temperature: float | None = Field(None, ge=0, le=2)
-    force_refresh: StrictBool = Field(False, description="Skip the cached LLM result, if any.")
+
+
+# The LLM fields come last in the published schema, as they always have.
+class RescueRequest(LLMChoice, _RescueFields):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "messages": EXAMPLE_CHAT, "question": "Is the flight booked?", "max_steps": 3,
+        "dry_run": True}]})
+
+    def to_job(self, settings: Settings) -> RescueJobRequest:
+        return RescueJobRequest(self.payload(), self.format, self.question, self.max_steps,
+                                self.dry_run, settings.rescue_evidence_chars,
+                                settings.rescue_max_tokens)
 
 
 class PromptMessageOut(BaseModel):

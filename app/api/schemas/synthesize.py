@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from pydantic.config import JsonValue
@@ -15,10 +15,21 @@ from app.api.schemas.common import (
     ReceiptOut,
     StatsOut,
 )
+from app.engine.jobs.synthesize import SynthesizeRequest as SynthesizeJobRequest
+from app.engine.modes import Mode
+from app.engine.phases import PhaseOptions
+from app.engine.reasoning import STRATEGIES, Bundle, Resolved, resolve
 from app.engine.tiers import Tier
+from app.service.llm_call import LLMOptions
+from app.settings import Settings
 
-SynthesisMode = Literal["auto", "fast", "deep", "custom", "off"]
-AgentStrategy = Literal["reactive", "planExecute", "treeOfThought", "reflexion", "adaptive"]
+# The engine's names, as Literals: the published schema lists them inline.
+if TYPE_CHECKING:
+    SynthesisMode = str
+    AgentStrategy = str
+else:
+    SynthesisMode = Literal[tuple(m.value for m in Mode)]
+    AgentStrategy = Literal[STRATEGIES]
 
 _EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent. Use the tools to fix the bug."},
@@ -40,6 +51,11 @@ class ReasoningBundle(BaseModel):
     synthesis_temperature: float | None = Field(None, ge=0, le=2)
     synthesis_strategy: str | None = Field(
         None, description="Registered strategy for mode 'custom' (e.g. observation-mask).")
+
+    def to_bundle(self) -> Bundle:
+        return Bundle(Mode(self.synthesis) if self.synthesis is not None else None,
+                      self.synthesis_model, self.synthesis_provider,
+                      self.synthesis_temperature, self.synthesis_strategy)
 
 
 class Reasoning(ReasoningBundle):
@@ -100,6 +116,38 @@ class SynthesizeRequest(Conversation):
         False, description="Anthropic requests only: mark the ends of the stable and "
         "steady prefixes (see 'prefix' in the response) with cache_control breakpoints, "
         "keeping the caller's own and at most 4 in all.")
+
+    def to_job(self, settings: Settings) -> tuple[SynthesizeJobRequest, LLMOptions]:
+        r = self.reasoning
+        resolved = resolve(r.to_bundle(), {k: v.to_bundle() for k, v in r.strategies.items()},
+                           self.strategy)
+        request = SynthesizeJobRequest(
+            self.payload(), self.format, model=self.model, tier=self.tier,
+            default_tier=settings.default_tier, resolved=resolved,
+            phase=PhaseOptions(
+                required_tools=tuple(self.required_tools),
+                output_tools=tuple(self.output_tools) if self.output_tools is not None
+                else None,
+                iteration=self.iteration, max_iterations=self.max_iterations),
+            steer=self.steer, task=self.task, cache_breakpoints=self.cache_breakpoints,
+            dedicated_model=bool(settings.synthesis_model),
+            deep_threshold_tokens=settings.deep_threshold_tokens)
+        provider = resolved.synthesis_provider
+        model, temperature = resolved.synthesis_model, resolved.synthesis_temperature
+        return request, LLMOptions(
+            provider=provider.value if provider else None,
+            model=model.value if model else None,
+            temperature=temperature.value if temperature else None,
+            on_llm_error=self.on_llm_error, force_refresh=self.force_refresh,
+            provider_pointer=_pointer(provider, "synthesis_provider"))
+
+def _pointer(field: Resolved[str] | None, name: str) -> str:
+    """Where in the request a resolved reasoning field came from."""
+    if field is not None and field.source.startswith("strategies."):
+        strategy = field.source.removeprefix("strategies.")
+        return f"/reasoning/strategies/{strategy}/{name}"
+    return f"/reasoning/{name}"
+
 
 class ResolvedField(BaseModel):
     value: Any

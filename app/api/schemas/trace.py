@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from app.api.schemas.common import CacheOut, LLMUsageOut, ReceiptOut
+from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut, ReceiptOut
+from app.engine.jobs.trace import TraceMode, TraceRequest
+from app.engine.trace import Action, TraceOptions
+from app.settings import Settings
 
-THRESHOLDS = ("trigger", "keep", "observation_chars", "large_chars", "large_trigger",
-              "large_keep", "min_llm_chars", "min_saving")
+T = TypeVar("T", int, float)
+
+
+def _given(value: T | None, default: T) -> T:
+    return default if value is None else value
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 class ActionIn(BaseModel):
@@ -24,15 +35,8 @@ class ActionIn(BaseModel):
     thought: str | None = None
 
 
-class SummarizeTraceRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "actions": [{"action": "list_files", "action_input": "src/",
-                     "observation": "main.py\nutil.py"},
-                    {"action": "read_file", "action_input": "src/main.py",
-                     "observation": "def main(): ..."},
-                    {"action": "run_tests", "action_input": "tests/",
-                     "observation": "FAILED test_main - AssertionError", "outcome": "error"}],
-        "trigger": 2, "keep": 1, "mode": "fast"}]})
+class _TraceFields(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
     actions: list[ActionIn] | None = Field(None, min_length=1)
     scratchpad: str | None = Field(
@@ -46,12 +50,33 @@ class SummarizeTraceRequest(BaseModel):
     large_keep: int | None = Field(None, ge=0)
     min_llm_chars: int | None = Field(None, ge=0)
     min_saving: float | None = Field(None, ge=0, le=0.9)
-    mode: Literal["auto", "fast", "deep"] = "auto"
-    synthesis_provider: str | None = None
-    synthesis_model: str | None = None
-    synthesis_temperature: float | None = Field(None, ge=0, le=2)
-    on_llm_error: Literal["fallback", "error"] = "fallback"
-    force_refresh: StrictBool = Field(False, description="Skip the cached LLM result, if any.")
+    mode: TraceMode = "auto"
+
+
+# The LLM fields come last in the published schema, as they always have.
+class SummarizeTraceRequest(LLMFallback, _TraceFields):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "actions": [{"action": "list_files", "action_input": "src/",
+                     "observation": "main.py\nutil.py"},
+                    {"action": "read_file", "action_input": "src/main.py",
+                     "observation": "def main(): ..."},
+                    {"action": "run_tests", "action_input": "tests/",
+                     "observation": "FAILED test_main - AssertionError", "outcome": "error"}],
+        "trigger": 2, "keep": 1, "mode": "fast"}]})
+
+    def to_job(self, settings: Settings) -> TraceRequest:
+        actions = None
+        if self.actions is not None:
+            actions = tuple(Action(a.action, _text(a.action_input), a.observation, a.outcome,
+                                   a.thought) for a in self.actions)
+        d = settings.trace_options()
+        options = TraceOptions(
+            _given(self.trigger, d.trigger), _given(self.keep, d.keep),
+            _given(self.observation_chars, d.observation_chars),
+            _given(self.large_chars, d.large_chars),
+            _given(self.large_trigger, d.large_trigger), _given(self.large_keep, d.large_keep),
+            _given(self.min_llm_chars, d.min_llm_chars), _given(self.min_saving, d.min_saving))
+        return TraceRequest(actions, self.scratchpad, options, self.mode)
 
     @model_validator(mode="after")
     def _one_trace(self) -> SummarizeTraceRequest:

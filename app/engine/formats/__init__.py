@@ -29,6 +29,15 @@ class WireFormat(Protocol):
     def render(self, transcript: Transcript) -> dict[str, Any]: ...
 
 
+def conversation(payload: Payload, wire: WireFormat) -> list[Any]:
+    """The messages, contents or input items of ``payload``, under the format's first key
+    (Responses accepts a bare string as its input)."""
+    value = payload.get(wire.keys[0])
+    if isinstance(value, list):
+        return value
+    return [value] if isinstance(value, str) else []
+
+
 def build_formats() -> dict[str, WireFormat]:
     # Imported here so the registry is built on demand, never at import time.
     from app.engine.formats.anthropic import AnthropicFormat

@@ -1,0 +1,209 @@
+"""The cache: a small Protocol, an in-memory default, Redis, and the fail-open rule.
+
+Keys are ``cs:v1:{tenant}:{job}:{digest}``; the braces are a Redis Cluster hash
+tag, so every key of a tenant, locks included, lives in one slot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from app.adapters.metrics import Metrics
+
+log = logging.getLogger(__name__)
+KEY_PREFIX = "cs:v1"
+
+
+def cache_key(tenant: str, job: str, material: Any) -> str:
+    """A key for ``material`` (any JSON value) that tenants never share."""
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digest = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{KEY_PREFIX}:{{{tenant}}}:{job}:{digest}"
+
+
+def handle_key(tenant: str, handle: str) -> str:
+    return f"{KEY_PREFIX}:{{{tenant}}}:expand:{handle}"
+
+
+def receipt_key(tenant: str, request_id: str) -> str:
+    """A proxied request's receipt, by the request id it was answered with."""
+    return f"{KEY_PREFIX}:{{{tenant}}}:receipt:{request_id}"
+
+
+class Cache(Protocol):
+    @property
+    def healthy(self) -> bool:
+        """False while the store is failing (its last call did not get through)."""
+        ...
+
+    async def get(self, key: str) -> bytes | None: ...
+
+    async def set(self, key: str, value: bytes, ttl_s: float) -> None: ...
+
+    async def add(self, key: str, value: bytes, ttl_s: float) -> bool:
+        """Set only if absent (a lock); True when this call set it."""
+        ...
+
+    async def delete(self, key: str) -> None: ...
+
+    async def ping(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class MemoryCache:
+    """Bounded TTL LRU, the embedded default (one process, nothing shared)."""
+
+    def __init__(self, max_entries: int = 10_000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._items: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
+        self._max = max_entries
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def _live(self, key: str) -> bytes | None:
+        item = self._items.get(key)
+        if item is None:
+            return None
+        if item[0] <= self._clock():
+            del self._items[key]
+            return None
+        self._items.move_to_end(key)
+        return item[1]
+
+    @property
+    def healthy(self) -> bool:
+        return True
+
+    async def get(self, key: str) -> bytes | None:
+        with self._lock:
+            return self._live(key)
+
+    async def set(self, key: str, value: bytes, ttl_s: float) -> None:
+        with self._lock:
+            self._items[key] = (self._clock() + ttl_s, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self._max:
+                self._items.popitem(last=False)
+
+    async def add(self, key: str, value: bytes, ttl_s: float) -> bool:
+        with self._lock:
+            if self._live(key) is not None:
+                return False
+            self._items[key] = (self._clock() + ttl_s, value)
+            return True
+
+    async def delete(self, key: str) -> None:
+        with self._lock:
+            self._items.pop(key, None)
+
+    async def ping(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+class FailOpenCache:
+    """Cache trouble never fails a request: it is counted, logged once, and skipped.
+
+    Errors are counted here; hits and misses by the callers, which know what a lookup
+    was for.
+
+    After an error the inner cache is left alone for ``pause_s``, so a dead Redis
+    costs one timeout per pause, not one per request; then it is tried again,
+    which is how the service reconnects by itself.
+    """
+
+    def __init__(self, inner: Cache, metrics: Metrics, *, name: str = "redis",
+                 pause_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._inner = inner
+        self._metrics = metrics
+        self._name = name
+        self._pause = pause_s
+        self._clock = clock
+        self._down_since: float | None = None
+        self._retry_at = 0.0
+        self.last_error: str | None = None
+
+    @property
+    def healthy(self) -> bool:
+        return self._down_since is None
+
+    def _skip(self) -> bool:
+        return self._down_since is not None and self._clock() < self._retry_at
+
+    def _failed(self, exc: Exception) -> None:
+        self._metrics.cache_requests.labels("error").inc()
+        self.last_error = f"{type(exc).__name__}: {exc}"[:200]
+        if self._down_since is None:
+            self._down_since = self._clock()
+            log.warning("cache %s unavailable, carrying on uncached: %s", self._name,
+                        self.last_error)
+        self._retry_at = self._clock() + self._pause
+
+    def _recovered(self) -> None:
+        if self._down_since is not None:
+            log.warning("cache %s is back after %.1f s", self._name,
+                        self._clock() - self._down_since)
+            self._down_since = None
+            self.last_error = None
+
+    async def get(self, key: str) -> bytes | None:
+        if self._skip():
+            self._metrics.cache_requests.labels("error").inc()
+            return None
+        try:
+            value = await self._inner.get(key)
+        except Exception as exc:
+            self._failed(exc)
+            return None
+        self._recovered()
+        return value
+
+    async def set(self, key: str, value: bytes, ttl_s: float) -> None:
+        if self._skip():
+            return
+        try:
+            await self._inner.set(key, value, ttl_s)
+        except Exception as exc:
+            self._failed(exc)
+        else:
+            self._recovered()
+
+    async def add(self, key: str, value: bytes, ttl_s: float) -> bool:
+        if self._skip():
+            return True  # no shared lock to be had: go ahead alone
+        try:
+            added = await self._inner.add(key, value, ttl_s)
+        except Exception as exc:
+            self._failed(exc)
+            return True
+        self._recovered()
+        return added
+
+    async def delete(self, key: str) -> None:
+        if self._skip():
+            return
+        try:
+            await self._inner.delete(key)
+        except Exception as exc:
+            self._failed(exc)
+
+    async def ping(self) -> None:
+        try:
+            await self._inner.ping()
+        except Exception as exc:
+            self._failed(exc)
+        else:
+            self._recovered()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

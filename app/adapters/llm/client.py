@@ -1,0 +1,108 @@
+"""The service's one way to call an LLM: provider choice, retries, breaker, budget, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import cast
+
+import httpx
+
+from app.adapters.llm.base import Completion, CompletionRequest, LLMError, LLMTimeout, Provider
+from app.adapters.llm.resilience import CircuitBreaker, RetryPolicy, with_retries
+from app.adapters.metrics import Metrics
+from app.engine.errors import InvalidOption
+
+# The model label of a call to a model no configuration names.
+OTHER_MODEL = "other"
+
+
+class LLMClient:
+    def __init__(
+        self,
+        providers: Mapping[str, Provider],
+        metrics: Metrics,
+        *,
+        policy: RetryPolicy | None = None,
+        budget_s: float = 120.0,
+        models: Iterable[str] = (),
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._providers = dict(providers)
+        # Metric labels name configured models only: a model a caller names is "other",
+        # so requests cannot create series.
+        self._models = {p.default_model for p in self._providers.values()} | set(models)
+        self._metrics = metrics
+        self._policy = policy or RetryPolicy()
+        self._budget = budget_s
+        self._sleep = sleep
+        self._clock = clock
+        self._breakers = {name: CircuitBreaker(clock=clock) for name in self._providers}
+        self._http: httpx.AsyncClient | None = None
+
+    @property
+    def available(self) -> bool:
+        return bool(self._providers)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._providers)
+
+    def breaker(self, name: str) -> CircuitBreaker:
+        return self._breakers[name]
+
+    async def start(self) -> None:
+        # One pooled client for every provider; redirects are not followed for POSTs.
+        self._http = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def provider(self, name: str | None, pointer: str = "/synthesis_provider") -> Provider:
+        """The provider named ``name`` (the first configured for None); ``pointer`` is
+        where the request named it, for the error when none is configured under it."""
+        if not self._providers:
+            raise InvalidOption("no LLM provider is configured")
+        if name is None:
+            return next(iter(self._providers.values()))
+        found = self._providers.get(name)
+        if found is None:
+            raise InvalidOption(
+                f"synthesis_provider {name!r} is not configured; configured: "
+                f"{', '.join(self._providers)}.", pointer=pointer)
+        return found
+
+    async def complete(self, request: CompletionRequest, provider_name: str | None) -> Completion:
+        provider = self.provider(provider_name)
+        http = self._http
+        if http is None:
+            raise RuntimeError("LLMClient.start() was not called (the app lifespan starts it)")
+        model = request.model or provider.default_model
+        labels = (provider.name, model if model in self._models else OTHER_MODEL)
+        started = self._clock()
+        outcome = "ok"
+        try:
+            async with asyncio.timeout(self._budget):
+                result = await with_retries(
+                    lambda: provider.complete(http, request), policy=self._policy,
+                    breaker=self._breakers[provider.name], provider=provider.name,
+                    sleep=self._sleep)
+        except TimeoutError:
+            outcome = "budget_exhausted"
+            raise LLMTimeout(f"the LLM time budget of {self._budget:g} s ran out calling "
+                             f"provider {provider.name!r}") from None
+        except LLMError as exc:
+            outcome = exc.reason
+            raise
+        finally:
+            self._metrics.llm_requests.labels(*labels, outcome).inc()
+            self._metrics.llm_duration.labels(*labels).observe(self._clock() - started)
+        completion = cast(Completion, result)
+        self._metrics.llm_tokens.labels(*labels, "in").inc(completion.usage.input_tokens)
+        self._metrics.llm_tokens.labels(*labels, "out").inc(completion.usage.output_tokens)
+        return completion

@@ -1,0 +1,88 @@
+"""Prometheus metrics, built against a registry the app is given."""
+
+from __future__ import annotations
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+)
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+# Engine work is milliseconds; LLM-backed modes will take seconds.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+                   30, 60, 120)
+RATIO_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry, multiprocess_dir: str | None = None) -> None:
+        self.registry = registry
+        # Set when prometheus-client runs in multiprocess mode (PROMETHEUS_MULTIPROC_DIR).
+        self.multiprocess_dir = multiprocess_dir
+        add_runtime_collectors(registry)
+        self.requests = Counter(
+            "contextsynth_requests", "HTTP requests handled.",
+            ["endpoint", "mode", "status"], registry=registry)
+        self.duration = Histogram(
+            "contextsynth_request_duration_seconds", "Time to handle a request.",
+            ["endpoint", "mode"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.tokens = Counter(
+            "contextsynth_tokens", "Tokens in requests and responses.",
+            ["endpoint", "direction"], registry=registry)
+        self.compression = Histogram(
+            "contextsynth_compression_ratio", "Output tokens divided by input tokens.",
+            ["endpoint"], buckets=RATIO_BUCKETS, registry=registry)
+        self.phases = Counter(
+            "contextsynth_phase", "Agent phases seen by /synthesize.", ["phase"],
+            registry=registry)
+        self.llm_requests = Counter(
+            "contextsynth_llm_requests", "Calls to LLM providers, retries included.",
+            ["provider", "model", "outcome"], registry=registry)
+        self.llm_duration = Histogram(
+            "contextsynth_llm_duration_seconds", "Time of one LLM call, retries included.",
+            ["provider", "model"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.llm_tokens = Counter(
+            "contextsynth_llm_tokens", "Tokens sent to and received from LLM providers.",
+            ["provider", "model", "direction"], registry=registry)
+        self.cache_requests = Counter(
+            "contextsynth_cache_requests", "Cache lookups by result (hit, miss, error).",
+            ["result"], registry=registry)
+        self.webhook_deliveries = Counter(
+            "contextsynth_webhook_deliveries", "Webhook delivery attempts by outcome.",
+            ["event", "outcome"], registry=registry)
+        self.webhook_dropped = Counter(
+            "contextsynth_webhook_dropped", "Events not queued (outbox full or unreachable).",
+            ["event"], registry=registry)
+        self.webhook_queue_depth = Gauge(
+            "contextsynth_webhook_queue_depth", "Events waiting for delivery or a retry.",
+            registry=registry, multiprocess_mode="livemax")
+        self.fallbacks = Counter(
+            "contextsynth_fallbacks", "Jobs that fell back from an LLM mode.", ["reason"],
+            registry=registry)
+        # Proxy mode: the model label is the model's tier (bounded), not its name.
+        self.proxy_requests = Counter(
+            "contextsynth_proxy_requests", "Requests forwarded to an upstream provider, by "
+            "what compaction did (compacted, unchanged, off, failed).",
+            ["upstream", "compaction"], registry=registry)
+        self.proxy_tokens = Counter(
+            "contextsynth_proxy_tokens", "Conversation tokens before and after compaction, "
+            "by upstream and model tier.", ["upstream", "model", "direction"],
+            registry=registry)
+        self.proxy_compaction = Histogram(
+            "contextsynth_proxy_compaction_seconds", "Time compaction added to a request.",
+            ["upstream"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.proxy_upstream = Histogram(
+            "contextsynth_proxy_upstream_seconds", "Time to the upstream's response headers.",
+            ["upstream"], buckets=LATENCY_BUCKETS, registry=registry)
+
+
+def add_runtime_collectors(registry: CollectorRegistry) -> None:
+    """The process_* and python_* series a default registry has (memory, CPU, open
+    files, GC): the app's registry is its own, so they are added to it."""
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)

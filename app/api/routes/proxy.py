@@ -1,0 +1,92 @@
+"""Proxy mode: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
+``POST /v1/messages`` (Anthropic) take the provider's own request, compact its
+conversation and forward it; ``GET /v1/contextsynth/receipts/{request_id}`` says what
+a proxied request dropped.
+
+An SDK gets this by changing its base URL. The provider key travels as the SDK sends
+it (Authorization or x-api-key) and goes upstream untouched; contextsynth's own key,
+when keys are configured, comes in ``x-contextsynth-key`` so it never reaches the
+provider. These routes are not in the OpenAPI document: their bodies are the
+providers' own.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
+
+from app.adapters import jsoncodec
+from app.adapters.upstream import forwarded
+from app.api.auth import Tenant, tenant_for
+from app.api.deps import Services, services
+from app.context import request_id
+from app.engine.errors import HandleNotFound, InvalidOption
+from app.service.proxy import MODES, PROVIDER_ROUTES, Compacted
+
+router = APIRouter(include_in_schema=False)
+KEY_HEADER = "x-contextsynth-key"
+MODE_HEADER = "x-contextsynth-mode"
+
+
+async def proxy_tenant(request: Request, svc: Annotated[Services, Depends(services)]) -> str:
+    """The tenant of contextsynth's own key, from its own header: Authorization here
+    is the provider's."""
+    key = request.headers.get(KEY_HEADER)
+    found = tenant_for(f"Bearer {key}" if key else None, svc.settings.api_keys)
+    request.state.tenant = found
+    return found
+
+
+ProxyTenant = Annotated[str, Depends(proxy_tenant)]
+
+
+def _ours(compacted: Compacted) -> dict[str, str]:
+    return {"x-contextsynth-mode": compacted.mode,
+            "x-contextsynth-compaction": compacted.compaction,
+            "x-contextsynth-tokens-before": str(compacted.tokens_before),
+            "x-contextsynth-tokens-after": str(compacted.tokens_after),
+            "x-contextsynth-stable-messages": str(compacted.stable_messages)}
+
+
+async def _proxy(request: Request, svc: Services, tenant: str) -> Response:
+    route = PROVIDER_ROUTES[request.url.path]
+    mode = request.headers.get(MODE_HEADER, svc.settings.proxy_mode).strip().lower()
+    if mode not in MODES:
+        raise InvalidOption(f"{MODE_HEADER} {mode!r} is not a mode of the proxy; use one of "
+                            f"{', '.join(MODES)} (off forwards the request untouched).")
+    request.state.mode = mode
+    compacted = await svc.proxy.compact(route, await request.body(), mode, tenant,
+                                        request_id.get())
+    request.state.mode = compacted.mode
+    if compacted.tokens_before:
+        request.state.tokens = (compacted.tokens_before, compacted.tokens_after)
+    headers = svc.proxy.credentials(route, tenant, forwarded(request.headers.items()))
+    answer = await svc.proxy.forward(route, compacted.body, headers, compacted)
+    # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
+    return StreamingResponse(answer.chunks(), status_code=answer.status,
+                             headers={**dict(answer.headers), **_ours(compacted)},
+                             background=BackgroundTask(svc.proxy.save_receipt, tenant,
+                                                       compacted))
+
+
+async def provider(request: Request, svc: Annotated[Services, Depends(services)],
+                   tenant: ProxyTenant) -> Response:
+    return await _proxy(request, svc, tenant)
+
+
+# One handler for every provider route: the path says which provider it is.
+for _path in PROVIDER_ROUTES:
+    router.add_api_route(_path, provider, methods=["POST"])
+
+
+@router.get("/v1/contextsynth/receipts/{request_id}")
+async def receipt(request_id: str, svc: Annotated[Services, Depends(services)],
+                  tenant: Tenant) -> Response:
+    found: dict[str, Any] | None = await svc.proxy.receipt(tenant, request_id)
+    if found is None:
+        raise HandleNotFound(f"no receipt for request {request_id!r}: it was not proxied "
+                             "for this tenant, or it expired (CONTEXTSYNTH_EXPAND_TTL_S).")
+    return Response(jsoncodec.dumps(found), media_type="application/json")

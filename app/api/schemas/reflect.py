@@ -1,0 +1,100 @@
+"""``/reflect`` request and response."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
+from app.engine.jobs.reflect import ReflectMode
+from app.engine.jobs.reflect import ReflectRequest as ReflectJobRequest
+from app.engine.reflect import Call, PastIteration
+
+
+class CallIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    params: dict[str, Any] | str = Field(default_factory=dict)
+    output: str = Field("", description="The raw output.")
+    outcome: Literal["success", "error"] | None = None
+    duration_ms: float | None = Field(None, ge=0)
+    cost: float | None = Field(None, ge=0)
+
+    def to_call(self) -> Call:
+        params = self.params if isinstance(self.params, str) else json.dumps(
+            self.params, ensure_ascii=False, sort_keys=True)
+        return Call(self.tool, params, self.output, self.outcome, self.duration_ms, self.cost)
+
+
+class PastCallIn(CallIn):
+    """A call of an earlier record; its enrichment fields are accepted and ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class PastIn(BaseModel):
+    """An earlier iteration: the 'record' of an earlier /reflect answer fits here."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    iteration: int | None = None
+    progress_assessment: Literal["advancing", "stuck", "regressing"] | None = None
+    calls: list[PastCallIn] = Field(default_factory=list)
+
+
+class ReflectRequest(LLMFallback):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "goal": "Find why test_parse fails",
+        "iteration": 3,
+        "tool_calls": [{"tool": "bash", "params": {"command": "pytest -x"},
+                        "output": "FAILED test_parse - ValueError: bad month"}],
+        "mode": "fast"}]})
+
+    goal: str = Field(min_length=1)
+    iteration: int | None = Field(None, ge=0)
+    tool_calls: list[CallIn] = Field(min_length=1)
+    history: list[PastIn] = Field(default_factory=list)
+    mode: ReflectMode = "auto"
+
+    def to_job(self) -> ReflectJobRequest:
+        return ReflectJobRequest(
+            self.goal, tuple(c.to_call() for c in self.tool_calls),
+            tuple(PastIteration(p.progress_assessment, tuple(c.to_call() for c in p.calls))
+                  for p in self.history), self.mode, self.iteration)
+
+
+class EnrichedCallOut(BaseModel):
+    tool: str
+    params: dict[str, Any] | str
+    output: str = Field(description="Kept to about 1000 characters, for debugging.")
+    outcome: Literal["success", "error"]
+    duration_ms: float | None
+    cost: float | None
+    insights: list[str]
+    learning: str
+    relevance: Literal["high", "medium", "low"]
+    next_suggested_actions: list[str]
+
+
+class RecordOut(BaseModel):
+    iteration: int | None
+    goal: str
+    calls: list[EnrichedCallOut]
+    synthesis: str
+    progress_assessment: Literal["advancing", "stuck", "regressing"]
+
+
+class ReflectResponse(BaseModel):
+    record: RecordOut
+    reasoning_context: str = Field(description="One line per call, most relevant first.")
+    stuck: bool
+    stuck_reason: str | None
+    recovery_prompt: str | None
+    mode: str
+    degraded: bool
+    fallback_reason: str | None
+    cache: CacheOut
+    llm: LLMUsageOut | None

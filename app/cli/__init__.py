@@ -1,0 +1,297 @@
+"""``contextsynth serve | compress | openapi | hash-key | bench | eval``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from app.settings import Settings
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = Settings()
+    workers = settings.workers if args.workers is None else args.workers
+    _prepare_multiprocess_metrics(workers)
+    from app.adapters.logs import log_config
+
+    uvicorn.run(
+        "app.main:factory",
+        factory=True,
+        host=args.host or settings.host,
+        port=settings.port if args.port is None else args.port,
+        workers=workers,
+        log_level=settings.log_level,
+        log_config=log_config(settings.log_format, settings.log_level),
+        access_log=False,  # the service writes its own line per request (logger app.access)
+        timeout_keep_alive=int(max(settings.keep_alive_s, 1)),
+        # httptools' parser, bounding the time headers take
+        http="app.api.http_protocol:BoundedHttpToolsProtocol",
+        loop="auto",  # uvloop when installed
+    )
+    return 0
+
+
+def _prepare_multiprocess_metrics(workers: int) -> None:
+    """Several workers share metrics through files; start from an empty directory."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory is None and workers > 1:
+        directory = tempfile.mkdtemp(prefix="contextsynth-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    if directory is not None:
+        os.makedirs(directory, exist_ok=True)
+        for stale in Path(directory).glob("*.db"):
+            stale.unlink()
+
+
+def read_transcript(path: Path) -> dict[str, Any]:
+    """A ``.jsonl`` file of messages, or JSON: a message array or a request body."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        return {"messages": [json.loads(line) for line in text.splitlines() if line.strip()]}
+    data = json.loads(text)
+    return {"messages": data} if isinstance(data, list) else dict(data)
+
+
+async def _post(body: dict[str, Any]) -> httpx.Response:
+    from app.main import create_app
+
+    app = create_app(Settings(max_body_bytes=1 << 30, max_messages=1_000_000))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://cli") as client:
+        return await client.post("/synthesize", json=body)
+
+
+def _compress(args: argparse.Namespace) -> int:
+    try:
+        body = read_transcript(Path(args.file))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"contextsynth compress: cannot read {args.file}: {reason}. Give a .jsonl "
+              "file of messages, or .json with a message array or a request body.",
+              file=sys.stderr)
+        return 2
+    for key in ("tier", "model", "format"):
+        if getattr(args, key):
+            body[key] = getattr(args, key)
+    reasoning: dict[str, Any] = {"synthesis": args.mode}
+    if args.strategy:
+        reasoning["synthesis_strategy"] = args.strategy
+    body["reasoning"] = reasoning
+    response = asyncio.run(_post(body))
+    result = response.json()
+    if response.status_code != 200:
+        where = f" (at {result['pointer']})" if result.get("pointer") else ""
+        print(f"contextsynth compress: {result.get('detail', response.text)}{where}",
+              file=sys.stderr)
+        return 1
+    if args.stats:
+        result = {k: result[k] for k in ("mode", "phase", "tier", "stats", "compacted")}
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    stats = result["stats"]
+    print(f"{stats['tokens_before']} -> {stats['tokens_after']} tokens "
+          f"({stats['reduction']:.1%} smaller), {stats['messages_before']} -> "
+          f"{stats['messages_after']} messages", file=sys.stderr)
+    return 0
+
+
+def openapi_document() -> dict[str, Any]:
+    from app.main import create_app
+
+    return create_app(Settings()).openapi()
+
+
+def render_openapi() -> str:
+    return yaml.safe_dump(openapi_document(), sort_keys=False, allow_unicode=True, width=100)
+
+
+def _openapi(args: argparse.Namespace) -> int:
+    text = render_openapi()
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+    return 0
+
+
+def _hash_key(args: argparse.Namespace) -> int:
+    from app.api.auth import hash_key
+
+    print(hash_key(args.key))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from app.cli.bench import jobs, run
+    from app.corpus import CORPUS_DIR
+
+    directory: Path = args.dir or CORPUS_DIR
+    if args.replay:
+        from app.cli import replay
+
+        return replay.run(directory, args.steps, compare=not args.no_compare)
+    if args.proxy:
+        from app.cli import proxybench
+
+        return proxybench.run(directory, steps=args.steps or 4)
+    if args.load:
+        from app.cli import load
+
+        return load.run(directory, clients=args.clients, seconds=args.seconds,
+                        steps=args.steps or 4)
+    if args.jobs:
+        return jobs(directory)
+    return run(directory, repeat=args.repeat, tier=args.tier)
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from app.adapters.tokenizer import load_encoding
+    from app.engine.tiers import Tier
+    from app.evaluation.report import planted_table, plot, summaries, table, write_json
+    from app.evaluation.run import EvalOptions, evaluate
+
+    options = EvalOptions(
+        directory=args.dir, files=tuple(args.file), steps=args.steps, tier=Tier(args.tier),
+        url=args.url, planted_runs=args.planted,
+        only=tuple(n.strip() for n in args.compactors.split(",")) if args.compactors else ())
+    if args.plot:  # fail before the long run, not after it
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            from app.evaluation.report import PLOT_EXTRA
+
+            print(f"contextsynth eval: {PLOT_EXTRA}", file=sys.stderr)
+            return 2
+    try:
+        tallies = evaluate(options, load_encoding("cl100k_base"))
+    except ValueError as exc:
+        print(f"contextsynth eval: {exc}", file=sys.stderr)
+        return 2
+    rows = summaries(tallies)
+    print(table(rows))
+    print()
+    print(planted_table(rows))
+    if args.json:
+        write_json(rows, {"steps": args.steps, "tier": args.tier, "files": args.file,
+                          "planted_runs": args.planted, "url": args.url}, Path(args.json))
+    if args.plot:
+        plot(rows, Path(args.plot))
+    return 0
+
+
+def _ranged(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range ({low} to {high})")
+        return value
+    return parse
+
+
+def _parser() -> argparse.ArgumentParser:
+    from app import VERSION
+    from app.engine.formats import build_formats
+
+    parser = argparse.ArgumentParser(prog="contextsynth", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"contextsynth {VERSION}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP service (settings: CONTEXTSYNTH_*)")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=_ranged(1, 65535),
+                       help="default: CONTEXTSYNTH_PORT")
+    serve.add_argument("--workers", type=_ranged(1, 256),
+                       help="worker processes (default: CONTEXTSYNTH_WORKERS)")
+    serve.set_defaults(run=_serve)
+
+    compress = sub.add_parser("compress", help="compact a transcript file, print the result")
+    compress.add_argument("file", help=".jsonl of messages, or .json messages / request body")
+    compress.add_argument("--tier", choices=["local", "mid", "large", "frontier"])
+    compress.add_argument("--model")
+    compress.add_argument("--format", choices=["auto", *build_formats()])
+    compress.add_argument("--mode", default="fast", choices=["auto", "fast", "custom", "off"])
+    compress.add_argument("--strategy", help="strategy for --mode custom")
+    compress.add_argument("--stats", action="store_true", help="print only mode, phase, stats")
+    compress.set_defaults(run=_compress)
+
+    openapi = sub.add_parser("openapi", help="write the OpenAPI document as YAML")
+    openapi.add_argument("--output", "-o", default="openapi.yaml", help="path, or - for stdout")
+    openapi.set_defaults(run=_openapi)
+
+    hashed = sub.add_parser("hash-key", help="the sha256 of an API key, for "
+                            "CONTEXTSYNTH_API_KEYS")
+    hashed.add_argument("key")
+    hashed.set_defaults(run=_hash_key)
+
+    bench = sub.add_parser("bench", help="engine time against the tokenizer floor")
+    bench.add_argument("--dir", type=Path, default=None,
+                       help="a folder of .jsonl transcripts (default: the repository's corpus)")
+    bench.add_argument("--repeat", type=int, default=5)
+    bench.add_argument("--tier", default="mid", choices=["local", "mid", "large", "frontier"])
+    bench.add_argument("--jobs", action="store_true",
+                       help="token reduction per endpoint instead of timings")
+    bench.add_argument("--replay", action="store_true",
+                       help="the agent loops timed in process, over HTTP and through the "
+                       "other compactors installed")
+    bench.add_argument("--load", action="store_true",
+                       help="requests/s and latency under concurrent clients, 1 and 2 "
+                       "workers, against an echo route as the ceiling")
+    bench.add_argument("--proxy", action="store_true",
+                       help="what proxy mode adds to a provider request, and to its first "
+                       "streamed byte")
+    bench.add_argument("--clients", type=_ranged(1, 64), default=8,
+                       help="with --load: concurrent clients")
+    bench.add_argument("--seconds", type=_ranged(1, 60), default=10,
+                       help="with --load: seconds per route and worker count")
+    bench.add_argument("--steps", type=_ranged(1, 10_000), default=None,
+                       help="calls per transcript (--replay default: every step; --load: 4)")
+    bench.add_argument("--no-compare", action="store_true",
+                       help="with --replay: leave out the other compactors")
+    bench.set_defaults(run=_bench)
+
+    evaluation = sub.add_parser(
+        "eval", help="replay agent loops through every compactor and score what it keeps "
+        "and what it costs")
+    evaluation.add_argument("--dir", type=Path, default=None,
+                            help="a folder of .jsonl transcripts (default: the corpus)")
+    evaluation.add_argument("--file", action="append", default=[],
+                            help="only transcripts whose name starts with this (repeatable)")
+    evaluation.add_argument("--steps", type=int, default=None,
+                            help="calls per transcript, spread evenly, the last always "
+                            "included (default: one before every assistant step)")
+    evaluation.add_argument("--tier", default="mid",
+                            choices=["local", "mid", "large", "frontier"],
+                            help="tier of the observation-mask compactor")
+    evaluation.add_argument("--compactors", help="comma-separated names (default: all)")
+    evaluation.add_argument("--planted", type=int, default=8,
+                            help="synthetic runs with planted facts (default 8)")
+    evaluation.add_argument("--url", help="score a running service instead of the engine")
+    evaluation.add_argument("--json", help="write the scores to this file")
+    evaluation.add_argument("--plot", help="draw recall against reduction to this PNG")
+    evaluation.set_defaults(run=_eval)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "mode", None) == "custom" and not args.strategy:
+        parser.error("--mode custom needs --strategy NAME: fast-rebuild, observation-mask, "
+                     "or a plugin's strategy")
+    runner: Callable[[argparse.Namespace], int] = args.run
+    return runner(args)
+

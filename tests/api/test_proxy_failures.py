@@ -1,0 +1,45 @@
+"""Proxy mode when the upstream cannot answer: a problem document that says so (the
+provider could not have answered either), 502 when it is unreachable, 504 when silent."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from tests.conftest import serve
+
+pytestmark = pytest.mark.anyio
+
+BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+
+
+async def test_an_unreachable_upstream_is_a_502(make_app):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    async with serve(make_app(proxy_openai_url=f"http://127.0.0.1:{port}/v1")) as c:
+        r = await c.post("/v1/chat/completions", json=BODY)
+    assert r.status_code == 502, r.text
+    problem = r.json()
+    assert problem["type"].endswith("upstream-failed")
+    assert "CONTEXTSYNTH_PROXY_OPENAI_URL" in problem["detail"]
+
+
+async def test_a_silent_upstream_is_a_504(make_app):
+    with socket.socket() as silent:  # accepts connections (backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        app = make_app(proxy_openai_url=f"http://127.0.0.1:{port}/v1", proxy_timeout_s=0.3)
+        async with serve(app) as c:
+            r = await c.post("/v1/chat/completions", json=BODY)
+    assert r.status_code == 504, r.text
+    assert r.json()["type"].endswith("upstream-timeout")
+
+
+async def test_an_unknown_mode_header_says_which_modes_there_are(client):
+    r = await client.post("/v1/chat/completions", json=BODY,
+                          headers={"x-contextsynth-mode": "turbo"})
+    assert r.status_code == 422
+    assert "off, fast, auto, deep" in r.json()["detail"]

@@ -1,0 +1,55 @@
+"""``bench --replay`` and ``bench --load`` against a real ``contextsynth serve``, on a
+small corpus: both run end to end and report what they measured."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.cli import load, proxybench, replay
+from app.corpus import CORPUS_DIR
+
+SMALL = "sweagent-ctf-crypto-eps.jsonl"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    shutil.copy(CORPUS_DIR / SMALL, tmp_path / SMALL)
+    return tmp_path
+
+
+def test_replay_times_the_same_compaction_in_process_and_over_http(corpus: Path) -> None:
+    lines: list[str] = []
+    assert replay.run(corpus, 3, compare=False, say=lines.append) == 0
+    rows = {line[:26].strip(): line.split() for line in lines
+            if line.startswith("contextsynth")}
+    engine, http = rows["contextsynth in process"], rows["contextsynth over HTTP"]
+    assert engine[3] == http[3] == "3"  # calls
+    assert float(engine[4]) > 0 and float(http[4]) > 0
+    # The service runs the same engine: the same tokens come back either way.
+    assert engine[-1] == http[-1]
+    assert any(line.startswith("HTTP adds") for line in lines)
+    assert lines[-1] == "the other compactors were left out (--no-compare)"
+
+
+def test_load_drives_both_routes_without_failures(corpus: Path) -> None:
+    lines: list[str] = []
+    assert load.run(corpus, clients=2, seconds=1, workers=(1,), steps=2,
+                    say=lines.append) == 0
+    table = [line.split() for line in lines if line.strip().startswith("1 /")]
+    assert [row[1] for row in table] == ["/synthesize", "/bench/echo"]
+    assert all(float(row[3]) > 0 and row[-1] == "0" for row in table)
+    assert "of the echo route's requests/s" in lines[-1]
+
+
+def test_the_proxy_bench_reports_the_time_it_adds(corpus: Path) -> None:
+    lines: list[str] = []
+    assert proxybench.run(corpus, steps=2, say=lines.append) == 0
+    rows = {line[:48].strip(): line.split()[-2:] for line in lines[2:6]}
+    assert set(rows) == {"engine in process, same requests", "added to a request",
+                         "added to the first streamed byte, fast",
+                         "added to the first streamed byte, off"}
+    assert all(float(p50) <= float(p99) for p50, p99 in rows.values())
+    assert lines[-1].startswith("2 requests; targets:")

@@ -1,0 +1,174 @@
+"""A fake OpenAI and Anthropic, over loopback, for the proxy's end-to-end tests.
+
+It records every request (path, headers, JSON body) and answers as the providers do:
+a chat completion or a message, streamed as server-sent events when asked, with a
+tool call, or a scripted error (a 429 with retry-after).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class Scripted:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _sse(events: list[tuple[str | None, dict[str, Any] | str]]) -> AsyncIterator[bytes]:
+    async def stream() -> AsyncIterator[bytes]:
+        for name, data in events:
+            text = data if isinstance(data, str) else json.dumps(data)
+            yield ((f"event: {name}\n" if name else "") + f"data: {text}\n\n").encode()
+    return stream()
+
+
+class FakeUpstream:
+    TEXT = "Booked HAT069 for May 20."
+
+    def __init__(self) -> None:
+        self.received: list[Received] = []
+        self.script: list[Scripted] = []
+        self.slow_streams_cut = 0  # slow streams whose reader left before the end
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        app = Starlette(routes=[Route("/v1/chat/completions", self._openai, methods=["POST"]),
+                                Route("/v1/messages", self._anthropic, methods=["POST"]),
+                                Route("/v1/responses", self._responses, methods=["POST"])])
+        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
+                                                     log_level="warning"))
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def _record(self, request: Request) -> tuple[dict[str, Any], Response | None]:
+        body = await request.json()
+        self.received.append(Received(request.url.path, dict(request.headers), body))
+        if self.script:
+            s = self.script.pop(0)
+            return body, JSONResponse(s.body, status_code=s.status, headers=s.headers)
+        return body, None
+
+    async def _openai(self, request: Request) -> Response:
+        body, scripted = await self._record(request)
+        if scripted is not None:
+            return scripted
+        headers = {"x-request-id": "req_upstream_1", "x-ratelimit-remaining-tokens": "9000"}
+        if body.get("model") == "slow":
+            return StreamingResponse(self._slow(), media_type="text/event-stream")
+        if body.get("stream"):
+            base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+                    "model": body["model"]}
+            events: list[tuple[str | None, dict[str, Any] | str]] = [
+                (None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant",
+                                                                    "content": ""},
+                                             "finish_reason": None}]})]
+            events += [(None, {**base, "choices": [{"index": 0, "delta": {"content": word},
+                                                    "finish_reason": None}]})
+                       for word in self.TEXT.split(" ")]
+            events += [(None, {**base, "choices": [{"index": 0, "delta": {},
+                                                    "finish_reason": "stop"}]}),
+                       (None, "[DONE]")]
+            return StreamingResponse(_sse(events), media_type="text/event-stream",
+                                     headers=headers)
+        return JSONResponse({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None, "tool_calls": [{
+                    "id": "call_9", "type": "function", "function": {
+                        "name": "book_flight", "arguments": '{"flight": "HAT069"}'}}]}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        }, headers=headers)
+
+    async def _anthropic(self, request: Request) -> Response:
+        body, scripted = await self._record(request)
+        if scripted is not None:
+            return scripted
+        headers = {"request-id": "req_upstream_2"}
+        message = {"id": "msg_1", "type": "message", "role": "assistant",
+                   "model": body["model"], "stop_reason": "tool_use", "stop_sequence": None,
+                   "usage": {"input_tokens": 100, "output_tokens": 10},
+                   "content": [{"type": "tool_use", "id": "toolu_9", "name": "book_flight",
+                                "input": {"flight": "HAT069"}}]}
+        if body.get("stream"):
+            start = {**message, "content": [], "stop_reason": None,
+                     "usage": {"input_tokens": 100, "output_tokens": 1}}
+            events: list[tuple[str | None, dict[str, Any] | str]] = [
+                ("message_start", {"type": "message_start", "message": start}),
+                ("content_block_start", {"type": "content_block_start", "index": 0,
+                                         "content_block": {"type": "text", "text": ""}})]
+            events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                "delta": {"type": "text_delta",
+                                                          "text": word + " "}})
+                       for word in self.TEXT.split(" ")]
+            events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                       ("message_delta", {"type": "message_delta",
+                                          "delta": {"stop_reason": "end_turn",
+                                                    "stop_sequence": None},
+                                          "usage": {"output_tokens": 10}}),
+                       ("message_stop", {"type": "message_stop"})]
+            return StreamingResponse(_sse(events), media_type="text/event-stream",
+                                     headers=headers)
+        return JSONResponse(message, headers=headers)
+
+    async def _responses(self, request: Request) -> Response:
+        body, scripted = await self._record(request)
+        if scripted is not None:
+            return scripted
+        return JSONResponse({
+            "id": "resp_1", "object": "response", "created_at": 1, "status": "completed",
+            "model": body["model"], "parallel_tool_calls": True, "tool_choice": "auto",
+            "tools": [], "output": [{
+                "type": "function_call", "id": "fc_1", "call_id": "call_9",
+                "name": "book_flight", "arguments": '{"flight": "HAT069"}',
+                "status": "completed"}]}, headers={"x-request-id": "req_upstream_3"})
+
+    async def _slow(self) -> AsyncIterator[bytes]:
+        """A stream of 50 events, 0.1 s apart, that counts readers who left early."""
+        sent = 0
+        try:
+            for sent in range(50):
+                yield b'data: {"n": %d}\n\n' % sent
+                await asyncio.sleep(0.1)
+        finally:
+            if sent < 49:
+                self.slow_streams_cut += 1
+
+    def __enter__(self) -> FakeUpstream:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the fake upstream did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
