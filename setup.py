@@ -31,6 +31,7 @@ COMPILED = [
     "app/engine/memo.py",
     "app/engine/notes.py",
     "app/engine/outcomes.py",
+    "app/engine/repeats.py",
     "app/engine/phases.py",
     "app/engine/runs.py",
     "app/engine/salient.py",

@@ -11,9 +11,10 @@ from app.engine.calls import CallSummaries
 from app.engine.memo import Memo
 from app.engine.outcomes import Outcomes, quoted
 from app.engine.prompts import CUT_MARKER
+from app.engine.repeats import Shown
 from app.engine.salient import text_lines
 from app.engine.tiers import TierBudget
-from app.engine.transcript import Message, Part, Segments
+from app.engine.transcript import Message, Part, Segments, ToolCall
 
 HANDLE_PREFIX = "cs_"
 _HANDLE_BYTES = 10
@@ -145,14 +146,18 @@ def cut_text(text: str, limit: int, handle: str, keep: Sequence[str] = ()) -> st
 
 
 def cut_result(message: Message, limit: int, handles: Handles,
-               outcomes: Outcomes | None = None) -> tuple[Message, Span | None]:
+               outcomes: Outcomes | None = None, *,
+               original: Message | None = None) -> tuple[Message, Span | None]:
+    """``message`` cut to about ``limit`` characters; the span (and the handle in the
+    marker) name ``original``, the message as the caller sent it, when it differs."""
+    source = original or message
     text = message.text
     if len(text) <= limit:
         return message, None
-    span = span_of("truncated", [message], handles)
+    span = span_of("truncated", [source], handles)
     keep: list[str] = []
     if outcomes is not None:
-        outcome = outcomes.of(message)
+        outcome = outcomes.of(source)
         keep = [quoted(outcome.line)] if outcome.error \
             else text_lines(text, limit // 3, outcome.line)
     cut = cut_text(text, limit, span.handle, keep)
@@ -163,25 +168,50 @@ def cut_result(message: Message, limit: int, handles: Handles,
 
 
 def trim_turn(
-    messages: Sequence[Message], context: StrategyContext, *, keep_results: bool
+    messages: Sequence[Message], context: StrategyContext, shown: Shown, *, newest: bool
 ) -> tuple[list[Message], list[Span], list[Message]]:
-    """A kept turn with long tool arguments and (unless ``keep_results``) results cut."""
-    budget = context.budget
+    """A kept turn with long tool arguments cut and, unless it is the ``newest`` turn,
+    runs of lines ``shown`` above collapsed and long results cut. The newest turn is
+    what the agent acts on next: its result and what it wrote stay as they were."""
     out: list[Message] = []
     spans: list[Span] = []
     dropped: list[Message] = []
     for m in messages:
-        new = m
-        if m.tool_calls:
-            calls = tuple(context.calls.cut(c, budget.argument_chars) for c in m.tool_calls)
+        if m.role == "tool":
+            new, span = _result(m, context, shown, newest)
+        else:
+            new, span = m, None
+            calls = tuple(_call(c, context, shown) for c in m.tool_calls)
             if any(a is not b for a, b in zip(calls, m.tool_calls, strict=True)):
                 new = replace(m, tool_calls=calls)
-                spans.append(span_of("truncated", [m], context.handles))
-        elif m.role == "tool" and not keep_results:
-            new, span = cut_result(m, budget.result_chars, context.handles, context.outcomes)
-            if span is not None:
-                spans.append(span)
+        # What a later message may point back to: this one as the output shows it.
+        shown.add(new.text)
+        for call in new.tool_calls:
+            shown.add_arguments(call.arguments)
         if new is not m:
+            spans.append(span or span_of("truncated", [m], context.handles))
             dropped.append(m)
         out.append(new)
     return out, spans, dropped
+
+
+def _result(message: Message, context: StrategyContext, shown: Shown,
+            newest: bool) -> tuple[Message, Span | None]:
+    if newest:
+        return message, None
+    text = message.text
+    collapsed = shown.collapse(text)
+    new = message
+    if collapsed is not text:
+        others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
+        new = replace(message, parts=(Part("text", collapsed), *others))
+    return cut_result(new, context.budget.result_chars, context.handles, context.outcomes,
+                      original=message)
+
+
+def _call(call: ToolCall, context: StrategyContext, shown: Shown) -> ToolCall:
+    """Arguments with repeats collapsed (the newest turn's too: what it wrote anew stays,
+    and its arguments then read the same on later calls), then cut if still long."""
+    arguments = shown.collapse_arguments(call.arguments)
+    collapsed = call if arguments == call.arguments else replace(call, arguments=arguments)
+    return context.calls.cut(collapsed, context.budget.argument_chars)

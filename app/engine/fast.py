@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from app.engine.compaction import Compaction, Span, StrategyContext, trim_turn
 from app.engine.ledger import joined
 from app.engine.notes import Notes, aged_before, with_ledger
+from app.engine.repeats import Shown
 from app.engine.transcript import Message, Turn
 
 
@@ -47,10 +48,12 @@ class FastStrategy:
 
 def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: StrategyContext,
                out: list[Message], spans: list[Span], dropped: list[Message]) -> None:
-    """The recent turns, with long arguments cut and long results cut but the last."""
+    """The recent turns: long arguments cut; but in the last, repeats of lines shown
+    above collapsed and long results cut."""
+    shown = Shown()
     for k, turn in enumerate(turns):
-        kept, cut_spans, cut = trim_turn(messages[turn.start : turn.stop], context,
-                                         keep_results=k == len(turns) - 1)
+        kept, cut_spans, cut = trim_turn(messages[turn.start : turn.stop], context, shown,
+                                         newest=k == len(turns) - 1)
         out.extend(kept)
         spans.extend(cut_spans)
         dropped.extend(cut)

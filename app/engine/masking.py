@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from app.engine.compaction import Compaction, Span, StrategyContext, span_of, trim_turn
-from app.engine.fast import older_and_recent
+from app.engine.compaction import Compaction, Span, StrategyContext, span_of
+from app.engine.fast import older_and_recent, tail_turns
 from app.engine.outcomes import shorten
 from app.engine.prompts import MASKED_RESULT
 from app.engine.transcript import Message, Part, calls_by_result
@@ -50,12 +50,6 @@ class ObservationMask:
             out.append(replace(m, parts=(Part("text", text),)))
             spans.append(span)
             dropped.append(m)
-        recent = [t for t in turns if t.start >= cut_at]
-        for k, turn in enumerate(recent):
-            kept, cut_spans, cut = trim_turn(
-                messages[turn.start : turn.stop], context, keep_results=k == len(recent) - 1
-            )
-            out.extend(kept)
-            spans.extend(cut_spans)
-            dropped.extend(cut)
+        tail_turns(messages, [t for t in turns if t.start >= cut_at], context, out, spans,
+                   dropped)
         return Compaction(tuple(out), tuple(spans), tuple(dropped))

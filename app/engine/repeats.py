@@ -1,0 +1,119 @@
+"""Lines the recent turns already show: a later message points back instead of
+repeating them.
+
+Agents read the same file again after an edit, rerun a script that prints what it
+printed before, and rewrite a test script with a line changed. In the recent turns
+each such repeat costs its tokens again and tells the model nothing new. A run of
+lines that the turns above already show, word for word, becomes one line saying so;
+what is new in the message stays where it was. The lines are shown verbatim above,
+so no fact is lost, and the rendering of a message depends only on the messages
+before it, so a message reads the same on every call until a block closes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.engine.jsontext import dumps
+from app.engine.prompts import REPEATED_LINES
+
+# A line with fewer characters than this (blank, a bracket, ``else:``) says too little
+# to be worth pointing back to; inside a run of repeats it goes with the run.
+_SUBSTANTIVE = 8
+# A run is collapsed when it holds at least this many substantive lines and this many
+# characters: shorter ones cost about what the line that replaces them does.
+_MIN_LINES = 3
+_MIN_CHARS = 160
+
+
+class Shown:
+    """The lines shown so far, in the order the output shows them."""
+
+    def __init__(self) -> None:
+        self._lines: set[str] = set()
+
+    def add(self, text: str) -> None:
+        """Count the lines of ``text``, as the output shows it, as shown."""
+        for line in text.split("\n"):
+            key = line.rstrip()
+            if len(key.lstrip()) >= _SUBSTANTIVE:
+                self._lines.add(key)
+
+    def add_arguments(self, arguments: str) -> None:
+        """Count the lines inside the strings of tool-call arguments as shown."""
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            return
+        for text in _strings_of(value):
+            self.add(text)
+
+    def collapse(self, text: str) -> str:
+        """``text`` with each long run of lines shown above replaced by one line (the
+        same object when none is). The first line stays: it says what the text is (the
+        command, the file written, the output's head)."""
+        lines = text.split("\n")
+        out = lines[:1]
+        i = 1
+        while i < len(lines):
+            end, repeated, chars = self._run(lines, i)
+            if repeated >= _MIN_LINES and chars >= _MIN_CHARS:
+                out.append(REPEATED_LINES.format(n=end - i))
+                i = end
+            else:
+                out.append(lines[i])
+                i += 1
+        return "\n".join(out) if len(out) < len(lines) else text
+
+    def _run(self, lines: list[str], start: int) -> tuple[int, int, int]:
+        """The end of the run of repeated lines from ``start`` (exclusive, after its last
+        substantive line), how many substantive lines it holds and its characters."""
+        end = start
+        repeated = chars = 0
+        i = start
+        while i < len(lines):
+            key = lines[i].rstrip()
+            if len(key.lstrip()) < _SUBSTANTIVE:
+                i += 1
+                continue
+            if key not in self._lines:
+                break
+            repeated += 1
+            chars += len(key) + 1
+            i += 1
+            end = i
+        return end, repeated, chars
+
+    def collapse_arguments(self, arguments: str) -> str:
+        """Tool-call arguments with repeated runs collapsed inside their strings, still
+        valid JSON; the same text when nothing repeats or the arguments are not JSON."""
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            return arguments
+        changed = self._strings(value)
+        return dumps(changed) if changed is not value else arguments
+
+    def _strings(self, value: Any) -> Any:
+        """``value`` with its strings collapsed; the same object when none changed."""
+        if isinstance(value, str):
+            return self.collapse(value) if "\n" in value else value
+        if isinstance(value, dict):
+            items = {k: self._strings(v) for k, v in value.items()}
+            same = all(items[k] is v for k, v in value.items())
+            return value if same else items
+        if isinstance(value, list):
+            seq = [self._strings(v) for v in value]
+            return value if all(a is b for a, b in zip(seq, value, strict=True)) else seq
+        return value
+
+
+def _strings_of(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings_of(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings_of(v)]
+    return []
