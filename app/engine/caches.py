@@ -8,6 +8,7 @@ from app.engine.calls import CallSummaries
 from app.engine.compaction import Handles, StrategyContext
 from app.engine.facts import FactExtractor
 from app.engine.outcomes import Outcomes
+from app.engine.repeats import LineMemo
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.transcript import Message, segment
 
@@ -21,10 +22,11 @@ class EngineCaches:
         self.facts = FactExtractor()
         self.calls = CallSummaries()
         self.handles = Handles()
+        self.lines = LineMemo()
 
     def context(self, messages: Sequence[Message], tier: Tier = Tier.MID,
                 tokens: Callable[[Sequence[Message]], int] | None = None) -> StrategyContext:
         """What a strategy reads a transcript with: the tier's budget, its segments and
         these memos (``tokens``: count windows in tokens as well as turns)."""
         return StrategyContext(TIER_BUDGETS[tier], segment(messages), self.handles,
-                               self.calls, self.outcomes, tokens)
+                               self.calls, self.outcomes, tokens, self.lines)

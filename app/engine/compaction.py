@@ -11,7 +11,7 @@ from app.engine.calls import CallSummaries
 from app.engine.memo import Memo
 from app.engine.outcomes import Outcomes, quoted
 from app.engine.prompts import CUT_MARKER
-from app.engine.repeats import Shown
+from app.engine.repeats import LineMemo, Shown
 from app.engine.salient import text_lines
 from app.engine.tiers import TierBudget
 from app.engine.transcript import Message, Part, Segments, ToolCall
@@ -119,6 +119,7 @@ class StrategyContext:
     outcomes: Outcomes
     # Tokens of some messages (the service's counter, memoized); None: windows by turns.
     tokens: Callable[[Sequence[Message]], int] | None = None
+    lines: LineMemo = field(default_factory=LineMemo)
 
 
 class Strategy(Protocol):

@@ -50,7 +50,7 @@ def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: Stra
                out: list[Message], spans: list[Span], dropped: list[Message]) -> None:
     """The recent turns: long arguments cut; but in the last, repeats of lines shown
     above collapsed and long results cut."""
-    shown = Shown()
+    shown = Shown(context.lines)
     for k, turn in enumerate(turns):
         kept, cut_spans, cut = trim_turn(messages[turn.start : turn.stop], context, shown,
                                          newest=k == len(turns) - 1)

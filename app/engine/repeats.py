@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from app.engine.jsontext import dumps
+from app.engine.memo import Memo
 from app.engine.prompts import REPEATED_LINES
 
 # A line with fewer characters than this (blank, a bracket, ``else:``) says too little
@@ -27,32 +28,59 @@ _MIN_LINES = 3
 _MIN_CHARS = 160
 
 
+class LineMemo:
+    """Per text, its lines worth pointing back to; per tool-call arguments, their
+    strings. The same recent turns come back on every call: they are read once."""
+
+    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
+        self._keys: Memo[str, frozenset[str]] = Memo(cache_chars)
+        self._strings: Memo[str, tuple[str, ...]] = Memo(cache_chars)
+
+    def keys(self, text: str) -> frozenset[str]:
+        return self._keys.get(text, _keys)
+
+    def strings(self, arguments: str) -> tuple[str, ...]:
+        return self._strings.get(arguments, _argument_strings)
+
+
+def _key(line: str) -> str | None:
+    key = line.rstrip()
+    return key if len(key.lstrip()) >= _SUBSTANTIVE else None
+
+
+def _keys(text: str) -> frozenset[str]:
+    return frozenset(k for k in map(_key, text.split("\n")) if k is not None)
+
+
+def _argument_strings(arguments: str) -> tuple[str, ...]:
+    try:
+        return tuple(_strings_of(json.loads(arguments)))
+    except ValueError:
+        return ()
+
+
 class Shown:
     """The lines shown so far, in the order the output shows them."""
 
-    def __init__(self) -> None:
+    def __init__(self, memo: LineMemo | None = None) -> None:
+        self._memo = memo or LineMemo()
         self._lines: set[str] = set()
 
     def add(self, text: str) -> None:
         """Count the lines of ``text``, as the output shows it, as shown."""
-        for line in text.split("\n"):
-            key = line.rstrip()
-            if len(key.lstrip()) >= _SUBSTANTIVE:
-                self._lines.add(key)
+        self._lines |= self._memo.keys(text)
 
     def add_arguments(self, arguments: str) -> None:
         """Count the lines inside the strings of tool-call arguments as shown."""
-        try:
-            value = json.loads(arguments)
-        except ValueError:
-            return
-        for text in _strings_of(value):
+        for text in self._memo.strings(arguments):
             self.add(text)
 
     def collapse(self, text: str) -> str:
         """``text`` with each long run of lines shown above replaced by one line (the
         same object when none is). The first line stays: it says what the text is (the
         command, the file written, the output's head)."""
+        if self._memo.keys(text).isdisjoint(self._lines):
+            return text  # most texts: nothing shown before, no need to walk their lines
         lines = text.split("\n")
         out = lines[:1]
         i = 1
@@ -73,8 +101,8 @@ class Shown:
         repeated = chars = 0
         i = start
         while i < len(lines):
-            key = lines[i].rstrip()
-            if len(key.lstrip()) < _SUBSTANTIVE:
+            key = _key(lines[i])
+            if key is None:
                 i += 1
                 continue
             if key not in self._lines:
@@ -88,6 +116,9 @@ class Shown:
     def collapse_arguments(self, arguments: str) -> str:
         """Tool-call arguments with repeated runs collapsed inside their strings, still
         valid JSON; the same text when nothing repeats or the arguments are not JSON."""
+        if all(self._memo.keys(text).isdisjoint(self._lines)
+               for text in self._memo.strings(arguments)):
+            return arguments
         try:
             value = json.loads(arguments)
         except ValueError:
