@@ -32,9 +32,22 @@ _SHELL_WRITE = re.compile(r"(?:>>?|\btee(?:\s+-a)?|sed\s+-i\S*\s+" + _WORD + r")
 # grep and sed take a pattern before the files; it is skipped, not read as one.
 _SHELL_READ = re.compile(r"\b(?:cat|head|tail|nl|less|sed\s+-n\s+" + _WORD + r"|grep\s+"
                          + _OPTIONS + _WORD + r")\s+" + _OPTIONS + _FILE)
+_OPERAND = r"(?:'[^']*'|\"[^\"]*\"|[^\s'\";&|<>()]+)"  # a word, never a shell operator
+# cp, mv and install write their last operand: an agent puts its fixed copy in place.
+_SHELL_COPY = re.compile(r"\b(?:cp|mv|install)\s+" + _OPTIONS + r"(?:" + _OPERAND + r"\s+)+"
+                         + _FILE + r"(?=\s*(?:$|[;&|)]))")
+# Writes that change a file that is there: sed -i, and git checkout/restore of a file.
+_SHELL_EDIT = re.compile(r"(?:\bsed\s+-i\S*\s+" + _WORD + r"\s*"
+                         r"|\bgit\s+(?:checkout|restore)\s+" + _OPTIONS + r"(?:--\s+)?)" + _FILE)
+# Tools that change a file in place (their paths are written, but not created).
+_EDIT_TOOL = re.compile(r"edit|replace|insert|patch|append|update", re.IGNORECASE)
+# "cd DIR && ...": paths under DIR are spelled relative to it, as the agent mostly does.
+_CD = re.compile(r"\s*cd\s+(" + _OPERAND + r")\s*(?:&&|;)")
 # Every match of each pattern starts with one of these: matching is tried only where
 # one occurs, found with str.find, instead of at every position of the line.
 _WRITE_STARTS = (">", "tee", "sed")
+_COPY_STARTS = ("cp", "mv", "install")
+_EDIT_STARTS = ("sed", "git")
 _READ_STARTS = ("cat", "head", "tail", "nl", "less", "sed", "grep")
 _SHELL_SCAN_CHARS = 400
 # A path of four or more parts, to shorten in the middle in a call's head.
@@ -76,11 +89,12 @@ class CallSummary:
     wrote: str  # for notes: the files written that the head does not show as written,
     # and what they define ("[wrote a.py; defines parse]"), or ""
     runs_tests: bool  # a command of the call runs tests or a test script
+    edits: tuple[str, ...]  # the writes that change a file in place (so it was there)
 
     def __init__(self, head: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (),
                  commands: tuple[str, ...] = (), urls: tuple[str, ...] = (),
                  json: bool = True, defines: tuple[str, ...] = (), wrote: str = "",
-                 runs_tests: bool = False) -> None:
+                 runs_tests: bool = False, edits: tuple[str, ...] = ()) -> None:
         self.head = head
         self.reads = reads
         self.writes = writes
@@ -90,6 +104,7 @@ class CallSummary:
         self.defines = defines
         self.wrote = wrote
         self.runs_tests = runs_tests
+        self.edits = edits
 
 
 class _NotJSON:
@@ -143,6 +158,7 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     urls: list[str] = []
     bodies: list[str] = []  # text the call writes somewhere
     scripted: list[str] = []  # files a script writes: its head shows no redirection
+    edits: list[str] = []
     for k, v in value.items():
         if not isinstance(v, str) or not v:
             continue
@@ -153,12 +169,21 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             # The first line names the files; what follows is usually a heredoc body.
             line, _, body = v.partition("\n")
             line = line[:_SHELL_SCAN_CHARS]
+            cd = _CD.match(line)
+            home = f"{cd.group(1).strip(chr(39) + chr(34)).rstrip('/')}/" if cd else ""
             written = _find_all(_SHELL_WRITE, line, _WRITE_STARTS)
-            if body and "open(" in body:
-                scripted += [p for p in _OPEN_WRITE.findall(body) if p not in written]
-                written += scripted
+            written += _find_all(_SHELL_COPY, line, _COPY_STARTS)
+            edited = _find_all(_SHELL_EDIT, line, _EDIT_STARTS)
+            written += edited
+            if "open(" in v:  # a script, in a heredoc or in ``python -c``
+                here = [p for p in _OPEN_WRITE.findall(v) if p not in written]
+                written += here
+                scripted += _spelled(here, home)
+            written = _spelled(written, home)
             writes += written
-            reads += [p for p in _find_all(_SHELL_READ, line, _READ_STARTS) if p not in written]
+            edits += _spelled(edited, home)
+            reads += [p for p in _spelled(_find_all(_SHELL_READ, line, _READ_STARTS), home)
+                      if p not in written]
             if written and body:
                 bodies.append(body)
         elif k in _CONTENT_KEYS:
@@ -167,6 +192,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             urls += _URL.findall(v)
     if paths:
         (writes if _WRITE_TOOL.search(name) else reads).extend(paths)
+        if _EDIT_TOOL.search(name) and value.get("command") != "create":
+            edits += paths
     defines: list[str] = []
     if writes:
         for body in bodies:
@@ -179,7 +206,20 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     tests = any([_RUNS_TESTS.search(c) is not None for c in commands])
     return CallSummary(head, tuple(reads), tuple(writes), tuple(commands), tuple(urls),
                        defines=tuple(defines), wrote=f"[{'; '.join(noted)}]" if noted else "",
-                       runs_tests=tests)
+                       runs_tests=tests, edits=tuple(dict.fromkeys(edits)))
+
+
+def _spelled(paths: list[str], home: str) -> list[str]:
+    """``paths`` spelled one way each: relative to the directory the command changed to
+    (``home``, with its slash), without a leading ``./``, each once."""
+    out: list[str] = []
+    for p in paths:
+        if home and p.startswith(home) and len(p) > len(home):
+            p = p[len(home):]
+        p = p.removeprefix("./")
+        if p not in out:
+            out.append(p)
+    return out
 
 
 def _find_all(pattern: re.Pattern[str], line: str, starts: tuple[str, ...]) -> list[str]:

@@ -26,6 +26,9 @@ class Ledger:
     urls: Items = field(default_factory=dict)
     command_count: int = 0
     last_error: str | None = None
+    # Files first met being written, not read: the ones the agent created, as against
+    # the files it changed (a subset of files_written).
+    files_created: Items = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.files_read or self.files_written or self.commands or self.urls
@@ -54,6 +57,9 @@ def extend_ledger(ledger: Ledger, pairs: Iterable[tuple[ToolCall, Message | None
         for path in summary.reads:
             _add(ledger.files_read, path)
         for path in summary.writes:
+            if path not in ledger.files_read and path not in ledger.files_written \
+                    and path not in summary.edits:
+                ledger.files_created[path] = None
             _add(ledger.files_written, path)
         for command in summary.commands:
             ledger.command_count += 1
@@ -71,6 +77,9 @@ def joined(ledgers: Iterable[Ledger]) -> Ledger:
     each list is ordered by last use."""
     out = Ledger()
     for ledger in ledgers:
+        for path in ledger.files_created:
+            if path not in out.files_read and path not in out.files_written:
+                out.files_created[path] = None
         for mine, theirs in ((out.files_read, ledger.files_read),
                              (out.files_written, ledger.files_written),
                              (out.commands, ledger.commands), (out.urls, ledger.urls)):
@@ -83,7 +92,19 @@ def joined(ledgers: Iterable[Ledger]) -> Ledger:
 
 def copied(ledger: Ledger) -> Ledger:
     return Ledger(dict(ledger.files_read), dict(ledger.files_written), dict(ledger.commands),
-                  dict(ledger.urls), ledger.command_count, ledger.last_error)
+                  dict(ledger.urls), ledger.command_count, ledger.last_error,
+                  dict(ledger.files_created))
+
+
+def changed_and_created(ledger: Ledger) -> tuple[Items, Items]:
+    """The files written, in order of last write, split into the ones that were there
+    before (read first, or edited in place: the project's files the agent changed) and
+    the ones it created (its scripts, tests and copies)."""
+    changed: Items = {}
+    created: Items = {}
+    for path in ledger.files_written:
+        (created if path in ledger.files_created else changed)[path] = None
+    return changed, created
 
 
 def recent(items: Items) -> tuple[list[str], int]:

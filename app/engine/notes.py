@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.engine.compaction import HANDLE_CHARS, Span, StrategyContext
-from app.engine.ledger import Ledger, recent
+from app.engine.ledger import Ledger, changed_and_created, recent
 from app.engine.prompts import (
     AGED_LINES,
     LEDGER_HEADER,
@@ -137,8 +137,10 @@ def render_ledger(ledger: Ledger, *, reads: bool = True) -> str:
     """The ledger's lines; without ``reads``, the files read and commands run are left
     out (the notes' lines name them, and the eval finds them little used from here)."""
     lines = [LEDGER_HEADER]
+    changed, created = changed_and_created(ledger)
     for label, items in (("files read", ledger.files_read if reads else {}),
-                         ("files written", ledger.files_written),
+                         ("files changed", changed),
+                         ("files created", created),
                          ("URLs fetched", ledger.urls)):
         if items:
             shown, more = recent(items)

@@ -106,7 +106,9 @@ def failure_line(text: str) -> str:
             line = f"{line}{_AT}{frame})"
         return line
     found = _find_error(text)
-    line = _line_at(text, found.start()) if found is not None else first_line(text)
+    # With no marked line, a failed command says why at its end ("patch: **** malformed
+    # patch at line 39"), after what it printed while it worked ("patching file a.py").
+    line = _line_at(text, found.start()) if found is not None else last_line(text)
     if line.startswith("Traceback (most recent call last)"):
         line = ""
     if not line or _RETURN_CODE.fullmatch(line):
@@ -166,10 +168,26 @@ def first_line(text: str) -> str:
         if end < 0:
             end = len(text)
         line = text[start:end].strip()
-        if line and not (line[0] == "<" and line[-1] == ">" and " " not in line):
+        if line and not _bare_tag(line):
             return line
         start = end + 1
     return ""
+
+
+def last_line(text: str) -> str:
+    """Last line with content, skipping bare wrapper tags such as ``</output>``."""
+    end = len(text)
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end].strip()
+        if line and not _bare_tag(line):
+            return line
+        end = start - 1
+    return ""
+
+
+def _bare_tag(line: str) -> bool:
+    return line[0] == "<" and line[-1] == ">" and " " not in line
 
 
 def shorten(text: str, limit: int) -> str:

@@ -81,7 +81,7 @@ def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, fo
     ledger = next(i for i, m in enumerate(out) if m["content"] and str(m["content"])
                   .startswith("[contextsynth] Artifacts so far:"))
     assert all(str(m["content"]).startswith("[contextsynth] ") for m in out[2:ledger])
-    assert "- files written: src/parser.py" in out[ledger]["content"]
+    assert "- files created: src/parser.py" in out[ledger]["content"]  # not read before
     assert "files read" not in out[ledger]["content"]  # the notes' lines name those
     assert out[ledger + 1]["role"] == "assistant"  # the turns after the block follow
     assert out[-2]["content"] == "F" * 5000  # the newest result is never cut

@@ -21,16 +21,26 @@ def summary(name, **arguments):
 
 
 @pytest.mark.parametrize(("command", "reads", "writes"), [
-    ("cat ./pkg/config.py", ["./pkg/config.py"], []),
+    # One spelling per file: no leading ./
+    ("cat ./pkg/config.py", ["pkg/config.py"], []),
     ("head -50 a/b.py && tail -n 5 run.log", ["a/b.py", "run.log"], []),
-    ("sed -n '114,132p' ./pkg/config.py", ["./pkg/config.py"], []),
+    ("sed -n '114,132p' ./pkg/config.py", ["pkg/config.py"], []),
     # A grep pattern is not a file, and a name ends where its word does.
-    ('grep -B2 -A2 "logger = pkg.config.logger" ./pkg/encaps.py', ["./pkg/encaps.py"], []),
-    ('grep -n "debugging =" ./pkg/config.py.backup', ["./pkg/config.py.backup"], []),
+    ('grep -B2 -A2 "logger = pkg.config.logger" ./pkg/encaps.py', ["pkg/encaps.py"], []),
+    ('grep -n "debugging =" ./pkg/config.py.backup', ["pkg/config.py.backup"], []),
     ('grep -r "from pkg.config import" --include="*.py" ./pkg/tests/', [], []),
     ("cat > notes.txt << 'EOF'", [], ["notes.txt"]),
     ("sed -i 's/a/b/' src/x.py", [], ["src/x.py"]),
     ("python run.py > out.log", [], ["out.log"]),
+    # cp, mv and install write their last operand; git checkout/restore what it restores
+    ("cd /testbed && cp src/a.py.fixed /testbed/src/a.py && python t.py", [], ["src/a.py"]),
+    ("mv new.py src/a.py; ls", [], ["src/a.py"]),
+    ("cp -r a b/ && cp a.py b.py dir/", [], []),
+    ("git checkout -- src/a.py", [], ["src/a.py"]),
+    ("git checkout main", [], []),
+    # under "cd DIR &&", a path in DIR is spelled relative to it
+    ("cd /testbed/ && cat /testbed/pkg/x.py > /testbed/out.txt", ["pkg/x.py"], ["out.txt"]),
+    ("python -c \"open('gen.py', 'w').write(code)\"", [], ["gen.py"]),
 ])
 def test_shell_commands_name_the_files_they_read_and_write(command, reads, writes):
     found = summary("bash", command=command)
@@ -111,3 +121,4 @@ def test_what_a_call_wrote_and_the_names_it_defines():
                    new_str="def fixed():\n    return 1")
     assert edit.writes == ("/testbed/a.py",) and edit.defines == ("fixed",)
     assert summary("bash", command="cat repro.py").defines == ()  # reading defines nothing
+

@@ -28,11 +28,25 @@ def test_runs_joined_give_what_one_ledger_of_all_their_calls_gives():
     runs = [("cat a.py", "cat b.py"), ("echo x > c.txt", "cat a.py"), ("cat b.py",)]
     whole = ledger(*[c for run in runs for c in run])
     merged = joined([ledger(*run) for run in runs])
-    for field in ("files_read", "files_written", "commands", "urls"):
+    for field in ("files_read", "files_written", "files_created", "commands", "urls"):
         assert list(getattr(merged, field)) == list(getattr(whole, field)), field
     assert merged.command_count == whole.command_count == 5
     assert list(merged.files_read) == ["a.py", "b.py"]
     assert list(merged.files_written) == ["c.txt"]
+
+
+def test_files_the_agent_changed_are_told_apart_from_the_ones_it_created():
+    got = ledger("cd /testbed && cat src/parser.py",
+                 "cd /testbed && cat > fix.py << 'EOF'\nopen('src/parser.py.new', 'w')\nEOF",
+                 "cd /testbed && cp src/parser.py src/parser.py.bak",
+                 "cd /testbed && cp src/parser.py.new /testbed/src/parser.py",
+                 "sed -i 's/a/b/' src/util.py")  # edited in place: it was there
+    lines = render_ledger(got).split("\n")
+    assert "- files changed: src/parser.py, src/util.py" in lines
+    assert "- files created: fix.py, src/parser.py.new, src/parser.py.bak" in lines
+    # a file read in one run and written in a later one was there all along
+    merged = joined([ledger("cat a.py"), ledger("echo x > a.py", "echo y > b.txt")])
+    assert list(merged.files_created) == ["b.txt"]
 
 
 def test_recent_shows_the_newest_dozen_oldest_first():

@@ -32,6 +32,10 @@ fields='look, _order'> doesn't have one.
      "bash: pytestt: command not found"),
     ("fatal: not a git repository (or any of the parent directories): .git",
      "fatal: not a git repository (or any of the parent directories): .git"),
+    # no marked line: a failed command says why at its end, not at its start
+    ("<returncode>2</returncode>\n<output>\npatching file django/db/autodetector.py\n"
+     "patch: **** malformed patch at line 39: @@ -665,6 +676,17 @@\n\n</output>",
+     "patch: **** malformed patch at line 39: @@ -665,6 +676,17 @@"),
 ])
 def test_the_failure_line_names_what_failed(text, line):
     outcome = read(text)
