@@ -44,7 +44,7 @@ from app.engine.formats import build_formats
 from app.engine.strategies import builtin_strategies
 from app.engine.tokens import Encoder, TokenCounter
 from app.service.handles import HandleStore
-from app.service.jobs import build_jobs
+from app.service.jobs import Jobs
 from app.service.llm_call import LLMGateway
 from app.service.proxy import ProxyService
 from app.service.runner import Runner
@@ -84,7 +84,7 @@ def create_app(
     emitter = webhooks.emitter
     runner = Runner(formats, settings, metrics, gateway, handles, emitter,
                     cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s})
-    jobs = build_jobs(counter, strategies, caches, formats)
+    jobs = Jobs(counter, strategies, caches, formats)
     upstream = Upstream(settings.proxy_timeout_s)
     services = Services(
         runner=runner, jobs=jobs,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from app.engine.caches import EngineCaches
 from app.engine.compaction import Strategy
@@ -21,23 +20,14 @@ from app.engine.tokens import TokenCounter
 from app.engine.trace import TraceSummarizer
 
 
-@dataclass(frozen=True, slots=True)
 class Jobs:
-    synthesize: SynthesizeJob
-    history: HistoryJob
-    trace: TraceJob
-    rescue: RescueJob
-    recall: RecallJob
-    reflect: ReflectJob
+    """Every job the service runs, one line each; a route reaches its job by name."""
 
-
-def build_jobs(counter: TokenCounter, strategies: Mapping[str, Strategy],
-               caches: EngineCaches, formats: Mapping[str, WireFormat]) -> Jobs:
-    return Jobs(
-        synthesize=SynthesizeJob(Synthesizer(counter, strategies, caches), formats),
-        history=HistoryJob(HistoryCompressor(counter, caches), formats),
-        trace=TraceJob(TraceSummarizer(counter, caches)),
-        rescue=RescueJob(caches, formats),
-        recall=RecallJob(counter),
-        reflect=ReflectJob(Reflector(caches.outcomes)),
-    )
+    def __init__(self, counter: TokenCounter, strategies: Mapping[str, Strategy],
+                 caches: EngineCaches, formats: Mapping[str, WireFormat]) -> None:
+        self.synthesize = SynthesizeJob(Synthesizer(counter, strategies, caches), formats)
+        self.history = HistoryJob(HistoryCompressor(counter, caches), formats)
+        self.trace = TraceJob(TraceSummarizer(counter, caches))
+        self.rescue = RescueJob(caches, formats)
+        self.recall = RecallJob(counter)
+        self.reflect = ReflectJob(Reflector(caches.outcomes))

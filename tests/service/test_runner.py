@@ -27,7 +27,7 @@ from app.engine.reflect import Call
 from app.engine.strategies import builtin_strategies
 from app.engine.tokens import TokenCounter
 from app.engine.trace import Action, TraceOptions
-from app.service.jobs import Jobs, build_jobs
+from app.service.jobs import Jobs
 from app.service.llm_call import Answer, CacheInfo, LLMOptions
 from app.service.runner import Runner
 from app.settings import Settings
@@ -68,7 +68,7 @@ def _reply(text: str) -> Answer:
 
 @pytest.fixture
 def jobs(encoder: Any) -> Jobs:
-    return build_jobs(TokenCounter(encoder), builtin_strategies(), EngineCaches(),
+    return Jobs(TokenCounter(encoder), builtin_strategies(), EngineCaches(),
                       build_formats())
 
 
