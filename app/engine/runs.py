@@ -31,7 +31,7 @@ _REPEAT = _REPEAT_START + "{n} times in a row]"
 # Beside a result's first line, its lines that carry facts, up to this many characters;
 # a JSON answer is shown as its objects' fields instead, up to _JSON_CHARS.
 _SALIENT_CHARS = 100
-_JSON_CHARS = 240
+_JSON_CHARS = 320
 # How far back from a run's end a call looks for a summary an earlier call made.
 _PROBE = 16
 

@@ -7,7 +7,9 @@ paths, numbers, ``key: value`` pairs, definitions in code), preferring lines
 unlike their neighbours, so a listing of fifty similar rows gives its odd one
 out rather than its first three. JSON answers are read as data instead: each object becomes
 one line of its scalar fields (``flight_number=HAT017, price=140``), long text
-values left out.
+values left out; a list of like objects becomes a table, the fields every row shares
+said once and a column per field that differs, so a search's eighth flight fits where
+its first alone did.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ _TRIM = "`'\"()[]{}<>,;:.!?*="
 # A JSON object's line: its first fields, and no long text.
 _MAX_FIELDS = 8
 _MAX_VALUE = 60
+# A list of at least this many objects is shown as a table, of at most this many columns.
+_TABLE_ROWS = 3
+_MAX_COLUMNS = 8
 
 
 def _specific(word: str) -> bool:
@@ -156,9 +161,45 @@ def _fields(item: dict[str, Any]) -> str:
     return ", ".join(shown)
 
 
+def _flat(item: dict[str, Any]) -> dict[str, str]:
+    """An object's scalar fields, with those of the objects inside it as ``key.field``."""
+    out: dict[str, str] = {}
+    for key, value in item.items():
+        scalar = _scalar(value)
+        if scalar is not None:
+            out[key] = scalar
+        elif isinstance(value, dict):
+            for inner, v in value.items():
+                inner_scalar = _scalar(v)
+                if inner_scalar is not None:
+                    out[f"{key}.{inner}"] = inner_scalar
+        elif isinstance(value, list) and value:
+            out[key] = f"[{len(value)}]"
+    return out
+
+
+def _table(items: list[dict[str, Any]], label: str, out: list[str]) -> None:
+    """Like objects as a table: the fields all share on one line, then the names of the
+    fields that differ and a row of their values per object."""
+    rows = [_flat(item) for item in items]
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    first = rows[0]
+    same = [k for k in keys if all(row.get(k) == first.get(k) for row in rows)]
+    columns = [k for k in keys if k not in same][:_MAX_COLUMNS]
+    if columns:
+        out.append(f"{label}{len(rows)} rows: " + " | ".join(columns))
+        out.extend(" | ".join(row.get(k, "-") for k in columns) for row in rows)
+    if same:  # after the rows: the call's own arguments often say as much
+        out.append(f"{label}all {len(rows)}: " + ", ".join(f"{k}={first[k]}" for k in same))
+
+
 def _rows(value: Any, label: str, out: list[str], depth: int = 0) -> None:
     """A line per object, nested lists of objects below their parent."""
     if depth > 3:
+        return
+    if isinstance(value, list) and len(value) >= _TABLE_ROWS \
+            and all(isinstance(item, dict) and item for item in value):
+        _table(value, label, out)
         return
     if isinstance(value, dict):
         fields = _fields(value)

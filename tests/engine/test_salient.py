@@ -39,3 +39,14 @@ def test_json_answers_become_lines_of_fields():
                      "flights: flight_number=HAT260, price=101"]
     assert json_lines("not json", 100) is None
     assert json_lines(json.dumps(answer), 60)[-1].startswith("...")  # says more were left out
+
+
+def test_a_list_of_like_objects_becomes_a_table_of_what_differs():
+    flights = [{"flight_number": f"HAT{100 + i}", "origin": "MSP", "status": "available",
+                "prices": {"economy": 120 + i, "business": 400}} for i in range(5)]
+    lines = json_lines(json.dumps(flights), 400)
+    assert lines == ["5 rows: flight_number | prices.economy",
+                     *(f"HAT{100 + i} | {120 + i}" for i in range(5)),
+                     "all 5: origin=MSP, status=available, prices.business=400"]
+    # within a budget, rows first: what tells the objects apart
+    assert json_lines(json.dumps(flights), 60) == [*lines[:2], "... 5 more"]
