@@ -170,7 +170,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             line, _, body = v.partition("\n")
             line = line[:_SHELL_SCAN_CHARS]
             cd = _CD.match(line)
-            home = f"{cd.group(1).strip(chr(39) + chr(34)).rstrip('/')}/" if cd else ""
+            where = cd.group(1).strip("'\"").rstrip("/") if cd else ""
+            home = f"{where}/" if where else ""  # "cd /" makes no path relative
             written = _find_all(_SHELL_WRITE, line, _WRITE_STARTS)
             written += _find_all(_SHELL_COPY, line, _COPY_STARTS)
             edited = _find_all(_SHELL_EDIT, line, _EDIT_STARTS)

@@ -175,12 +175,13 @@ def first_line(text: str) -> str:
 
 
 def last_line(text: str) -> str:
-    """Last line with content, skipping bare wrapper tags such as ``</output>``."""
+    """Last line with content, skipping bare wrapper tags such as ``</output>`` and the
+    exit status a wrapper reports."""
     end = len(text)
     while end > 0:
         start = text.rfind("\n", 0, end) + 1
         line = text[start:end].strip()
-        if line and not _bare_tag(line):
+        if line and not _bare_tag(line) and not _RETURN_CODE.fullmatch(line):
             return line
         end = start - 1
     return ""

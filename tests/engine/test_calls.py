@@ -40,6 +40,7 @@ def summary(name, **arguments):
     ("git checkout main", [], []),
     # under "cd DIR &&", a path in DIR is spelled relative to it
     ("cd /testbed/ && cat /testbed/pkg/x.py > /testbed/out.txt", ["pkg/x.py"], ["out.txt"]),
+    ("cd / && cat /etc/app.conf", ["/etc/app.conf"], []),
     ("python -c \"open('gen.py', 'w').write(code)\"", [], ["gen.py"]),
 ])
 def test_shell_commands_name_the_files_they_read_and_write(command, reads, writes):

@@ -36,6 +36,7 @@ fields='look, _order'> doesn't have one.
     ("<returncode>2</returncode>\n<output>\npatching file django/db/autodetector.py\n"
      "patch: **** malformed patch at line 39: @@ -665,6 +676,17 @@\n\n</output>",
      "patch: **** malformed patch at line 39: @@ -665,6 +676,17 @@"),
+    ("running checks\nchecks found 2 problems\nexit code: 1", "checks found 2 problems"),
 ])
 def test_the_failure_line_names_what_failed(text, line):
     outcome = read(text)
