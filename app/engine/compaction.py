@@ -171,9 +171,8 @@ def cut_result(message: Message, limit: int, handles: Handles,
 def trim_turn(
     messages: Sequence[Message], context: StrategyContext, shown: Shown, *, newest: bool
 ) -> tuple[list[Message], list[Span], list[Message]]:
-    """A kept turn with long tool arguments cut and, unless it is the ``newest`` turn,
-    runs of lines ``shown`` above collapsed and long results cut. The newest turn is
-    what the agent acts on next: its result and what it wrote stay as they were."""
+    """A kept turn: runs of lines ``shown`` above collapsed and long arguments and results
+    cut, but the ``newest`` turn's result, which the agent acts on next, stays whole."""
     out: list[Message] = []
     spans: list[Span] = []
     dropped: list[Message] = []

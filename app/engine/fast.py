@@ -48,8 +48,8 @@ class FastStrategy:
 
 def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: StrategyContext,
                out: list[Message], spans: list[Span], dropped: list[Message]) -> None:
-    """The recent turns: long arguments cut; but in the last, repeats of lines shown
-    above collapsed and long results cut."""
+    """The recent turns, each trimmed (see ``trim_turn``) against what the turns before
+    it show."""
     shown = Shown(context.lines)
     for k, turn in enumerate(turns):
         kept, cut_spans, cut = trim_turn(messages[turn.start : turn.stop], context, shown,

@@ -60,7 +60,7 @@ def _argument_strings(arguments: str) -> tuple[str, ...]:
 
 
 class Shown:
-    """The lines shown so far, in the order the output shows them."""
+    """The lines the output has shown so far, for a later message to point back to."""
 
     def __init__(self, memo: LineMemo | None = None) -> None:
         self._memo = memo or LineMemo()
