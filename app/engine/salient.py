@@ -179,8 +179,8 @@ def _flat(item: dict[str, Any]) -> dict[str, str]:
 
 
 def _table(items: list[dict[str, Any]], label: str, out: list[str]) -> None:
-    """Like objects as a table: the fields all share on one line, then the names of the
-    fields that differ and a row of their values per object."""
+    """Like objects as a table: the names of the fields that differ, a row of their
+    values per object, then the fields all share on one line."""
     rows = [_flat(item) for item in items]
     keys = list(dict.fromkeys(k for row in rows for k in row))
     first = rows[0]
