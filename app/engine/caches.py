@@ -9,6 +9,7 @@ from app.engine.compaction import Handles, StrategyContext
 from app.engine.facts import FactExtractor
 from app.engine.outcomes import Outcomes
 from app.engine.repeats import LineMemo
+from app.engine.salient import SalientLines
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.transcript import Message, segment
 
@@ -23,10 +24,11 @@ class EngineCaches:
         self.calls = CallSummaries()
         self.handles = Handles()
         self.lines = LineMemo()
+        self.salient = SalientLines()
 
     def context(self, messages: Sequence[Message], tier: Tier = Tier.MID,
                 tokens: Callable[[Sequence[Message]], int] | None = None) -> StrategyContext:
         """What a strategy reads a transcript with: the tier's budget, its segments and
         these memos (``tokens``: count windows in tokens as well as turns)."""
         return StrategyContext(TIER_BUDGETS[tier], segment(messages), self.handles,
-                               self.calls, self.outcomes, tokens, self.lines)
+                               self.calls, self.outcomes, tokens, self.lines, self.salient)

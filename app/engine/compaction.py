@@ -12,7 +12,7 @@ from app.engine.memo import Memo
 from app.engine.outcomes import Outcomes, quoted
 from app.engine.prompts import CUT_MARKER
 from app.engine.repeats import LineMemo, Shown
-from app.engine.salient import text_lines
+from app.engine.salient import SalientLines
 from app.engine.tiers import TierBudget
 from app.engine.transcript import Message, Part, Segments, ToolCall
 
@@ -120,6 +120,7 @@ class StrategyContext:
     # Tokens of some messages (the service's counter, memoized); None: windows by turns.
     tokens: Callable[[Sequence[Message]], int] | None = None
     lines: LineMemo = field(default_factory=LineMemo)
+    salient: SalientLines = field(default_factory=SalientLines)
 
 
 class Strategy(Protocol):
@@ -146,21 +147,19 @@ def cut_text(text: str, limit: int, handle: str, keep: Sequence[str] = ()) -> st
     return "\n".join([start, marker, *middle, end])
 
 
-def cut_result(message: Message, limit: int, handles: Handles,
-               outcomes: Outcomes | None = None, *,
-               original: Message | None = None) -> tuple[Message, Span | None]:
-    """``message`` cut to about ``limit`` characters; the span (and the handle in the
-    marker) name ``original``, the message as the caller sent it, when it differs."""
-    source = original or message
+def cut_result(message: Message, context: StrategyContext,
+               original: Message) -> tuple[Message, Span | None]:
+    """``message`` cut to about the tier's result budget, with its failure line or its
+    salient lines; the span (and the handle in the marker) name ``original``, the message
+    as the caller sent it."""
+    limit = context.budget.result_chars
     text = message.text
     if len(text) <= limit:
         return message, None
-    span = span_of("truncated", [source], handles)
-    keep: list[str] = []
-    if outcomes is not None:
-        outcome = outcomes.of(source)
-        keep = [quoted(outcome.line)] if outcome.error \
-            else text_lines(text, limit // 3, outcome.line)
+    span = span_of("truncated", [original], context.handles)
+    outcome = context.outcomes.of(original)
+    keep = (quoted(outcome.line),) if outcome.error \
+        else context.salient.of(text, limit // 3, outcome.line)
     cut = cut_text(text, limit, span.handle, keep)
     if len(cut) >= len(text):  # just over the budget: the marker would cost more
         return message, None
@@ -205,8 +204,7 @@ def _result(message: Message, context: StrategyContext, shown: Shown,
     if collapsed is not text:
         others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
         new = replace(message, parts=(Part("text", collapsed), *others))
-    return cut_result(new, context.budget.result_chars, context.handles, context.outcomes,
-                      original=message)
+    return cut_result(new, context, message)
 
 
 def _call(call: ToolCall, context: StrategyContext, shown: Shown) -> ToolCall:

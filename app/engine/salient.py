@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.engine.memo import Memo
 from app.engine.outcomes import ELLIPSIS, shorten
 
 _LINE_CHARS = 160
@@ -136,6 +137,22 @@ def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
         chosen.append((at, shown))
         used += len(shown) + 1
     return [line for _, line in sorted(chosen)]
+
+
+class SalientLines:
+    """``text_lines`` memoized: the recent results a call cuts are cut again, the same
+    way, on every later call until their block closes."""
+
+    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
+        self._memo: Memo[tuple[str, int, str], tuple[str, ...]] = Memo(
+            cache_chars, lambda key: len(key[0]))
+
+    def of(self, text: str, limit: int, skip: str = "") -> tuple[str, ...]:
+        return self._memo.get((text, limit, skip), _lines)
+
+
+def _lines(key: tuple[str, int, str]) -> tuple[str, ...]:
+    return tuple(text_lines(*key))
 
 
 def _scalar(value: Any) -> str | None:

@@ -50,3 +50,13 @@ def test_a_list_of_like_objects_becomes_a_table_of_what_differs():
                      "all 5: origin=MSP, status=available, prices.business=400"]
     # within a budget, rows first: what tells the objects apart
     assert json_lines(json.dumps(flights), 60) == [*lines[:2], "... 5 more"]
+
+
+def test_salient_lines_are_read_once_per_text():
+    from app.engine.salient import SalientLines
+
+    text = "\n".join(f"row_{i}: {1000 + i} quota ok" for i in range(40)) + "\nbucket: JE41U"
+    memo = SalientLines()
+    first = memo.of(text, 100, "row_0: 1000 quota ok")
+    assert list(first) == text_lines(text, 100, "row_0: 1000 quota ok")
+    assert memo.of(text, 100, "row_0: 1000 quota ok") is first  # the next call's cut
