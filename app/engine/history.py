@@ -22,7 +22,7 @@ from app.engine.errors import InvalidTranscript
 from app.engine.evidence import render_evidence
 from app.engine.facts import Facts
 from app.engine.ledger import build_ledger
-from app.engine.notes import render_ledger
+from app.engine.notes import groups, render_ledger
 from app.engine.outcomes import shorten
 from app.engine.prompts import (
     HISTORY_FIRST,
@@ -34,6 +34,7 @@ from app.engine.prompts import (
     PromptMessage,
     fence,
 )
+from app.engine.runs import Runs
 from app.engine.synthesis import check_output
 from app.engine.tokens import TokenCounter
 from app.engine.transcript import (
@@ -47,7 +48,7 @@ from app.engine.transcript import (
 _CONSTRAINT = re.compile(r"\b(must|must not|never|always|only|don't|do not|prefer|please|"
                          r"should|without|instead|no more than|at least|at most)\b",
                          re.IGNORECASE)
-_MAX_LINES = 30
+_MAX_LINES = 45
 _MAX_SHORT = 8
 
 
@@ -96,6 +97,8 @@ class HistoryCompressor:
     def __init__(self, counter: TokenCounter, caches: EngineCaches) -> None:
         self._counter = counter
         self._caches = caches
+        # Run summaries, as the notes keep them: an agent sends the same runs again.
+        self._runs = Runs()
 
     def _context(self, messages: Sequence[Message]) -> StrategyContext:
         return self._caches.context(messages)
@@ -153,23 +156,19 @@ class HistoryCompressor:
         sections = _sections(_body(plan.previous)) if plan.previous is not None else {}
         pairs = call_results(span)
         ledger = build_ledger(pairs, context.calls, context.outcomes)
-        work, errors, said = [], [], []
-        results = {id(c): r for c, r in pairs if r is not None}
+        errors, said = [], []
+        # The work as the prior-work notes of /synthesize tell it, one entry per line of
+        # theirs: each call with what it wrote and what came of it (the failure line, or
+        # the first and the salient lines of its result), the agent's own statements.
+        work = [part.text for g in groups(span) if isinstance(g, list)
+                for part in self._runs.summary(g, context).lines]
+        for call, result in pairs:
+            if result is not None and context.outcomes.of(result).error:
+                errors.append(f"- {call.name}: {context.outcomes.of(result).line}")
         for m in span:
             if m.role == "assistant":
                 if m.text.strip():
                     said.append(shorten(" ".join(m.text[:600].split()), 300))
-                for call in m.tool_calls:
-                    line = f"- {context.calls.of(call).head}"
-                    result = results.get(id(call))
-                    if result is not None:
-                        outcome = context.outcomes.of(result)
-                        mark = "failed: " if outcome.error else ""
-                        shown = outcome.line if outcome.error else shorten(outcome.line, 120)
-                        line += f" -> {mark}{shown}"
-                        if outcome.error:
-                            errors.append(f"- {call.name}: {outcome.line}")
-                    work.append(line)
             elif m.role == "user":
                 found = [shorten(s.strip(), 200) for s in re.split(r"(?<=[.!?])\s+", m.text)
                          if _CONSTRAINT.search(s)]
@@ -232,11 +231,15 @@ def _body(block: Message) -> str:
 
 
 def _sections(text: str) -> dict[str, list[str]]:
+    """A summary's entries by section; an indented line belongs to the entry above it
+    (a result's salient lines, a JSON answer's rows)."""
     found: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in text.splitlines():
         if line.startswith("## "):
             current = found.setdefault(line[3:].strip(), [])
+        elif current is not None and line.startswith(" ") and current:
+            current[-1] += "\n" + line
         elif current is not None and line.strip() and line.strip() != "(none)":
             current.append(line)
     return found

@@ -59,7 +59,7 @@ class Notes:
         from before transcript index ``aged_before`` take their aged form; ``first``
         says whether the first note opens the notes (its header says so)."""
         out = Written()
-        for g in _groups(region):
+        for g in groups(region):
             if isinstance(g, Message):
                 out.messages.append(g)
                 continue
@@ -85,7 +85,7 @@ class Notes:
         return out
 
 
-def _groups(region: Sequence[Message]) -> list[Message | list[Message]]:
+def groups(region: Sequence[Message]) -> list[Message | list[Message]]:
     """The region's user and system messages, and the runs of work between them."""
     groups: list[Message | list[Message]] = []
     for m in region:

@@ -61,7 +61,9 @@ def test_fast_summary_has_every_section_and_keeps_users(compressor, formats):
     block = out[at]["content"]
     for section in HISTORY_SECTIONS:
         assert f"## {section}" in block
-    assert 'search_flights(day=0) -> {"flight": "HAT000"' in block
+    # the work as the notes tell it: each call with its answer's fields, the agent's words
+    assert "- search_flights(day=0) ->\n    flight=HAT000, price=100\n- said: Found HAT000." \
+        in block
     assert "I must fly economy only" in block  # a constraint, quoted
     assert out[at + 1:] == messages[-6:]
     assert result.tokens_after < result.tokens_before

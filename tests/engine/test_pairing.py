@@ -146,8 +146,8 @@ def test_tau_task002_history_pairs_the_lookup_with_its_own_result(history, forma
     messages = load(CORPUS_DIR / "tau-airline-gpt4o-task002-trial1.jsonl")
     plan = history.plan(formats["openai"].parse({"messages": messages}), HistoryOptions())
     summary = history.fast_summary(plan)
-    assert 'get_user_details(user_id="omar_davis_3817") -> {"name": {"first_name": "Omar"' \
-        in summary
+    assert 'get_user_details(user_id="omar_davis_3817") ->\n    email=omar.davis7857' in summary
+    assert "    name: first_name=Omar, last_name=Davis" in summary
     assert ') -> 23553.0' in next(line for line in summary.splitlines()
                                   if line.startswith("- calculate("))
     assert "get_user_details" not in plan.prompt[1].content.split("23553.0")[0].splitlines()[-1]
