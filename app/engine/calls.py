@@ -41,6 +41,9 @@ _SHELL_EDIT = re.compile(r"(?:\bsed\s+-i\S*\s+" + _WORD + r"\s*"
                          r"|\bgit\s+(?:checkout|restore)\s+" + _OPTIONS + r"(?:--\s+)?)" + _FILE)
 # Tools that change a file in place (their paths are written, but not created).
 _EDIT_TOOL = re.compile(r"edit|replace|insert|patch|append|update", re.IGNORECASE)
+# SWE-agent's own shell commands, each a whole command: "create FILE", "open FILE [LINE]".
+_AGENT_CREATE = re.compile(r"\s*create\s+" + _FILE + r"\s*$")
+_AGENT_OPEN = re.compile(r"\s*open\s+\"?" + _FILE + r"\"?(?:\s+\d+)?\s*$")
 # "cd DIR && ...": paths under DIR are spelled relative to it, as the agent mostly does.
 _CD = re.compile(r"\s*cd\s+(" + _OPERAND + r")\s*(?:&&|;)")
 # Every match of each pattern starts with one of these: matching is tried only where
@@ -174,6 +177,9 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             home = f"{where}/" if where else ""  # "cd /" makes no path relative
             written = _find_all(_SHELL_WRITE, line, _WRITE_STARTS)
             written += _find_all(_SHELL_COPY, line, _COPY_STARTS)
+            created = _AGENT_CREATE.match(line)
+            if created is not None:
+                written.append(created.group(1))
             edited = _find_all(_SHELL_EDIT, line, _EDIT_STARTS)
             written += edited
             if "open(" in v:  # a script, in a heredoc or in ``python -c``
@@ -183,8 +189,11 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             written = _spelled(written, home)
             writes += written
             edits += _spelled(edited, home)
-            reads += [p for p in _spelled(_find_all(_SHELL_READ, line, _READ_STARTS), home)
-                      if p not in written]
+            opened = _AGENT_OPEN.match(line)
+            read = _find_all(_SHELL_READ, line, _READ_STARTS)
+            if opened is not None:
+                read.append(opened.group(1))
+            reads += [p for p in _spelled(read, home) if p not in written]
             if written and body:
                 bodies.append(body)
         elif k in _CONTENT_KEYS:

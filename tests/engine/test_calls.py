@@ -41,6 +41,10 @@ def summary(name, **arguments):
     # under "cd DIR &&", a path in DIR is spelled relative to it
     ("cd /testbed/ && cat /testbed/pkg/x.py > /testbed/out.txt", ["pkg/x.py"], ["out.txt"]),
     ("cd / && cat /etc/app.conf", ["/etc/app.conf"], []),
+    # SWE-agent's own commands
+    ("create solve.py", [], ["solve.py"]),
+    ("open chall.py 20", ["chall.py"], []),
+    ("python create.py", [], []),
     ("python -c \"open('gen.py', 'w').write(code)\"", [], ["gen.py"]),
 ])
 def test_shell_commands_name_the_files_they_read_and_write(command, reads, writes):
