@@ -99,3 +99,19 @@ def test_lines_cut_from_a_result_are_not_taken_as_shown(engine, formats):
     second = next(m["content"] for m in out if m.get("tool_call_id") == "b")
     assert "row_42 " not in first  # cut from the first read
     assert second == middle
+
+
+@pytest.mark.parametrize("name", ["anthropic", "gemini", "responses"])
+def test_every_format_renders_the_collapsed_turns_validly(engine, formats, name):
+    from tests.support.convert import to_anthropic, to_gemini, to_responses
+    from tests.support.invariants import check_anthropic, check_gemini, check_responses
+
+    convert, check = {"anthropic": (to_anthropic, check_anthropic),
+                      "gemini": (to_gemini, check_gemini),
+                      "responses": (to_responses, check_responses)}[name]
+    payload = convert(_transcript())
+    wire = formats[name]
+    result = engine.run(wire.parse(payload), SynthesisOptions(tier=Tier.LARGE))
+    out = wire.render(result.transcript)
+    check(payload, out)
+    assert "lines as shown above]" in json.dumps(out)
