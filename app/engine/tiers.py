@@ -36,9 +36,9 @@ class TierBudget:
 
 
 TIER_BUDGETS: dict[Tier, TierBudget] = {
-    Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=300,
-                           late_nudge_only=False, window_tokens=1000, brief_after=64,
-                           block_turns=8),
+    Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=200,
+                           late_nudge_only=False, window_tokens=800, brief_after=64,
+                           block_turns=10),
     Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=800,
                          late_nudge_only=False, window_tokens=1000, brief_after=48,
                          block_turns=16),

@@ -78,7 +78,7 @@ def test_receipt_reports_facts_the_output_lost(synthesizer, formats):
     rows = "\n".join(f"row {i}: seat code S{i:03d}Q" for i in range(60))
     found = f"reservation found\nstatus: confirmed\ntotal $1,234.50\n{rows}\n" + "pad\n" * 200
     messages = coding_run(0) + tool_turn("r", "get_reservation", {"id": "ZFA04Y"}, found)
-    messages += coding_run(12)[2:]  # the call is in the first closed block
+    messages += coding_run(16)[2:]  # the call is in the first closed block
     result, out = synth(synthesizer, formats, messages, tier=Tier.LOCAL)
     lost = result.receipt.lost
     # The note keeps the result's salient lines, within a budget; the rest is reported.

@@ -23,7 +23,10 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # fewer tokens than the nudge now stands, where it came and went from call to call.
     # Raised (every fast tier): the recent turns point back to lines shown above instead
     # of repeating them, and a cut result spends its budget on new lines.
-    "synthesize-fast-local": (0.614, 0.633, 1.0, 1.0),
+    # Local: blocks of 10 turns, an 800-token window and 200-character results (were 8,
+    # 1,000 and 300): more reduction and recall on the whole corpus, and 2.7 points less
+    # cost under prompt caching.
+    "synthesize-fast-local": (0.616, 0.637, 1.0, 1.0),
     "synthesize-fast-mid": (0.550, 0.771, 1.0, 1.0),
     "synthesize-fast-large": (0.500, 0.837, 1.0, 1.0),
     "synthesize-fast-frontier": (0.440, 0.882, 1.0, 1.0),
