@@ -29,12 +29,26 @@ UNREAD = Unread()
 
 def loads_fast(body: bytes) -> Any:
     """The body as orjson reads it, or UNREAD."""
-    if body.translate(_DIGITS_ONLY).find(_LONG_DIGITS) >= 0:
-        return UNREAD
     try:
-        return orjson.loads(body)
+        value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return UNREAD
+    # A long run of digits is mostly inside a string (an id, a hash, a big number in a
+    # tool's output), which orjson keeps as it is. Only a number can have lost digits, and
+    # orjson reads such an integer as a float: with no float in the value, nothing changed.
+    if body.translate(_DIGITS_ONLY).find(_LONG_DIGITS) >= 0 and _has_float(value):
+        return UNREAD
+    return value
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_float(v) for v in value)
+    return False
 
 
 def loads(body: bytes) -> Any:

@@ -45,3 +45,10 @@ async def test_a_lone_surrogate_in_text_is_read_and_sent_back(client):
 async def test_bodies_orjson_reads_are_the_same_as_the_standard_parsers():
     body = json.dumps(_anthropic({"order": 7, "price": 12.5, "note": "é ✓"}, "ok")).encode()
     assert loads_fast(body) == json.loads(body)
+
+
+async def test_a_long_number_inside_a_string_keeps_the_fast_path():
+    body = json.dumps(_anthropic({"order": 7}, f"hash {BIG} ok")).encode()
+    assert loads_fast(body) == json.loads(body)  # read by orjson: no number was changed
+    beside_a_float = json.dumps(_anthropic({"order": BIG, "price": 12.5}, "ok")).encode()
+    assert isinstance(loads_fast(beside_a_float), Unread)
