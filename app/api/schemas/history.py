@@ -15,7 +15,8 @@ from app.api.schemas.common import (
     StatsOut,
 )
 from app.engine.history import HistoryOptions
-from app.engine.jobs.history import HistoryMode, HistoryRequest
+from app.engine.jobs.base import LLMJobMode
+from app.engine.jobs.history import HistoryRequest
 from app.engine.windows import share_of_window
 from app.settings import Settings
 
@@ -36,7 +37,7 @@ class _HistoryFields(Conversation):
         "enough to know it.")
     keep_last_n: int | None = Field(
         None, ge=0, description="Messages kept verbatim at the end (default 10).")
-    mode: HistoryMode = Field(
+    mode: LLMJobMode = Field(
         "auto", description="deep: LLM summary; fast: deterministic extraction; auto: deep "
         "when an LLM is configured.")
 

@@ -10,7 +10,8 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut, ReceiptOut
-from app.engine.jobs.trace import TraceMode, TraceRequest
+from app.engine.jobs.base import LLMJobMode
+from app.engine.jobs.trace import TraceRequest
 from app.engine.trace import Action, TraceOptions
 from app.settings import Settings
 
@@ -50,7 +51,7 @@ class _TraceFields(BaseModel):
     large_keep: int | None = Field(None, ge=0)
     min_llm_chars: int | None = Field(None, ge=0)
     min_saving: float | None = Field(None, ge=0, le=0.9)
-    mode: TraceMode = "auto"
+    mode: LLMJobMode = "auto"
 
 
 # The LLM fields come last in the published schema, as they always have.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from app.engine.compaction import Span
 from app.engine.facts import Facts
@@ -25,6 +25,10 @@ Q = TypeVar("Q", contravariant=True)
 S = TypeVar("S")
 R = TypeVar("R")
 V = TypeVar("V")
+
+# The modes of a job whose LLM call is optional: deep (the LLM's answer), fast (the
+# deterministic one), auto (deep when an LLM is configured).
+LLMJobMode = Literal["auto", "fast", "deep"]
 
 
 @dataclass(frozen=True, slots=True)

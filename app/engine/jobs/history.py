@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from app.engine.formats import WireFormat, conversation
 from app.engine.history import HistoryCompressor, HistoryOptions, HistoryPlan, HistoryResult
@@ -13,6 +13,7 @@ from app.engine.jobs.base import (
     ConversationJob,
     ConversationRequest,
     Done,
+    LLMJobMode,
     NeedsLLM,
     Plan,
     Reply,
@@ -21,14 +22,12 @@ from app.engine.jobs.base import (
 )
 
 SUMMARY_MAX_TOKENS = 2000
-# deep: the LLM's summary; fast: the deterministic one; auto: deep when one is configured.
-HistoryMode = Literal["auto", "fast", "deep"]
 
 
 @dataclass(frozen=True, slots=True)
 class HistoryRequest(ConversationRequest):
     options: HistoryOptions = field(default_factory=HistoryOptions)
-    mode: HistoryMode = "auto"
+    mode: LLMJobMode = "auto"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from app.engine.compaction import Span
-from app.engine.jobs.base import Done, NeedsLLM, Plan, Reply, Report, UnusableReply, degraded
+from app.engine.jobs.base import (
+    Done,
+    LLMJobMode,
+    NeedsLLM,
+    Plan,
+    Reply,
+    Report,
+    UnusableReply,
+    degraded,
+)
 from app.engine.trace import (
     Action,
     TraceOptions,
@@ -18,7 +26,6 @@ from app.engine.trace import (
 )
 
 TRACE_MAX_TOKENS = 1000
-TraceMode = Literal["auto", "fast", "deep"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +33,7 @@ class TraceRequest:
     actions: tuple[Action, ...] | None = None  # or the scratchpad
     scratchpad: str | None = None
     options: TraceOptions = field(default_factory=TraceOptions)
-    mode: TraceMode = "auto"
+    mode: LLMJobMode = "auto"
 
 
 @dataclass(frozen=True, slots=True)
