@@ -31,9 +31,21 @@ _STATE = re.compile(
     r"|confirms?|confirmed|will)\b", re.IGNORECASE)
 
 
+# A sentence that only announces the next look ("Now let me check the `Index` class:"):
+# the call beside it in the note says the same, names included.
+_NARRATION = re.compile(
+    r"(?:(?:now|first|next|then|also|ok(?:ay)?|great|good|perfect|excellent)[,!.]?\s+)*"
+    r"(?:let me|let's|i'll|i will|i need to|we need to)\s+(?:also\s+|now\s+|first\s+|quickly\s+)?"
+    r"(?:check|look|examine|see|search|view|find|inspect|explore|read|open|run|verify"
+    r"|re-?run|test|understand|investigate|confirm|take a look|look at|double-check)\b",
+    re.IGNORECASE)
+
+
 def _priority(sentence: str) -> int:
     """2 for a sentence that names something specific, 1 for one that only states a
     cause, plan or outcome, 0 for one that says nothing a note needs."""
+    if _NARRATION.match(sentence) is not None:
+        return 0
     if _SPECIFIC.search(sentence) is not None:
         return 2
     return 1 if _STATE.search(sentence) is not None else 0

@@ -57,34 +57,29 @@ _NUDGES: dict[Phase, str] = {
 
 # A coding agent's phases, read from its edits rather than from output tools.
 _EDIT_NUDGES: dict[Phase, str] = {
-    Phase.PRODUCE: "Changes are under way ({edited}). Finish the change, then run the "
-                   "tests that cover it.",
-    Phase.VERIFY: "The change is made ({edited}) and tests ran after it. Check the result "
-                  "against the task, then finish.",
+    Phase.PRODUCE: "Changes are under way. Finish the change, then run the tests that "
+                   "cover it.",
+    Phase.VERIFY: "The change is made and tests ran after it. Check the result against the "
+                  "task, then finish.",
 }
-_EDITS_SHOWN = 3
+# The nudge sits after the newest turn, so no provider cache ever holds it: it is paid in
+# full on every call and says only what the turns above do not (the files edited and the
+# failure are there to read).
+_FAILED = " A recent call failed: change the approach rather than repeat it."
 
 
 def nudge(phase: Phase, signals: Signals, output_tools: tuple[str, ...]) -> str:
     missing = ", ".join(signals.required_missing)
     template = _NUDGES[phase]
     if signals.edited and not signals.outputs_done and phase in _EDIT_NUDGES:
-        shown = signals.edited[-_EDITS_SHOWN:]
-        more = len(signals.edited) - len(shown)
-        edited = ", ".join(shown) + (f" and {more} more" if more else "")
-        template = _EDIT_NUDGES[phase].replace("{edited}", edited.replace("{", "{{")
-                                               .replace("}", "}}"))
+        template = _EDIT_NUDGES[phase]
     body = template.format(
         required=f" ({', '.join(signals.required_tools)})" if signals.required_tools else "",
         missing=f": {missing}" if missing else "",
         outputs=f" with {', '.join(output_tools)}" if output_tools else "",
         done=", ".join(signals.outputs_done) or "output tool called",
     )
-    text = f"{MARKER} Phase: {phase.value}. {body}"
-    if signals.recent_errors:
-        text += (f" The last failure was {signals.recent_errors[-1]}; change the approach "
-                 "rather than repeating the same call.")
-    return text
+    return f"{MARKER} Phase: {phase.value}. {body}" + (_FAILED if signals.recent_errors else "")
 
 
 # --- prompts for the synthesis LLM -----------------------------------------------------

@@ -37,16 +37,16 @@ class TierBudget:
 
 TIER_BUDGETS: dict[Tier, TierBudget] = {
     Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=200,
-                           late_nudge_only=False, window_tokens=800, brief_after=64,
+                           late_nudge_only=False, window_tokens=1000, brief_after=64,
                            block_turns=10),
     Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=800,
-                         late_nudge_only=False, window_tokens=1000, brief_after=48,
+                         late_nudge_only=False, window_tokens=1200, brief_after=48,
                          block_turns=16),
     Tier.LARGE: TierBudget(full_turns=4, argument_chars=8000, result_chars=800,
-                           late_nudge_only=True, window_tokens=3000, brief_after=64,
+                           late_nudge_only=True, window_tokens=3300, brief_after=64,
                            block_turns=16),
     Tier.FRONTIER: TierBudget(full_turns=6, argument_chars=8000, result_chars=800,
-                              late_nudge_only=True, window_tokens=6000, brief_after=96,
+                              late_nudge_only=True, window_tokens=6300, brief_after=96,
                               block_turns=16),
 }
 

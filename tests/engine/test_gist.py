@@ -17,8 +17,19 @@ def test_the_statements_of_cause_and_plan_stay_in_their_order():
 
 def test_sentences_that_only_announce_a_look_say_nothing():
     assert gist("Let me look at this method:", 200) == ""
-    assert gist("Let me examine the `AlterOrderWithRespectTo` class:", 200) \
-        == "Let me examine the `AlterOrderWithRespectTo` class:"
+    # The call beside it in the note names what it looks at: the announcement adds nothing.
+    assert gist("Let me examine the `AlterOrderWithRespectTo` class:", 200) == ""
+    assert gist("Now let me check if `AddIndex` has a `references_field` method:", 200) == ""
+    assert gist("Good! Let me also run the tests in tests/migrations:", 200) == ""
+
+
+def test_announcements_of_a_change_or_a_finding_stay():
+    assert gist("Let me fix the test script to add names to indexes:", 200) \
+        == "Let me fix the test script to add names to indexes:"
+    assert gist("I found it: `AddIndex` runs before `_order` exists.", 200) \
+        == "I found it: `AddIndex` runs before `_order` exists."
+    said = gist("Let me check the file. The bug is in `state.py` line 388.", 200)
+    assert said == "The bug is in `state.py` line 388."
 
 
 def test_decisions_with_their_codes_win_the_budget():

@@ -36,6 +36,11 @@ def test_failed_required_call_does_not_count_as_gathered(formats):
     phase, signals = run(formats, messages, required_tools=("get_user",))
     assert phase is Phase.GATHER
     assert signals.recent_errors and "user not found" in signals.recent_errors[0]
+    # The failure is in the turns above; the nudge, paid in full on every call, only
+    # says to change course.
+    text = nudge(phase, signals, ())
+    assert text.endswith("A recent call failed: change the approach rather than repeat it.")
+    assert "user not found" not in text
 
 
 def test_produce_when_inputs_are_in_and_the_output_tool_has_not_run(formats):
@@ -95,7 +100,7 @@ def test_a_coding_agent_without_required_tools_moves_on_by_its_edits(synthesizer
     editing = _coding("cat src/dates.py", "sed -i 's/s\\[5:7\\]/s[5:7].strip()/' src/dates.py")
     phase, nudge = _phase_of(synthesizer, formats, editing)
     assert phase == Phase.PRODUCE
-    assert "Changes are under way (src/dates.py)" in nudge and "skip calls" not in nudge
+    assert "Changes are under way." in nudge and "skip calls" not in nudge
     testing = _coding("sed -i 's/a/b/' src/dates.py", "python -m pytest tests/test_dates.py")
     phase, nudge = _phase_of(synthesizer, formats, testing)
     assert phase == Phase.VERIFY and "tests ran after it" in nudge

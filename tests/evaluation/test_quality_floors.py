@@ -26,12 +26,16 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # Local: blocks of 10 turns, an 800-token window and 200-character results (were 8,
     # 1,000 and 300): more reduction and recall on the whole corpus, and 2.7 points less
     # cost under prompt caching.
-    "synthesize-fast-local": (0.616, 0.637, 1.0, 1.0),
-    "synthesize-fast-mid": (0.550, 0.771, 1.0, 1.0),
-    "synthesize-fast-large": (0.500, 0.837, 1.0, 1.0),
-    "synthesize-fast-frontier": (0.440, 0.882, 1.0, 1.0),
-    "synthesize-rebuild-mid": (0.661, 0.544, 0.892, 1.0),
-    "observation-mask-mid": (0.37, 0.778, 0.857, 1.0),
+    # Raised (every tier): the agent's sentences that only announce a look ("Let me
+    # check the `X` class:") leave the notes, since the call beside them says as much, and
+    # each tier's window takes some of the tokens saved (local 1,000, mid 1,200, large
+    # 3,300, frontier 6,300).
+    "synthesize-fast-local": (0.617, 0.637, 1.0, 1.0),
+    "synthesize-fast-mid": (0.550, 0.782, 1.0, 1.0),
+    "synthesize-fast-large": (0.500, 0.843, 1.0, 1.0),
+    "synthesize-fast-frontier": (0.440, 0.885, 1.0, 1.0),
+    "synthesize-rebuild-mid": (0.661, 0.559, 0.892, 1.0),
+    "observation-mask-mid": (0.37, 0.783, 0.857, 1.0),
     # Replayed as agents use it now (the answer kept as the history, new messages
     # appended), not rebuilt from the whole transcript at every call: less reduction,
     # more recall, and what it costs under prompt caching (below) fell from 115%.
@@ -44,7 +48,9 @@ FLOORS = {  # reduction, recall, planted survival, error retention
 # previous call sent is the point): the default tier's fast mode, replayed whole.
 CACHED = EvalOptions(only=("synthesize-fast-mid", "compress-history-fast"), planted_runs=0)
 CEILINGS = {  # prefix reuse floor, cost ceilings (share of sending everything)
-    "synthesize-fast-mid": (0.900, 0.545, 0.587),
+    # Lowered cost ceilings: the nudge, after the newest turn and so never cached, no
+    # longer repeats the files edited and the last failure that the turns above show.
+    "synthesize-fast-mid": (0.903, 0.535, 0.575),
     # Raised cost ceilings, for the richer summary above (55.8% -> 59.2% at OpenAI's prices).
     "compress-history-fast": (0.924, 0.596, 0.630),
 }
