@@ -68,8 +68,13 @@ _EDIT_NUDGES: dict[Phase, str] = {
 _FAILED = " A recent call failed: change the approach rather than repeat it."
 
 
-def nudge(phase: Phase, signals: Signals, output_tools: tuple[str, ...]) -> str:
+def nudge(phase: Phase, signals: Signals, output_tools: tuple[str, ...]) -> str | None:
+    """The nudge for ``phase``, or None when it would name nothing: an agent gathering with
+    no required tool missing and no recent failure is doing what the nudge would say, and
+    the nudge costs its tokens in full on every call."""
     missing = ", ".join(signals.required_missing)
+    if phase is Phase.GATHER and not missing and not signals.recent_errors:
+        return None
     template = _NUDGES[phase]
     if signals.edited and not signals.outputs_done and phase in _EDIT_NUDGES:
         template = _EDIT_NUDGES[phase]

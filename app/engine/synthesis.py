@@ -113,7 +113,7 @@ class Synthesizer:
         signals = observe(messages, options.phase, caches.outcomes, caches.calls)
         phase = classify(signals, options.phase)
         budget = TIER_BUDGETS[options.tier]
-        text = None
+        text: str | None = None
         if options.steer and (not budget.late_nudge_only or signals.max_iterations is None
                               or signals.late):
             text = nudge(phase, signals, options.phase.output_tools or ())

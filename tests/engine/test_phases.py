@@ -27,8 +27,19 @@ def test_gather_names_missing_required_tools(formats):
                          required_tools=("search_flights", "get_user", "send_email"))
     assert phase is Phase.GATHER
     assert signals.required_missing == ("get_user",)
-    text = nudge(phase, signals, ())
+    text = nudge(phase, signals, ()) or ""
     assert "get_user" in text and "Phase: gather" in text
+
+
+def test_gathering_with_nothing_missing_and_no_failure_gets_no_nudge(formats):
+    # Paid in full on every call (it follows the newest turn), a nudge that names nothing
+    # is left out; it comes back as soon as it has something to say.
+    messages = TASK + tool_turn("a", "search_flights", {"to": "SEA"}, '{"flights": []}')
+    phase, signals = run(formats, messages)
+    assert phase is Phase.GATHER and nudge(phase, signals, ()) is None
+    failed = TASK + tool_turn("a", "search_flights", {"to": "SEA"}, "Error: timeout")
+    phase, signals = run(formats, failed)
+    assert phase is Phase.GATHER and "A recent call failed" in (nudge(phase, signals, ()) or "")
 
 
 def test_failed_required_call_does_not_count_as_gathered(formats):
@@ -38,7 +49,7 @@ def test_failed_required_call_does_not_count_as_gathered(formats):
     assert signals.recent_errors and "user not found" in signals.recent_errors[0]
     # The failure is in the turns above; the nudge, paid in full on every call, only
     # says to change course.
-    text = nudge(phase, signals, ())
+    text = nudge(phase, signals, ()) or ""
     assert text.endswith("A recent call failed: change the approach rather than repeat it.")
     assert "user not found" not in text
 

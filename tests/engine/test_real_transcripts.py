@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.engine.modes import Mode
+from app.engine.phases import PhaseOptions
 from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
@@ -110,7 +111,10 @@ def test_the_engine_writes_only_ascii_of_its_own(engine, formats, path):
     # Notes quote the input, so a non-ASCII character in them must come from it.
     transcript = formats["openai"].parse({"messages": load(path)})
     quoted = {c for m in transcript.messages for p in m.parts for c in p.text if ord(c) > 127}
-    result = engine.run(transcript, SynthesisOptions())
+    # A required tool that never ran: the nudge names it, so the engine writes something
+    # on every run, the short ones it leaves uncompacted included.
+    options = SynthesisOptions(phase=PhaseOptions(required_tools=("never_called_tool",)))
+    result = engine.run(transcript, options)
     written = [p.text for m in result.transcript.messages if not m.authored for p in m.parts]
     assert written
     assert {c for text in written for c in text if ord(c) > 127} <= quoted

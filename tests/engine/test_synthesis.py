@@ -31,16 +31,17 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
     assert "\n(16 tool calls; expand: cs_" in note
     assert 'bash(command="cat src/module_0.py") -> # module 0' in note
     # the run wrote nothing, so no ledger follows: the turns after the block stay as
-    # multi-turn messages, the nudge closes the list
-    assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 4 + ["user"]
-    assert out[-3]["tool_calls"] == messages[-2]["tool_calls"]
-    assert out[-2] == messages[-1]  # the newest observation is never cut
+    # multi-turn messages; an agent that only reads, with nothing missing, gets no nudge
+    assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 4
+    assert result.nudge is None
+    assert out[-2]["tool_calls"] == messages[-2]["tool_calls"]
+    assert out[-1] == messages[-1]  # the newest observation is never cut
     assert result.tokens_after < result.tokens_before / 3
 
 
 def test_kept_results_before_the_last_turn_are_cut_with_a_handle(synthesizer, formats):
     result, out = synth(synthesizer, formats, coding_run(6, output_chars=3000), tier=Tier.MID)
-    cut = out[-4]["content"]
+    cut = out[-3]["content"]
     assert len(cut) < 1000 and "...[contextsynth cut" in cut
     handle = cut.split("expand: ")[1].split("]")[0]
     assert handle in {s.handle for s in result.receipt.spans if s.kind == "truncated"}

@@ -49,8 +49,9 @@ FLOORS = {  # reduction, recall, planted survival, error retention
 CACHED = EvalOptions(only=("synthesize-fast-mid", "compress-history-fast"), planted_runs=0)
 CEILINGS = {  # prefix reuse floor, cost ceilings (share of sending everything)
     # Lowered cost ceilings: the nudge, after the newest turn and so never cached, no
-    # longer repeats the files edited and the last failure that the turns above show.
-    "synthesize-fast-mid": (0.903, 0.535, 0.575),
+    # longer repeats the files edited and the last failure that the turns above show, and
+    # is left out while the agent gathers with nothing missing.
+    "synthesize-fast-mid": (0.905, 0.530, 0.570),
     # Raised cost ceilings, for the richer summary above (55.8% -> 59.2% at OpenAI's prices).
     "compress-history-fast": (0.924, 0.596, 0.630),
 }
