@@ -124,23 +124,36 @@ def _parse(arguments: str) -> Any:
         return _NOT_JSON
 
 
+def _flat(text: str) -> str:
+    """An argument on one line, within ``_ARG_CHARS``. A command's leading ``cd DIR &&``
+    goes: the paths after it are spelled relative to DIR (see ``summarize``), and it
+    would spend a quarter of the budget on every line of a note."""
+    cd = _CD.match(text) if text.startswith("cd") else None
+    if cd is not None:
+        text = text[cd.end():].lstrip()
+    flat = " ".join(text[: _ARG_CHARS * 2].split())
+    if len(flat) > _ARG_CHARS and "/" in flat:
+        # Long paths lose their middle, not their file name: a reader must still tell
+        # which file a line is about.
+        flat = _LONG_PATH.sub(lambda m: short_path(m.group(0)), flat)
+    return shorten(flat, _ARG_CHARS)
+
+
 def _head(name: str, arguments: str, value: Any) -> str:
     if value is _NOT_JSON:
         return f"{name}({shorten(arguments, _ARG_CHARS)})"
     if not isinstance(value, dict):
         return f"{name}({shorten(dumps(value), _ARG_CHARS)})"
+    if len(value) == 1:
+        ((key, only),) = value.items()
+        if key in _COMMAND_KEYS and isinstance(only, str):
+            # A shell's command alone: "bash: ls src", with no key, quotes or escapes to
+            # pay for on every line. Other keys say what their value is (user_id=...).
+            return f"{name}: {_flat(only)}"
     shown = []
     for k, v in list(value.items())[:_MAX_ARGS]:
-        text = v if isinstance(v, str) else dumps(v)
-        flat = " ".join(text[: _ARG_CHARS * 2].split())
-        if len(flat) > _ARG_CHARS and "/" in flat:
-            # Long paths lose their middle, not their file name: a reader must still
-            # tell which file a line is about.
-            flat = _LONG_PATH.sub(lambda m: short_path(m.group(0)), flat)
-        short = shorten(flat, _ARG_CHARS)
         # Strings are quoted so their edges show; numbers, lists and objects read as JSON.
-        shown.append(f"{k}={dumps(short)}" if isinstance(v, str)
-                     else f"{k}={short}")
+        shown.append(f"{k}={dumps(_flat(v))}" if isinstance(v, str) else f"{k}={_flat(dumps(v))}")
     if len(value) > _MAX_ARGS:
         shown.append(ELLIPSIS)
     return f"{name}({', '.join(shown)})"

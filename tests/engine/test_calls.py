@@ -63,7 +63,11 @@ def test_head_shows_the_first_arguments_shortened():
     head = summary("search_flights", origin="JFK", destination="SEA", date="2024-05-20",
                    cabin="economy").head
     assert head == 'search_flights(origin="JFK", destination="SEA", date="2024-05-20", ...)'
-    assert summary("bash", command="x" * 500).head.endswith('...")')
+    assert summary("bash", command="x" * 500).head == "bash: " + "x" * 57 + "..."
+    # A lone shell command reads as itself: no key, quotes or escapes, no leading cd.
+    assert summary("bash", command='cd /testbed && grep -n "_order" a.py').head \
+        == 'bash: grep -n "_order" a.py'
+    assert summary("get_user", user_id="omar_3817").head == 'get_user(user_id="omar_3817")'
 
 
 def test_urls_in_any_argument_are_collected():
@@ -112,7 +116,7 @@ def test_matching_only_where_a_command_starts_finds_what_a_full_scan_finds(line)
 def test_long_paths_in_a_head_lose_their_middle_not_their_file_name():
     head = summary("bash", command="sed -n '572,650p' /testbed/django/db/migrations/"
                                    "operations/models.py").head
-    assert head == 'bash(command="sed -n \'572,650p\' .../migrations/operations/models.py")'
+    assert head == "bash: sed -n '572,650p' .../migrations/operations/models.py"
 
 
 def test_what_a_call_wrote_and_the_names_it_defines():

@@ -50,8 +50,8 @@ def test_call_ids_that_repeat_across_steps_pair_within_their_step():
            *tool_turn("c1", "bash", {"command": "pytest -q"}, "all passed")]
     run = OpenAIFormat().parse({"messages": raw}).messages
     lines = tuple(p.text for p in Runs().summary(run, context(run)).lines)
-    assert lines == ('- bash(command="pytest -q") -> 1 failed',
-                     '- bash(command="pytest -q") -> all passed')
+    assert lines == ('- bash: pytest -q -> 1 failed',
+                     '- bash: pytest -q -> all passed')
 
 
 def test_a_run_cached_inside_a_step_is_read_again_whole():
@@ -83,7 +83,7 @@ def test_the_agents_words_sit_beside_the_calls_they_explain():
                          text="The parser fails because the month slice is off by one.")
     lines = _lines(messages)
     assert lines[0] == "- said: The parser fails because the month slice is off by one."
-    assert lines[1] == ('- bash(command="pytest -x") -> failed: FAILED test_parse - '
+    assert lines[1] == ('- bash: pytest -x -> failed: FAILED test_parse - '
                         "ValueError: bad month")
 
 
@@ -95,9 +95,9 @@ def test_the_same_call_with_the_same_outcome_is_one_line_with_a_count():
     messages += tool_turn("c9", "bash", {"command": "python repro.py"}, "ok")
     lines = _lines(messages)
     assert lines == [
-        "- bash(command=\"python repro.py\") -> failed: KeyError: 'month'  "
+        "- bash: python repro.py -> failed: KeyError: 'month'  "
         "[same again, 3 times in a row]",
-        '- bash(command="python repro.py") -> ok']
+        '- bash: python repro.py -> ok']
 
 
 def test_a_results_salient_lines_follow_its_first_line():

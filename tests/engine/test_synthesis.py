@@ -29,7 +29,7 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
     note = out[2]["content"]
     assert note.startswith("[contextsynth] Earlier work, compacted:\n")
     assert "\n(16 tool calls; expand: cs_" in note
-    assert 'bash(command="cat src/module_0.py") -> # module 0' in note
+    assert 'bash: cat src/module_0.py -> # module 0' in note
     # the run wrote nothing, so no ledger follows: the turns after the block stay as
     # multi-turn messages; an agent that only reads, with nothing missing, gets no nudge
     assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 4
@@ -197,8 +197,8 @@ def test_a_command_run_again_shows_its_new_outcome_on_later_steps(encoder, forma
     messages += coding_run(20)[2:]  # enough later turns to close the block holding it
     _, out = synth(synthesizer, formats, messages)
     note = out[2]["content"]
-    assert 'bash(command="pytest -q") -> 1 failed, 3 passed' in note
-    assert 'bash(command="pytest -q") -> 4 passed' in note
+    assert 'bash: pytest -q -> 1 failed, 3 passed' in note
+    assert 'bash: pytest -q -> 4 passed' in note
 
 
 def test_the_recent_window_grows_by_tokens_when_a_tier_has_a_budget(encoder, formats):
@@ -282,7 +282,7 @@ def test_old_reads_age_out_of_a_note_while_failures_writes_and_words_stay(
     left_out = next(line for line in note.split("\n") if "left out" in line)
     assert left_out.startswith("- (") and "lines of older calls" in left_out
     # reads newer than the tier's age keep their lines and facts
-    assert 'bash(command="cat src/module_45.py") -> # module 45' in note
+    assert 'bash: cat src/module_45.py -> # module 45' in note
     assert "field_45_" in note
 
 

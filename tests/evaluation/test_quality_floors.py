@@ -30,11 +30,13 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # check the `X` class:") leave the notes, since the call beside them says as much, and
     # each tier's window takes some of the tokens saved (local 1,000, mid 1,200, large
     # 3,300, frontier 6,300).
-    "synthesize-fast-local": (0.617, 0.637, 1.0, 1.0),
-    "synthesize-fast-mid": (0.550, 0.782, 1.0, 1.0),
+    # Raised again: a note's line for a lone shell command reads "bash: ls src", without
+    # the key, the quotes and their escapes, and without a leading "cd DIR &&".
+    "synthesize-fast-local": (0.621, 0.638, 1.0, 1.0),
+    "synthesize-fast-mid": (0.551, 0.783, 1.0, 1.0),
     "synthesize-fast-large": (0.500, 0.843, 1.0, 1.0),
-    "synthesize-fast-frontier": (0.440, 0.885, 1.0, 1.0),
-    "synthesize-rebuild-mid": (0.661, 0.559, 0.892, 1.0),
+    "synthesize-fast-frontier": (0.443, 0.885, 1.0, 1.0),
+    "synthesize-rebuild-mid": (0.662, 0.560, 0.892, 1.0),
     "observation-mask-mid": (0.37, 0.783, 0.857, 1.0),
     # Replayed as agents use it now (the answer kept as the history, new messages
     # appended), not rebuilt from the whole transcript at every call: less reduction,
@@ -42,7 +44,7 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # Lowered reduction: its summary tells the work as the notes do (each call with its
     # answer's salient lines, the agent's own statements, what it wrote), 45 entries, for
     # 3.5 points of recall and every planted fact (71.4% before).
-    "compress-history-fast": (0.496, 0.797, 1.0, 0.97),
+    "compress-history-fast": (0.498, 0.799, 1.0, 0.97),
 }
 # Prefix reuse and cost need every call of a run (a sample skips steps, and what the
 # previous call sent is the point): the default tier's fast mode, replayed whole.
@@ -51,9 +53,9 @@ CEILINGS = {  # prefix reuse floor, cost ceilings (share of sending everything)
     # Lowered cost ceilings: the nudge, after the newest turn and so never cached, no
     # longer repeats the files edited and the last failure that the turns above show, and
     # is left out while the agent gathers with nothing missing.
-    "synthesize-fast-mid": (0.905, 0.530, 0.570),
+    "synthesize-fast-mid": (0.905, 0.525, 0.565),
     # Raised cost ceilings, for the richer summary above (55.8% -> 59.2% at OpenAI's prices).
-    "compress-history-fast": (0.924, 0.596, 0.630),
+    "compress-history-fast": (0.929, 0.590, 0.624),
 }
 
 
