@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from app.engine.calls import CallSummaries
+from app.engine.gist import gist
 from app.engine.memo import Memo
 from app.engine.outcomes import Outcomes, quoted
 from app.engine.prompts import CUT_MARKER
@@ -179,10 +180,10 @@ def trim_turn(
         if m.role == "tool":
             new, span = _result(m, context, shown, newest)
         else:
-            new, span = m, None
+            new, span = cut_reasoning(m, context)
             calls = tuple(_call(c, context, shown) for c in m.tool_calls)
             if any(a is not b for a, b in zip(calls, m.tool_calls, strict=True)):
-                new = replace(m, tool_calls=calls)
+                new = replace(new, tool_calls=calls)
         # What a later message may point back to: this one as the output shows it.
         shown.add(new.text)
         for call in new.tool_calls:
@@ -205,6 +206,36 @@ def _result(message: Message, context: StrategyContext, shown: Shown,
         others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
         new = replace(message, parts=(Part("text", collapsed), *others))
     return cut_result(new, context, message)
+
+
+def cut_reasoning(message: Message, context: StrategyContext) -> tuple[Message, Span | None]:
+    """The text an agent wrote beside its calls, past the tier's reasoning budget, as its
+    gist (the sentences that name something or state a cause, plan or decision) and a
+    marker with the handle. It is cut the same way from the first call that sends it, the
+    newest turn's included, so it reads the same on every later call: the eval finds the
+    whole text the least used part of the recent turns for its tokens. A reply to the
+    user (no calls) stays whole, and thinking and other blocks are never touched."""
+    limit = context.budget.reasoning_chars
+    if not limit or not message.tool_calls or message.role != "assistant":
+        return message, None
+    texts = [p.text for p in message.parts if p.kind == "text" and p.text]
+    length = sum(len(t) for t in texts) + len(texts) - 1
+    if length <= limit:
+        return message, None
+    span = span_of("truncated", [message], context.handles)
+    said = gist("\n".join(texts), limit)
+    marker = CUT_MARKER.format(chars=length - len(said), handle=span.handle)
+    cut = f"{said} {marker}" if said else marker
+    if len(cut) >= length:
+        return message, None
+    parts: list[Part] = []
+    for p in message.parts:
+        if p.kind != "text":
+            parts.append(p)
+        elif cut:  # the gist takes the first text part's place (and its wire block)
+            parts.append(Part("text", cut, p.raw))
+            cut = ""
+    return replace(message, parts=tuple(parts)), span
 
 
 def _call(call: ToolCall, context: StrategyContext, shown: Shown) -> ToolCall:

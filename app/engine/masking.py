@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from app.engine.compaction import Compaction, Span, StrategyContext, span_of
+from app.engine.compaction import Compaction, Span, StrategyContext, cut_reasoning, span_of
 from app.engine.fast import older_and_recent, tail_turns
 from app.engine.outcomes import shorten
 from app.engine.prompts import MASKED_RESULT
@@ -31,6 +31,15 @@ class ObservationMask:
         spans: list[Span] = []
         dropped: list[Message] = []
         for m in messages[:cut_at]:
+            if m.role == "assistant":
+                # Its reasoning as the recent turns showed it: the text reads the same
+                # once the turn leaves the window.
+                kept, cut = cut_reasoning(m, context)
+                out.append(kept)
+                if cut is not None:
+                    spans.append(cut)
+                    dropped.append(m)
+                continue
             if m.role != "tool" or len(m.text) < _MIN_MASKED_CHARS:
                 out.append(m)
                 continue

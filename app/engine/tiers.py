@@ -33,21 +33,24 @@ class TierBudget:
     # Turns per closed block (the ``fast`` strategy): the output grows at its end until
     # the turns after the last closed block hold a block and the recent window.
     block_turns: int = 8
+    # A recent turn's text beside its calls (the agent's reasoning) past this many
+    # characters becomes its gist; 0: kept whole.
+    reasoning_chars: int = 0
 
 
 TIER_BUDGETS: dict[Tier, TierBudget] = {
     Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=200,
-                           late_nudge_only=False, window_tokens=1000, brief_after=64,
-                           block_turns=10),
+                           late_nudge_only=False, window_tokens=1600, brief_after=64,
+                           block_turns=10, reasoning_chars=300),
     Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=800,
-                         late_nudge_only=False, window_tokens=1200, brief_after=48,
-                         block_turns=16),
+                         late_nudge_only=False, window_tokens=1800, brief_after=48,
+                         block_turns=16, reasoning_chars=300),
     Tier.LARGE: TierBudget(full_turns=4, argument_chars=8000, result_chars=800,
-                           late_nudge_only=True, window_tokens=3300, brief_after=64,
-                           block_turns=16),
+                           late_nudge_only=True, window_tokens=4000, brief_after=64,
+                           block_turns=16, reasoning_chars=400),
     Tier.FRONTIER: TierBudget(full_turns=6, argument_chars=8000, result_chars=800,
-                              late_nudge_only=True, window_tokens=6300, brief_after=96,
-                              block_turns=16),
+                              late_nudge_only=True, window_tokens=7000, brief_after=96,
+                              block_turns=16, reasoning_chars=800),
 }
 
 # First match wins, so narrower names come before the families they belong to.

@@ -60,7 +60,7 @@ def test_long_arguments_are_cut_and_stay_valid_json(synthesizer, formats):
 
 def test_user_messages_in_older_turns_stay_in_place(synthesizer, formats):
     messages = [{"role": "user", "content": "Book a flight to Seattle."}]
-    for i in range(14):
+    for i in range(40):
         flights = json.dumps([{"flight": f"HAT{i:03d}{k}", "price": 100 + k} for k in range(20)])
         messages += tool_turn(f"c{i}", "search_flights", {"day": i}, flights)
         messages.append({"role": "user", "content": f"Constraint {i}: economy only."})
@@ -299,3 +299,63 @@ def test_a_rebuilt_notes_aged_part_changes_once_an_age_step(synthesizer, formats
         aged_parts.append(note.split("left out)")[0])
     changes = sum(a != b for a, b in itertools.pairwise(aged_parts))
     assert 1 <= changes <= 3  # 40 steps of 2 messages age the lines twice or three times
+
+
+REASONING = ("Now let me look at the output again. The crash comes from `parse_month` in "
+             "src/parser.py, because it reads the month before stripping the padding. "
+             + "I will go through every caller one by one to be sure. " * 30
+             + "Next I will run tests/test_parser.py.")
+
+
+def _reasoning_run(turns=6):
+    messages = coding_run(turns, output_chars=200)
+    for m in messages:
+        if m["role"] == "assistant":
+            m["content"] = REASONING
+    return messages
+
+
+def test_recent_reasoning_beside_calls_is_cut_to_its_gist_with_a_handle(synthesizer, formats):
+    result, out = synth(synthesizer, formats, _reasoning_run(), tier=Tier.MID)
+    said = [m["content"] for m in out if m["role"] == "assistant"]
+    assert said  # the newest turn's text is cut as well: it then reads the same later
+    for text in said:
+        assert len(text) < 400 and "`parse_month` in src/parser.py" in text
+        assert "...[contextsynth cut " in text
+    handle = said[-1].split("expand: ")[1].split("]")[0]
+    assert handle in {s.handle for s in result.receipt.spans if s.kind == "truncated"}
+    # the calls themselves are untouched
+    assert [m["tool_calls"] for m in out if m["role"] == "assistant"] == \
+        [m["tool_calls"] for m in _reasoning_run()[-2 * len(said)::2]]
+
+
+def test_a_reply_to_the_user_keeps_its_whole_text(synthesizer, formats):
+    messages = _reasoning_run(3)
+    messages.append({"role": "assistant", "content": REASONING})
+    messages.append({"role": "user", "content": "ok, go on"})
+    _, out = synth(synthesizer, formats, messages, tier=Tier.MID)
+    assert {"role": "assistant", "content": REASONING} in out
+
+
+def test_thinking_blocks_stay_as_they_came_when_reasoning_is_cut(synthesizer, formats):
+    wire = formats["anthropic"]
+    thinking = {"type": "thinking", "thinking": "private chain", "signature": "sig-1"}
+    messages = [{"role": "user", "content": "Fix the crash in src/parser.py."}]
+    for i in range(4):
+        messages += [
+            {"role": "assistant", "content": [
+                thinking, {"type": "text", "text": REASONING},
+                {"type": "tool_use", "id": f"t{i}", "name": "bash",
+                 "input": {"command": f"cat src/m{i}.py"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"# m{i}"}]},
+        ]
+    result = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions(tier=Tier.MID))
+    out = wire.render(result.transcript)["messages"]
+    replies = [m for m in out if m["role"] == "assistant"]
+    assert replies
+    for m in replies:
+        kinds = [b["type"] for b in m["content"]]
+        assert kinds == ["thinking", "text", "tool_use"]
+        assert m["content"][0] == thinking
+        assert "...[contextsynth cut " in m["content"][1]["text"]
