@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from app.engine.calls import CallSummaries
 from app.engine.compaction import Handles, StrategyContext
 from app.engine.facts import FactExtractor
+from app.engine.gist import Gists
 from app.engine.outcomes import Outcomes
 from app.engine.repeats import LineMemo
 from app.engine.salient import SalientLines
@@ -25,10 +26,12 @@ class EngineCaches:
         self.handles = Handles()
         self.lines = LineMemo()
         self.salient = SalientLines()
+        self.gists = Gists()
 
     def context(self, messages: Sequence[Message], tier: Tier = Tier.MID,
                 tokens: Callable[[Sequence[Message]], int] | None = None) -> StrategyContext:
         """What a strategy reads a transcript with: the tier's budget, its segments and
         these memos (``tokens``: count windows in tokens as well as turns)."""
         return StrategyContext(TIER_BUDGETS[tier], segment(messages), self.handles,
-                               self.calls, self.outcomes, tokens, self.lines, self.salient)
+                               self.calls, self.outcomes, tokens, self.lines, self.salient,
+                               self.gists)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from app.engine.calls import CallSummaries
-from app.engine.gist import gist
+from app.engine.gist import Gists
 from app.engine.memo import Memo
 from app.engine.outcomes import Outcomes, quoted
 from app.engine.prompts import CUT_MARKER
@@ -122,6 +122,7 @@ class StrategyContext:
     tokens: Callable[[Sequence[Message]], int] | None = None
     lines: LineMemo = field(default_factory=LineMemo)
     salient: SalientLines = field(default_factory=SalientLines)
+    gists: Gists = field(default_factory=Gists)
 
 
 class Strategy(Protocol):
@@ -223,7 +224,7 @@ def cut_reasoning(message: Message, context: StrategyContext) -> tuple[Message, 
     if length <= limit:
         return message, None
     span = span_of("truncated", [message], context.handles)
-    said = gist("\n".join(texts), limit)
+    said = context.gists.of("\n".join(texts), limit)
     marker = CUT_MARKER.format(chars=length - len(said), handle=span.handle)
     cut = f"{said} {marker}" if said else marker
     if len(cut) >= length:

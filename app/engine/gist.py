@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from app.engine.memo import Memo
 from app.engine.outcomes import ELLIPSIS
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|:[ \t]*\n|\n+")
@@ -82,3 +83,18 @@ def gist(text: str, limit: int) -> str:
         return sentence[: limit - len(ELLIPSIS)] + ELLIPSIS
     chosen.sort()
     return " ".join([sentence for _, sentence in chosen])
+
+
+class Gists:
+    """``gist`` memoized: the recent turns' texts are cut again, the same way, on every
+    later call until their block closes."""
+
+    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
+        self._memo: Memo[tuple[str, int], str] = Memo(cache_chars, lambda key: len(key[0]))
+
+    def of(self, text: str, limit: int) -> str:
+        return self._memo.get((text, limit), _gist)
+
+
+def _gist(key: tuple[str, int]) -> str:
+    return gist(*key)
