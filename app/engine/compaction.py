@@ -156,7 +156,10 @@ def cut_result(message: Message, context: StrategyContext,
     as the caller sent it."""
     limit = context.budget.result_chars
     text = message.text
-    if len(text) <= limit:
+    # A result is cut only when that saves a third of it: the cut form replaces the
+    # whole one a call after it was sent (the newest result goes whole), so it is sent
+    # again at full price, with a marker, which a small saving does not pay for.
+    if len(text) * 2 <= limit * 3:
         return message, None
     span = span_of("truncated", [original], context.handles)
     outcome = context.outcomes.of(original)

@@ -359,3 +359,12 @@ def test_thinking_blocks_stay_as_they_came_when_reasoning_is_cut(synthesizer, fo
         assert kinds == ["thinking", "text", "tool_use"]
         assert m["content"][0] == thinking
         assert "...[contextsynth cut " in m["content"][1]["text"]
+
+
+def test_a_result_just_over_the_budget_stays_whole(synthesizer, formats):
+    # Mid cuts to 750 characters, and only when that saves a third: 1,000 characters stay
+    # as they are (cutting would cost a second sending for little), 1,500 are cut.
+    for chars, cut in ((1000, False), (1500, True)):
+        _, out = synth(synthesizer, formats, coding_run(4, output_chars=chars), tier=Tier.MID)
+        older = [m["content"] for m in out if m["role"] == "tool"][:-1]
+        assert older and all(("...[contextsynth cut" in text) is cut for text in older)
