@@ -307,8 +307,8 @@ REASONING = ("Now let me look at the output again. The crash comes from `parse_m
              + "Next I will run tests/test_parser.py.")
 
 
-def _reasoning_run(turns=6):
-    messages = coding_run(turns, output_chars=200)
+def _reasoning_run(turns=6, output_chars=200):
+    messages = coding_run(turns, output_chars=output_chars)
     for m in messages:
         if m["role"] == "assistant":
             m["content"] = REASONING
@@ -368,3 +368,19 @@ def test_a_result_just_over_the_budget_stays_whole(synthesizer, formats):
         _, out = synth(synthesizer, formats, coding_run(4, output_chars=chars), tier=Tier.MID)
         older = [m["content"] for m in out if m["role"] == "tool"][:-1]
         assert older and all(("...[contextsynth cut" in text) is cut for text in older)
+
+
+def test_observation_mask_shows_an_older_action_with_the_gist_the_window_showed(
+        synthesizer, formats):
+    # A turn's reasoning reads the same before and after it leaves the window, so the
+    # provider's cache keeps the messages before the newest masked result.
+    messages = _reasoning_run(8, output_chars=3000)  # two turns fill the window
+    options = {"mode": Mode.CUSTOM, "strategy": "observation-mask", "steer": False,
+               "tier": Tier.MID}
+    _, earlier = synth(synthesizer, formats, messages[:-4], **options)
+    _, later = synth(synthesizer, formats, messages, **options)
+    said_then = [m["content"] for m in earlier if m["role"] == "assistant"]
+    said_now = [m["content"] for m in later if m["role"] == "assistant"]
+    assert said_now[: len(said_then)] == said_then
+    assert all("...[contextsynth cut " in text for text in said_now)
+    assert sum("omitted" in str(m["content"]) for m in later if m["role"] == "tool") >= 4
