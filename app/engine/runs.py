@@ -25,7 +25,7 @@ from app.engine.salient import json_lines, text_lines
 from app.engine.transcript import Message, Part, ToolCall, call_results
 
 _RESULT_CHARS = 100
-_SAID_CHARS = 160
+_SAID_CHARS = 130
 _REPEAT_START = "  [same again, "
 _REPEAT = _REPEAT_START + "{n} times in a row]"
 # Beside a result's first line, its lines that carry facts, up to this many characters;
