@@ -74,7 +74,7 @@ class FiniteJSONRoute(APIRoute):
     """An APIRoute whose JSON bodies must hold finite numbers only."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
+        handler = self.inner_handler()
 
         async def checked(request: Request) -> Response:
             if request.method in ("POST", "PUT", "PATCH"):
@@ -89,3 +89,7 @@ class FiniteJSONRoute(APIRoute):
             return await handler(request)
 
         return checked
+
+    def inner_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """What serves the request once its numbers are checked."""
+        return super().get_route_handler()

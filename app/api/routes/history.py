@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
-from app.api.finite import FiniteJSONRoute
+from app.api.job_route import JobRoute
 from app.api.jobs import run_job
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
@@ -17,7 +17,7 @@ from app.engine.jobs.history import Compressed
 from app.service.receipts import receipt
 from app.service.runner import Ran
 
-router = APIRouter(route_class=FiniteJSONRoute)
+router = APIRouter(route_class=JobRoute)
 
 
 @router.post(

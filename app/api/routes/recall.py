@@ -9,12 +9,12 @@ from fastapi import APIRouter, Depends, Request, Response
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
-from app.api.finite import FiniteJSONRoute
+from app.api.job_route import JobRoute
 from app.api.jobs import run_job
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.recall import SummarizeRecallRequest, SummarizeRecallResponse
 
-router = APIRouter(route_class=FiniteJSONRoute)
+router = APIRouter(route_class=JobRoute)
 
 
 @router.post("/summarize-recall", response_model=SummarizeRecallResponse, responses=PROBLEMS,

@@ -9,14 +9,14 @@ from fastapi import APIRouter, Depends, Request, Response
 from app.api import render
 from app.api.auth import Tenant
 from app.api.deps import Services, services
-from app.api.finite import FiniteJSONRoute
+from app.api.job_route import JobRoute
 from app.api.jobs import run_job
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.reflect import ReflectRequest, ReflectResponse
 from app.engine.outcomes import shorten
 from app.engine.reflect import OUTPUT_CHARS
 
-router = APIRouter(route_class=FiniteJSONRoute)
+router = APIRouter(route_class=JobRoute)
 
 
 @router.post("/reflect", response_model=ReflectResponse, responses=PROBLEMS,
