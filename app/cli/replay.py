@@ -160,7 +160,8 @@ def engine_compactor() -> Compact:
                                     EngineCaches()), formats)
 
     def compact(messages: Messages) -> Messages:
-        plan = job.plan(SynthesizeRequest({"messages": messages}, "openai"), False)
+        # The format as the HTTP request leaves it (auto): both ways find it the same way.
+        plan = job.plan(SynthesizeRequest({"messages": messages}, "auto"), False)
         body = job.finish(plan, None).value.body
         return list(body["messages"])
     return compact
