@@ -221,7 +221,9 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
     over_http = Timing("contextsynth over HTTP")
     found = alternatives() if compare else {}
     others = [Timing(name) for name in found]
-    with served() as url:
+    # The connection idles while the other compactors replay a run, longer than the
+    # service keeps an idle connection by default.
+    with served(env={"CONTEXTSYNTH_KEEP_ALIVE_S": "600"}) as url:
         conn = connect(url)
         try:
             say(f"replaying {calls} calls, each in process, over HTTP"
