@@ -36,6 +36,7 @@ COMPILED = [
     "app/engine/runs.py",
     "app/engine/salient.py",
     "app/engine/synthesis.py",
+    "app/engine/tails.py",
     "app/engine/tokens.py",
     "app/engine/trace.py",
     "app/engine/transcript.py",

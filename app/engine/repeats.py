@@ -62,9 +62,14 @@ def _argument_strings(arguments: str) -> tuple[str, ...]:
 class Shown:
     """The lines the output has shown so far, for a later message to point back to."""
 
-    def __init__(self, memo: LineMemo | None = None) -> None:
+    def __init__(self, memo: LineMemo | None = None,
+                 lines: frozenset[str] = frozenset()) -> None:
         self._memo = memo or LineMemo()
-        self._lines: set[str] = set()
+        self._lines: set[str] = set(lines)
+
+    def lines(self) -> frozenset[str]:
+        """What has been shown so far; a Shown made with it carries on from here."""
+        return frozenset(self._lines)
 
     def add(self, text: str) -> None:
         """Count the lines of ``text``, as the output shows it, as shown."""

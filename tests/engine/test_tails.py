@@ -1,0 +1,79 @@
+"""The recent turns the last call trimmed are carried on from, never passed off as a
+different request's."""
+
+import copy
+
+import pytest
+
+from app.engine.formats import build_formats
+from app.engine.strategies import builtin_strategies
+from app.engine.synthesis import SynthesisOptions, Synthesizer
+from app.engine.tails import Tails, Trimmed
+from app.engine.tiers import TIER_BUDGETS, Tier
+from app.engine.tokens import TokenCounter
+from tests.support.build import coding_run
+from tests.support.convert import to_anthropic
+
+
+@pytest.fixture
+def formats():
+    return build_formats()
+
+
+def _run(engine, wire, payload):
+    result = engine.run(wire.parse(payload), SynthesisOptions())
+    return wire.render(result.transcript), result
+
+
+def test_a_loop_carries_on_from_the_last_call_and_gets_what_a_cold_engine_gives(
+        encoder, formats):
+    wire = formats["anthropic"]
+    loop = Synthesizer(TokenCounter(encoder), builtin_strategies())
+    messages = coding_run(40, output_chars=900)
+    for k in range(30, len(messages) + 1, 2):
+        payload = to_anthropic(messages[:k])
+        warm, warm_result = _run(loop, wire, payload)
+        cold, cold_result = _run(Synthesizer(TokenCounter(encoder), builtin_strategies()),
+                                 wire, payload)
+        assert warm == cold
+        assert warm_result.receipt.spans == cold_result.receipt.spans
+
+
+def test_a_message_that_changed_outside_its_text_is_trimmed_again(encoder, formats):
+    """Anthropic agents move their cache_control mark from call to call: the text is
+    the same, the wire block is not, and the answer must carry the new mark."""
+    wire = formats["anthropic"]
+    loop = Synthesizer(TokenCounter(encoder), builtin_strategies())
+    payload = to_anthropic(coding_run(30, output_chars=1500))
+    _run(loop, wire, payload)
+    moved = copy.deepcopy(payload)
+    # The result before the newest: recent, and cut, so its trimmed form is the engine's.
+    block = moved["messages"][-3]["content"][0]
+    assert block["type"] == "tool_result"
+    block["cache_control"] = {"type": "ephemeral"}
+    warm, _ = _run(loop, wire, moved)
+    cold, _ = _run(Synthesizer(TokenCounter(encoder), builtin_strategies()), wire, moved)
+    assert warm == cold
+    sent = next(b for m in warm["messages"] for b in m["content"]
+                if isinstance(b, dict) and b.get("tool_use_id") == block["tool_use_id"])
+    assert "[contextsynth cut" in str(sent) and sent["cache_control"] == {"type": "ephemeral"}
+
+
+def test_one_entry_per_loop_in_progress_and_a_bound():
+    tails = Tails(max_entries=2)
+    for n in range(5):
+        tails.put(_key("loop", n), _trimmed(), replaces=_key("loop", n - 1) if n else None)
+    assert len(tails) == 1  # each step replaced the step before it
+    for n in range(3):
+        tails.put(_key("other", n), _trimmed(), replaces=None)
+    assert len(tails) == 2
+    assert tails.get(_key("other", 0), ()) is None  # the oldest went first
+    assert tails.get(_key("other", 2), ()) is not None
+
+
+def _key(name, n):
+    return (TIER_BUDGETS[Tier.MID], n, ((name,),))
+
+
+def _trimmed():
+    return Trimmed((), [], (), [], frozenset())
