@@ -29,7 +29,7 @@ Key = tuple[TierBudget, int, tuple[Identity, ...]]
 def identity(m: Message) -> Identity:
     texts = tuple([(p.kind, p.text) for p in m.parts])
     calls = tuple([(c.id, c.name, c.arguments) for c in m.tool_calls])
-    return (m.role, texts, calls, m.tool_call_id, m.is_error)
+    return (m.role, texts, calls, m.tool_call_id, m.is_error, m.index)
 
 
 class Trimmed:
@@ -58,11 +58,14 @@ class Trimmed:
 
 class Tails:
     """One entry per agent loop in progress (an entry that was carried on from is
-    dropped), at most ``max_entries``, the oldest going first."""
+    dropped), holding at most ``max_chars`` characters of messages, the oldest entry
+    going first."""
 
-    def __init__(self, max_entries: int = 512) -> None:
+    def __init__(self, max_chars: int = 16_000_000) -> None:
         self._entries: dict[Key, Trimmed] = {}
-        self._max = max_entries
+        self._sizes: dict[Key, int] = {}
+        self._chars = 0
+        self._max = max_chars
 
     def get(self, key: Key, sources: Sequence[Message]) -> Trimmed | None:
         found = self._entries.get(key)
@@ -74,16 +77,29 @@ class Tails:
         return found
 
     def put(self, key: Key, trimmed: Trimmed, replaces: Key | None) -> None:
-        # Dict operations are atomic: threads racing here can only drop an entry early,
-        # which costs a trim, never a wrong answer.
+        # Dict operations are atomic: threads racing here can only drop an entry early
+        # or miscount a bound, which costs a trim, never a wrong answer.
         if replaces is not None:
-            self._entries.pop(replaces, None)
+            self._drop(replaces)
+        self._drop(key)
+        size = _chars(trimmed.sources)
         self._entries[key] = trimmed
-        while len(self._entries) > self._max:
-            self._entries.pop(next(iter(self._entries)), None)
+        self._sizes[key] = size
+        self._chars += size
+        while self._chars > self._max and self._entries:
+            self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: Key) -> None:
+        if self._entries.pop(key, None) is not None:
+            self._chars -= self._sizes.pop(key, 0)
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _chars(messages: Sequence[Message]) -> int:
+    return sum([len(p.text) for m in messages for p in m.parts]) + sum(
+        [len(c.arguments) for m in messages for c in m.tool_calls])
 
 
 def _same_wire(old: Message, new: Message) -> bool:

@@ -11,6 +11,7 @@ from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tails import Tails, Trimmed
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.tokens import TokenCounter
+from app.engine.transcript import Message, Part
 from tests.support.build import coding_run
 from tests.support.convert import to_anthropic
 
@@ -60,20 +61,29 @@ def test_a_message_that_changed_outside_its_text_is_trimmed_again(encoder, forma
 
 
 def test_one_entry_per_loop_in_progress_and_a_bound():
-    tails = Tails(max_entries=2)
+    tails = Tails(max_chars=250)
     for n in range(5):
-        tails.put(_key("loop", n), _trimmed(), replaces=_key("loop", n - 1) if n else None)
+        tails.put(_key("loop", n), _trimmed(100), replaces=_key("loop", n - 1) if n else None)
     assert len(tails) == 1  # each step replaced the step before it
     for n in range(3):
-        tails.put(_key("other", n), _trimmed(), replaces=None)
-    assert len(tails) == 2
-    assert tails.get(_key("other", 0), ()) is None  # the oldest went first
-    assert tails.get(_key("other", 2), ()) is not None
+        tails.put(_key("other", n), _trimmed(100), replaces=None)
+    assert len(tails) == 2  # 200 characters of 250
+    assert tails.get(_key("loop", 4), _sources(100)) is None  # the oldest went first
+    assert tails.get(_key("other", 2), _sources(100)) is not None
+    # Another message at the same place (same text, other wire form) is not a hit.
+    other = _sources(100)
+    other[0].raw = {"role": "user", "content": "x" * 100, "cache_control": {}}
+    assert tails.get(_key("other", 2), other) is None
 
 
 def _key(name, n):
     return (TIER_BUDGETS[Tier.MID], n, ((name,),))
 
 
-def _trimmed():
-    return Trimmed((), [], (), [], frozenset())
+def _sources(chars):
+    return [Message("user", (Part("text", "x" * chars),), raw={"role": "user",
+                                                               "content": "x" * chars})]
+
+
+def _trimmed(chars):
+    return Trimmed(tuple(_sources(chars)), [], (), [], frozenset())
