@@ -15,6 +15,7 @@ compared too, and anything else is a miss, trimmed as on a cold call.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 from app.engine.compaction import Span
@@ -66,6 +67,8 @@ class Tails:
         self._sizes: dict[Key, int] = {}
         self._chars = 0
         self._max = max_chars
+        # Large requests are compacted in worker threads: eviction walks the dict.
+        self._lock = threading.Lock()
 
     def get(self, key: Key, sources: Sequence[Message]) -> Trimmed | None:
         found = self._entries.get(key)
@@ -77,17 +80,16 @@ class Tails:
         return found
 
     def put(self, key: Key, trimmed: Trimmed, replaces: Key | None) -> None:
-        # Dict operations are atomic: threads racing here can only drop an entry early
-        # or miscount a bound, which costs a trim, never a wrong answer.
-        if replaces is not None:
-            self._drop(replaces)
-        self._drop(key)
         size = _chars(trimmed.sources)
-        self._entries[key] = trimmed
-        self._sizes[key] = size
-        self._chars += size
-        while self._chars > self._max and self._entries:
-            self._drop(next(iter(self._entries)))
+        with self._lock:
+            if replaces is not None:
+                self._drop(replaces)
+            self._drop(key)
+            self._entries[key] = trimmed
+            self._sizes[key] = size
+            self._chars += size
+            while self._chars > self._max and self._entries:
+                self._drop(next(iter(self._entries)))
 
     def _drop(self, key: Key) -> None:
         if self._entries.pop(key, None) is not None:
