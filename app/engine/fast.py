@@ -62,7 +62,8 @@ def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: Stra
     key: Key | None = None
     done = 0  # turns that come trimmed from ``base``
     if tails is not None and older > 0:
-        ids = [identity(m) for m in messages[start : turns[-1].stop]]
+        # The newest turn is never part of a key: its identity is not needed.
+        ids = [identity(m) for m in messages[start : turns[older - 1].stop]]
 
         def key_of(n: int) -> Key:
             return (context.budget, messages[start].index, tuple(ids[: turns[n - 1].stop - start]))
