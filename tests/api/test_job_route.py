@@ -35,6 +35,20 @@ async def test_a_body_that_is_not_an_object_is_a_validation_error(client):
     assert r.status_code == 422 and r.json()["errors"][0]["pointer"] == "/"
 
 
+@pytest.mark.parametrize(("path", "body", "pointer"), [
+    ("/synthesize", {"messages": [{"role": "user", "content": "hi"}, 7]}, "/messages/1"),
+    ("/compress-history", {"messages": ["not a message"]}, "/messages/0"),
+    ("/synthesize", {"contents": [None]}, "/contents/0"),
+])
+async def test_an_item_that_is_not_an_object_is_named_by_the_parser(client, path, body,
+                                                                      pointer):
+    # The model takes the conversation's items as they come (the format's parser checks
+    # them once): a bad one still gets a 422 that points at it and says what it must be.
+    r = await client.post(path, json=body)
+    assert r.status_code == 422 and r.headers["content-type"] == "application/problem+json"
+    assert r.json()["pointer"] == pointer and "must be an object" in r.json()["detail"]
+
+
 async def test_malformed_json_says_where(client):
     r = await client.post("/summarize-trace", content=b'{"trace": [1,',
                           headers={"content-type": "application/json"})

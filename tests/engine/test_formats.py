@@ -85,6 +85,18 @@ def test_mixed_payload_is_rejected_with_both_shapes_named(formats):
     assert "tool_use" in err.value.detail
 
 
+def test_a_long_transcript_is_told_apart_by_its_first_shapes(formats):
+    # Mixed in late, after hundreds of OpenAI messages: still found and named.
+    steps = [m for _ in range(150) for m in OPENAI[2:4]]
+    late = {"messages": [OPENAI[0], *steps, *ANTHROPIC["messages"]]}
+    with pytest.raises(AmbiguousFormat) as err:
+        resolve_format(formats, "auto", late)
+    assert "tool_use" in err.value.detail
+    # Each format names at most two places, not one per message of a long run.
+    assert err.value.detail.count("messages[") <= 4
+    assert all(len(f.evidence(late)) <= 2 for f in formats.values())
+
+
 def test_unknown_format_lists_known_ones(formats):
     with pytest.raises(UnknownFormat) as err:
         resolve_format(formats, "gemini-ish", {"messages": []})

@@ -14,6 +14,10 @@ from app.engine.transcript import Transcript
 
 Payload = Mapping[str, Any]
 
+# Evidence a format gives at most: two places name a format well enough in an error,
+# and stopping there spares a long transcript a description of each of its messages.
+EVIDENCE_SHOWN = 2
+
 
 class WireFormat(Protocol):
     name: str
@@ -21,7 +25,8 @@ class WireFormat(Protocol):
     keys: tuple[str, ...]
 
     def evidence(self, payload: Payload) -> list[str]:
-        """Where the payload shows shapes only this format has (empty: none)."""
+        """Where the payload shows shapes only this format has (empty: none), the first
+        ``EVIDENCE_SHOWN`` of them."""
         ...
 
     def parse(self, payload: Payload) -> Transcript: ...

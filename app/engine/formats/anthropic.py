@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
-from app.engine.formats import Payload
+from app.engine.formats import EVIDENCE_SHOWN, Payload
 from app.engine.formats.parts import group_by_role, render_text_part
 from app.engine.jsontext import dumps
 from app.engine.transcript import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
@@ -31,6 +31,8 @@ class AnthropicFormat:
     def evidence(self, payload: Payload) -> list[str]:
         found = ["top-level 'system'"] if "system" in payload else []
         for i, m in enumerate(_messages(payload)):
+            if len(found) >= EVIDENCE_SHOWN:
+                break
             content = m.get("content") if isinstance(m, dict) else None
             if not isinstance(content, list):
                 continue
@@ -38,7 +40,7 @@ class AnthropicFormat:
                 kind = b.get("type") if isinstance(b, dict) else None
                 if kind in _OWN_BLOCKS or (kind == "image" and "source" in b):
                     found.append(f"messages[{i}].content has a {kind!r} block")
-        return found
+        return found[:EVIDENCE_SHOWN]
 
     def parse(self, payload: Payload) -> Transcript:
         out = list(_parse_system(payload.get("system")))

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
-from app.engine.formats import Payload
+from app.engine.formats import EVIDENCE_SHOWN, Payload
 from app.engine.formats.parts import group_by_role
 from app.engine.jsontext import dumps
 from app.engine.transcript import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
@@ -34,7 +34,7 @@ class GeminiFormat:
             if isinstance(items, list):
                 found.extend(f"{where}[{i}] has Gemini 'parts'" for i, m in enumerate(items)
                              if isinstance(m, dict) and "parts" in m and "content" not in m)
-        return found
+        return found[:EVIDENCE_SHOWN]
 
     def parse(self, payload: Payload) -> Transcript:
         contents = payload.get("contents")

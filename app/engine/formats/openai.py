@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
-from app.engine.formats import Payload
+from app.engine.formats import EVIDENCE_SHOWN, Payload
 from app.engine.formats.parts import render_text_part
 from app.engine.transcript import Message, Part, Role, ToolCall, Transcript
 
@@ -28,6 +28,8 @@ class OpenAIFormat:
     def evidence(self, payload: Payload) -> list[str]:
         found: list[str] = []
         for i, m in enumerate(_messages(payload)):
+            if len(found) >= EVIDENCE_SHOWN:
+                break
             if not isinstance(m, dict):
                 continue
             role = m.get("role")
@@ -43,7 +45,7 @@ class OpenAIFormat:
                     for p in content
                     if isinstance(p, dict) and p.get("type") in _OWN_PART_TYPES
                 )
-        return found
+        return found[:EVIDENCE_SHOWN]
 
     def parse(self, payload: Payload) -> Transcript:
         messages = tuple(_parse_message(m, i) for i, m in enumerate(_messages(payload)))

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
-from app.engine.formats import Payload
+from app.engine.formats import EVIDENCE_SHOWN, Payload
 from app.engine.transcript import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
 _ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning"})
@@ -34,7 +34,7 @@ class ResponsesFormat:
                 found.extend(f"{where}[{i}] is a Responses {m['type']!r} item"
                              for i, m in enumerate(items)
                              if isinstance(m, dict) and m.get("type") in _ITEM_TYPES)
-        return found
+        return found[:EVIDENCE_SHOWN]
 
     def parse(self, payload: Payload) -> Transcript:
         out: list[Message] = []
