@@ -50,6 +50,9 @@ _CONSTRAINT = re.compile(r"\b(must|must not|never|always|only|don't|do not|prefe
                          re.IGNORECASE)
 _MAX_LINES = 45
 _MAX_SHORT = 8
+# Every distinct error stays (an agent must not retry what failed, and the failure says
+# why), up to a bound for runs that fail hundreds of times.
+_MAX_ERRORS = 40
 
 
 @dataclass(frozen=True)
@@ -183,7 +186,7 @@ class HistoryCompressor:
                                             _MAX_LINES)
         sections["Decisions and constraints"] = _merge(
             [], sections.get("Decisions and constraints", []), _MAX_SHORT)
-        sections["Errors"] = _merge(sections.get("Errors", []), errors, _MAX_SHORT)
+        sections["Errors"] = _merge(sections.get("Errors", []), errors, _MAX_ERRORS)
         if said or work:
             sections["Current state"] = [said[-1] if said else f"last action: {work[-1][2:]}"]
         return "\n".join(f"## {name}\n" + ("\n".join(sections.get(name, [])) or "(none)")

@@ -115,3 +115,26 @@ def test_real_transcripts_compress_validly(compressor, formats, path):
     assert result.compressed, result.reason
     check_openai(messages, out)
     assert result.tokens_after < result.tokens_before
+
+
+def test_every_distinct_error_survives_repeated_compression(compressor, formats):
+    # Twelve different failures across three compressions: the summary's errors section
+    # keeps each one (an agent must not retry what failed), not the last few.
+    history = [{"role": "system", "content": "You fix bugs with bash."},
+               {"role": "user", "content": "Make the test suite pass."}]
+    failures = [f"ImportError: cannot import name 'helper_{i}' from 'pkg.mod{i}'"
+                for i in range(12)]
+    for step in range(3):
+        for i in range(step * 4, step * 4 + 4):
+            history += tool_turn(f"c{i}", "bash", {"command": f"python run_{i}.py"},
+                                 f"Traceback (most recent call last):\n  File \"run_{i}.py\", "
+                                 f"line 1, in <module>\n{failures[i]}\n<returncode>1</returncode>")
+            for k in range(4):  # reads enough that the first failures leave the work log
+                listing = "\n".join(f"dir_{i}_{k}/module_{j}.py" for j in range(30))
+                history += tool_turn(f"ok{i}_{k}", "bash", {"command": f"ls dir_{i}_{k}"},
+                                     listing)
+        result, history, _ = compress(compressor, formats, history, trigger_messages=20,
+                                      keep_last_n=2)
+        assert result.compressed
+    text = "\n".join(str(m.get("content")) for m in history)
+    assert all(line in text for line in failures)
