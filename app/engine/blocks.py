@@ -11,9 +11,12 @@ arguments and results cut, the newest result whole) and grow a step a call
 until the next block closes. What changes at every closing (the artifact
 ledger) comes after the notes; the nudge the synthesizer adds comes last.
 
-A block older than the tier's ``brief_after`` messages takes its aged form
-(reads left out; failures, writes and the agent's words kept) when a later
-block closes: notes change only when a block closes.
+The newest ``full_blocks`` closed blocks keep their whole notes; older blocks
+take their aged form (reads left out; failures, writes and the agent's words
+kept), a batch of ``age_batch`` at a time. Notes change only when a block
+closes, and a note that ages makes every later token of the output new to the
+provider's cache: aging in batches pays that every few closings rather than at
+each (see ``aged_blocks``).
 """
 
 from __future__ import annotations
@@ -48,18 +51,17 @@ class BlockStrategy:
         ledgers: list[Ledger] = []
         stable = len(out)
         if blocks:
-            closed_end = messages[blocks[-1][-1].stop - 1].index
-            brief_after = context.budget.brief_after
+            budget = context.budget
+            aged = aged_blocks(len(blocks), budget.full_blocks, budget.age_batch)
             for j, block in enumerate(blocks):
                 region = messages[block[0].start : block[-1].stop]
-                aged = bool(brief_after) and region[-1].index < closed_end - brief_after
                 written = self._notes.write(region, context, first=j == 0,
-                                            aged_before=ALL_AGED if aged else -1)
+                                            aged_before=ALL_AGED if j < aged else -1)
                 out.extend(written.messages)
                 spans.extend(written.spans)
                 dropped.extend(written.dropped)
                 ledgers.extend(written.ledgers)
-                if aged or not brief_after:  # its note takes no other form later
+                if j < aged or not budget.full_blocks:  # its note takes no other form later
                     stable = len(out)
         noted = len(out)
         ledger = joined(ledgers)
@@ -74,6 +76,16 @@ class BlockStrategy:
         last = tail[-1].stop - tail[-1].start if tail else 0
         return Compaction(tuple(out), tuple(spans), tuple(dropped), settled, stable=stable,
                           steady=len(out) - last, noted=noted if blocks else None)
+
+
+def aged_blocks(closed: int, full_blocks: int, age_batch: int) -> int:
+    """How many of the oldest closed blocks take their aged form: all but the newest
+    ``full_blocks``, rounded down to a multiple of ``age_batch`` (0: none ever age). The
+    count only grows as blocks close, so an aged note never takes its whole form again."""
+    if not full_blocks or closed <= full_blocks:
+        return 0
+    batch = max(age_batch, 1)
+    return (closed - full_blocks) // batch * batch
 
 
 def closed_blocks(messages: Sequence[Message], context: StrategyContext,

@@ -18,8 +18,12 @@ from app.engine.tiers import TierBudget
 from app.engine.transcript import Message, Part, Segments, ToolCall
 
 HANDLE_PREFIX = "cs_"
-_HANDLE_BYTES = 10
-HANDLE_CHARS = len(HANDLE_PREFIX) + 2 * _HANDLE_BYTES  # hex digits
+# A handle is 64 bits of a hash, in decimal: it is in every cut marker and note footer,
+# and cl100k reads twenty digits as 7 tokens where twenty hex digits took 11. Handles
+# are looked up per tenant: a million live ones collide with a chance of 3e-8.
+_HANDLE_BYTES = 8
+_HANDLE_DIGITS = 20  # of 2**64 - 1
+HANDLE_CHARS = len(HANDLE_PREFIX) + _HANDLE_DIGITS
 
 
 # Made per call, result or span: __init__ is written out so that mypyc compiles it (see
@@ -93,7 +97,7 @@ class Handles:
 
     @staticmethod
     def name(h: Hasher) -> str:
-        return HANDLE_PREFIX + h.hexdigest()
+        return HANDLE_PREFIX + str(int.from_bytes(h.digest(), "big")).zfill(_HANDLE_DIGITS)
 
     def feed(self, h: Hasher, messages: Iterable[Message]) -> None:
         """Hash more messages into ``h``: a span can be named a step at a time."""

@@ -26,10 +26,17 @@ class TierBudget:
     # The recent window holds at least full_turns, and more turns while their tokens fit:
     # recent messages are what an agent uses most, so they are worth keeping whole.
     window_tokens: int = 0
-    # Note lines this many messages older than the window take their aged form (failures,
-    # writes and the agent's words stay; reads are left out); 0: lines never age. Facts
-    # from that far back are seldom used again, and reads are most of a note.
+    # ``fast-rebuild``: note lines this many messages older than the window take their
+    # aged form (failures, writes and the agent's words stay; reads are left out); 0: lines
+    # never age. Facts from that far back are seldom used again, and reads are most of a
+    # note.
     brief_after: int = 0
+    # ``fast``: the newest closed blocks whose notes stay whole; the older ones take their
+    # aged form, ``age_batch`` blocks at a time (0 full blocks: notes never age). An aged
+    # note changes the output from there on, which a provider's cache then misses: in
+    # batches, that is paid once every ``age_batch`` closings.
+    full_blocks: int = 0
+    age_batch: int = 1
     # Turns per closed block (the ``fast`` strategy): the output grows at its end until
     # the turns after the last closed block hold a block and the recent window.
     block_turns: int = 8
@@ -41,16 +48,17 @@ class TierBudget:
 TIER_BUDGETS: dict[Tier, TierBudget] = {
     Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=200,
                            late_nudge_only=False, window_tokens=1600, brief_after=64,
-                           block_turns=10, reasoning_chars=300),
+                           block_turns=10, full_blocks=4, age_batch=2, reasoning_chars=300),
     Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=750,
                          late_nudge_only=False, window_tokens=1900, brief_after=48,
-                         block_turns=16, reasoning_chars=150),
+                         block_turns=16, full_blocks=1, age_batch=3, reasoning_chars=150),
     Tier.LARGE: TierBudget(full_turns=4, argument_chars=8000, result_chars=700,
                            late_nudge_only=True, window_tokens=4000, brief_after=64,
-                           block_turns=16, reasoning_chars=400),
+                           block_turns=16, full_blocks=2, age_batch=3, reasoning_chars=400),
     Tier.FRONTIER: TierBudget(full_turns=6, argument_chars=8000, result_chars=750,
                               late_nudge_only=True, window_tokens=7000, brief_after=96,
-                              block_turns=16, reasoning_chars=800),
+                              block_turns=16, full_blocks=3, age_batch=3,
+                              reasoning_chars=800),
 }
 
 # First match wins, so narrower names come before the families they belong to.

@@ -8,14 +8,13 @@ trigger). A summary that saves too little falls back to truncation.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from app.engine.caches import EngineCaches
-from app.engine.compaction import HANDLE_PREFIX
+from app.engine.compaction import Handles
 from app.engine.errors import InvalidTranscript
 from app.engine.facts import Facts
 from app.engine.outcomes import first_line, quoted, shorten
@@ -199,12 +198,12 @@ def _keeps(line: str, group: Group) -> bool:
 
 
 def trace_handle(actions: Sequence[Action]) -> str:
-    h = hashlib.blake2b(digest_size=10)
+    h = Handles.start()
     for a in actions:
         for value in (a.action, a.action_input, a.observation):
             h.update(value.encode("utf-8", "surrogatepass"))
             h.update(b"\0")
-    return HANDLE_PREFIX + h.hexdigest()
+    return Handles.name(h)
 
 
 class TraceSummarizer:

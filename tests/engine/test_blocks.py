@@ -6,7 +6,7 @@ import itertools
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from app.engine.blocks import closed_blocks
+from app.engine.blocks import aged_blocks, closed_blocks
 from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import SynthesisOptions, Synthesizer
 from app.engine.tiers import Tier
@@ -61,13 +61,37 @@ def test_between_closings_a_call_only_appends(engine, formats):
 
 
 def test_a_closed_blocks_note_changes_once_when_it_ages(engine, formats):
-    messages = coding_run(60)
+    messages = coding_run(100)
     notes = [call(engine, formats, messages[:k], Tier.MID)[0][2] for k in steps(messages)[20:]]
     assert notes[0]["content"].startswith("[contextsynth] Earlier work, compacted:")
     changes = [i for i, (a, b) in enumerate(itertools.pairwise(notes)) if a != b]
     assert len(changes) == 1  # the same bytes call after call, but for the one ageing
     aged = notes[-1]["content"]
     assert "left out" in aged and len(aged) < len(notes[0]["content"]) / 3
+
+
+@pytest.mark.parametrize(("full", "batch"), [(1, 3), (2, 1), (4, 2), (2, 5)])
+def test_blocks_age_in_batches_and_never_take_their_whole_form_again(full, batch):
+    aged = [aged_blocks(n, full, batch) for n in range(40)]
+    assert all(a <= b for a, b in itertools.pairwise(aged))  # an aged note stays aged
+    assert all(a % batch == 0 and a <= max(n - full, 0) for n, a in enumerate(aged))
+    assert all(n - a < full + batch for n, a in enumerate(aged) if n >= full)
+    # the notes change with ageing only every ``batch`` closings
+    assert sum(a != b for a, b in itertools.pairwise(aged)) == (39 - full) // batch
+    assert aged_blocks(30, 0, 3) == 0  # no full blocks set: notes never age
+
+
+def test_aged_notes_change_once_every_few_closings(engine, formats):
+    """Each ageing rewrites the output from the aged note on, which a provider's cache
+    then misses: mid ages three blocks at a time, so most closings only append a note."""
+    messages = coding_run(220)
+    calls = [call(engine, formats, messages[:k], Tier.MID) for k in steps(messages)]
+    notes = [[m["content"] for m in out if str(m["content"]).startswith(
+        ("[contextsynth] Earlier", "[contextsynth] More earlier"))] for out, _, _ in calls]
+    closings = sum(len(b) > len(a) for a, b in itertools.pairwise(notes))
+    rewrites = sum(a != b[:len(a)] for a, b in itertools.pairwise(notes))
+    assert closings >= 9
+    assert 1 <= rewrites <= closings // 3
 
 
 def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, formats):
