@@ -61,6 +61,13 @@ class Settings(BaseSettings):
     offload_chars: int = Field(
         1_000_000, ge=0,
         description="Requests larger than this run in a worker thread, off the event loop.")
+    # A request allocates thousands of containers and the caches hold millions of
+    # long-lived objects: at Python's default (700) the collector walked the whole heap
+    # every few hundred requests (see app/adapters/collector.py).
+    gc_young_threshold: int = Field(
+        10_000, ge=0, description="`contextsynth serve`: new container objects between two "
+        "young garbage collections; what exists at start-up is frozen out of collections. "
+        "0: Python's defaults.")
     log_level: str = Field("info", description="Log level of the service and uvicorn.")
     log_format: Literal["json", "text"] = Field(
         "json", description="Log lines as JSON objects (one per line), or text for a terminal.")
