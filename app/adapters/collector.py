@@ -16,6 +16,8 @@ young collections run ``young`` allocations apart: the same replay then spent
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 
@@ -31,6 +33,8 @@ class Collector(Protocol):
 
     def freeze(self) -> None: ...
 
+    def unfreeze(self) -> None: ...
+
 
 def tune(young: int, collector: Collector = gc) -> None:
     """Freeze what exists now and space young collections ``young`` allocations apart;
@@ -41,3 +45,19 @@ def tune(young: int, collector: Collector = gc) -> None:
     collector.collect()  # start-up garbage goes now, not into the frozen generation
     collector.freeze()
     collector.set_threshold(young, middle, old)
+
+
+@contextmanager
+def tuned(young: int, collector: Collector = gc) -> Iterator[None]:
+    """``tune`` for the length of a block, then the collector as it was: a bench times
+    the engine in its own process under the settings ``serve`` runs it with."""
+    if young <= 0:
+        yield
+        return
+    before = collector.get_threshold()
+    tune(young, collector)
+    try:
+        yield
+    finally:
+        collector.unfreeze()
+        collector.set_threshold(*before)

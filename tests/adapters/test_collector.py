@@ -29,6 +29,9 @@ class FakeCollector:
     def freeze(self) -> None:
         self.calls.append("freeze")
 
+    def unfreeze(self) -> None:
+        self.calls.append("unfreeze")
+
 
 def test_tune_collects_then_freezes_then_spaces_young_collections() -> None:
     fake = FakeCollector()
@@ -56,3 +59,18 @@ def test_factory_tunes_its_process(monkeypatch: pytest.MonkeyPatch) -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_tuned_restores_the_collector_after_the_block() -> None:
+    fake = FakeCollector()
+    with collector.tuned(5_000, fake):
+        assert fake.threshold == (5_000, 10, 10)
+    assert fake.threshold == (700, 10, 10)
+    assert fake.calls[-2:] == ["unfreeze", "set_threshold"]
+
+
+def test_tuned_restores_it_when_the_block_fails() -> None:
+    fake = FakeCollector()
+    with pytest.raises(RuntimeError), collector.tuned(5_000, fake):
+        raise RuntimeError("bench failed")
+    assert fake.threshold == (700, 10, 10)
