@@ -163,7 +163,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     options = EvalOptions(
         directory=args.dir, files=tuple(args.file), steps=args.steps, tier=Tier(args.tier),
-        url=args.url, planted_runs=args.planted,
+        url=args.url, planted_runs=args.planted, parts=args.parts,
         only=tuple(n.strip() for n in args.compactors.split(",")) if args.compactors else ())
     if args.plot:  # fail before the long run, not after it
         try:
@@ -182,6 +182,13 @@ def _eval(args: argparse.Namespace) -> int:
     print(table(rows))
     print()
     print(planted_table(rows))
+    if args.parts:
+        from app.evaluation.parts import PARTS_NOTE, parts_table
+
+        for name, tally in tallies.items():
+            print()
+            print(parts_table(name, tally.parts, tally.needed))
+        print(PARTS_NOTE)
     if args.json:
         write_json(rows, {"steps": args.steps, "tier": args.tier, "files": args.file,
                           "planted_runs": args.planted, "url": args.url}, Path(args.json))
@@ -281,6 +288,9 @@ def _parser() -> argparse.ArgumentParser:
                             help="synthetic runs with planted facts (default 8)")
     evaluation.add_argument("--url", help="score a running service instead of the engine")
     evaluation.add_argument("--json", help="write the scores to this file")
+    evaluation.add_argument("--parts", action="store_true",
+                            help="also show, per compactor, each part of the output's share "
+                                 "of tokens and of needed facts (held, and held there alone)")
     evaluation.add_argument("--plot", help="draw recall against reduction to this PNG")
     evaluation.set_defaults(run=_eval)
     return parser

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from app.evaluation import errors, needed, planted
 from app.evaluation.compactors import Compactor
+from app.evaluation.parts import add_parts
 from app.evaluation.scores import Tally
 from app.evaluation.seen import Seen, Wire, count, readable_text, shared_prefix
 
@@ -37,6 +38,7 @@ class Scorer:
     seen: Seen
     sets: needed.TokenSets
     failures: errors.Failures
+    parts: bool = False  # also add up each output's parts (see ``parts``)
 
     def replay(self, messages: Sequence[Wire], steps: list[int],
                compactors: Sequence[Compactor], tallies: dict[str, Tally]) -> None:
@@ -57,6 +59,8 @@ class Scorer:
                 previous[compactor.name] = sent
                 tally.needed += len(wanted)
                 tally.found += needed.found(wanted, out, self.sets)
+                if self.parts:
+                    add_parts(out, [len(t) for t in sent], wanted, self.sets, tally.parts)
                 cut = self.failures.cut(prefix, out)
                 tally.errors_cut += len(cut)
                 tally.errors_kept += errors.retained(cut, out)

@@ -28,6 +28,7 @@ class EvalOptions:
     url: str | None = None  # a running service instead of the engine in process
     planted_runs: int = 8
     only: Sequence[str] = ()  # compactor names to run; empty: all
+    parts: bool = False  # also score where each output's tokens and needed facts are
 
 
 def to_stderr(line: str) -> None:
@@ -61,7 +62,8 @@ def evaluate(options: EvalOptions, encoder: Encoder,
     try:
         chosen = _chosen(runner, options)
         tallies = {c.name: Tally() for c in chosen}
-        scorer = Scorer(Seen(encoder), needed.TokenSets(), errors.Failures())
+        scorer = Scorer(Seen(encoder), needed.TokenSets(), errors.Failures(),
+                        parts=options.parts)
         files = _files(options)
         for n, path in enumerate(files, 1):
             messages = load(path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.evaluation.parts import PartTally
 from app.evaluation.planted import KINDS
 
 
@@ -54,6 +55,7 @@ class Tally:
     planted: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in KINDS})
     planted_before: int = 0
     planted_after: int = 0
+    parts: dict[str, PartTally] = field(default_factory=dict)  # filled when asked for
 
     def add_call(self, before: int, after: int, reused: int, seconds: float) -> None:
         self.calls += 1
