@@ -15,7 +15,7 @@ its first alone did.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from app.engine.memo import Memo
 from app.engine.outcomes import ELLIPSIS, shorten
@@ -36,6 +36,26 @@ _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 _MAX_KEY = 40
 _SHAPE_CHARS = 40
 _TRIM = "`'\"()[]{}<>,;:.!?*="
+# ASCII lines are read as bytes (see _specific_words and _shape). Final: compiled code
+# inlines them. Setting the case bit maps A-Z onto a-z and nothing else onto that range.
+_LOWER_A: Final = 97
+_LOWER_Z: Final = 122
+_UPPER_A: Final = 65
+_UPPER_Z: Final = 90
+_CASE_BIT: Final = 32
+_DIGIT_0: Final = 48
+_DIGIT_9: Final = 57
+_UNDERSCORE: Final = 95
+_SLASH: Final = 47
+_DOT: Final = 46
+# Per byte: whitespace as str.split() sees it, a character str.strip(_TRIM) removes, or
+# any other (bytes past ASCII never occur: only ASCII lines are read this way).
+_OTHER_BYTE: Final = 0
+_SPACE_BYTE: Final = 1
+_TRIM_BYTE: Final = 2
+_WORD_BYTES: Final = bytes(
+    _SPACE_BYTE if chr(b).isspace() else _TRIM_BYTE if chr(b) in _TRIM else _OTHER_BYTE
+    for b in range(128))
 # A JSON object's line: its first fields, and no long text.
 _MAX_FIELDS = 8
 _MAX_VALUE = 60
@@ -74,11 +94,54 @@ def _is_pair(line: str) -> bool:
     return True
 
 
-def _score(line: str) -> int:
+def _specific_words(line: str) -> int:
+    """How many words of an ASCII line are specific (see ``_specific``), read from its
+    bytes: a fifth of the time splitting it into words and stripping each took."""
+    data = line.encode("ascii")
+    classes = _WORD_BYTES
+    n = len(data)
     facts = 0
-    for word in line.split():
-        if _specific(word):
+    i = 0
+    while i < n:
+        while i < n and classes[data[i]] == _SPACE_BYTE:
+            i += 1
+        start = i
+        while i < n and classes[data[i]] != _SPACE_BYTE:
+            i += 1
+        end = i
+        while start < end and classes[data[start]] == _TRIM_BYTE:  # word.strip(_TRIM)
+            start += 1
+        while end > start and classes[data[end - 1]] == _TRIM_BYTE:
+            end -= 1
+        if end - start < 2:
+            continue
+        upper = letters = 0
+        found = False
+        for j in range(start, end):
+            byte = data[j]
+            # Compared one by one: compiled, integers are tested without building a tuple.
+            if byte == _UNDERSCORE or byte == _SLASH or _DIGIT_0 <= byte <= _DIGIT_9 \
+                    or (byte == _DOT and start < j < end - 1):  # noqa: SIM109
+                found = True
+                break
+            if _UPPER_A <= byte <= _UPPER_Z:
+                upper += 1
+                letters += 1
+            elif _LOWER_A <= byte <= _LOWER_Z:
+                letters += 1
+        if found or (upper >= 2 and upper == letters):
             facts += 1
+    return facts
+
+
+def _score(line: str) -> int:
+    if line.isascii():
+        facts = _specific_words(line)
+    else:
+        facts = 0
+        for word in line.split():
+            if _specific(word):
+                facts += 1
     if not facts:
         return 0  # a line with no identifier, path or number holds no fact to keep
     score = 2 * facts
@@ -92,9 +155,33 @@ def _score(line: str) -> int:
 def _shape(line: str) -> str:
     """Runs of letters as ``a``, of digits as ``9``, other characters as they are: the
     rows of one listing share a shape (``replica_18: 7352 quota ok``)."""
+    part = line[: _SHAPE_CHARS * 2]
+    if not part.isascii():
+        return _shape_text(part)
+    # Most lines are ASCII: their bytes are read as integers, which compiled code
+    # compares without a string object per character, and the reading stops once the
+    # shape is long enough (together, a third less time).
+    out: list[int] = []
+    last = -1
+    for byte in part.encode("ascii"):
+        if _LOWER_A <= byte | _CASE_BIT <= _LOWER_Z:  # only letters land in a-z
+            kind = _LOWER_A
+        elif _DIGIT_0 <= byte <= _DIGIT_9:
+            kind = _DIGIT_9
+        else:
+            kind = byte
+        if kind != last or (kind != _LOWER_A and kind != _DIGIT_9):
+            out.append(kind)
+            if len(out) == _SHAPE_CHARS:
+                break
+        last = kind
+    return bytes(out).decode("ascii")
+
+
+def _shape_text(part: str) -> str:
     out: list[str] = []
     last = ""
-    for ch in line[: _SHAPE_CHARS * 2]:
+    for ch in part:
         kind = "a" if ch.isalpha() else "9" if ch.isdigit() else ch
         if kind != last or kind not in "a9":
             out.append(kind)

@@ -2,6 +2,10 @@
 
 import json
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.engine import salient
 from app.engine.salient import json_lines, text_lines
 
 
@@ -60,3 +64,25 @@ def test_salient_lines_are_read_once_per_text():
     first = memo.of(text, 100, "row_0: 1000 quota ok")
     assert list(first) == text_lines(text, 100, "row_0: 1000 quota ok")
     assert memo.of(text, 100, "row_0: 1000 quota ok") is first  # the next call's cut
+
+
+# ASCII lines are scored and shaped from their bytes; every other line the way the byte
+# readers must agree with: words from str.split(), characters from str methods.
+_ASCII_TEXT = st.text(alphabet=st.characters(max_codepoint=127), max_size=120)
+
+
+@given(_ASCII_TEXT)
+def test_an_ascii_lines_specific_words_are_counted_as_its_split_words(line: str) -> None:
+    assert salient._specific_words(line) == sum(
+        1 for word in line.split() if salient._specific(word))
+
+
+@given(_ASCII_TEXT)
+def test_an_ascii_lines_shape_is_the_one_its_characters_give(line: str) -> None:
+    assert salient._shape(line) == salient._shape_text(line[:80])
+
+
+def test_shapes_of_listing_rows_match_and_other_lines_differ() -> None:
+    assert salient._shape("replica_18: 7352 quota ok") == salient._shape("replica_2: 9 quota no")
+    assert salient._shape("café_18: 7352") == "a_9: 9"  # not ASCII: read as characters
+    assert salient._shape("bucket_region: JE41U") != salient._shape("replica_18: 7352 quota ok")
