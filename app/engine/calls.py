@@ -56,9 +56,10 @@ _SHELL_SCAN_CHARS = 400
 # A path of four or more parts, to shorten in the middle in a call's head.
 _LONG_PATH = re.compile(r"(?:\.{0,2}/)?(?:[\w.@-]+/){3,}[\w.@-]+")
 # What a written file defines: functions and classes (Python, JS, Go, Rust), at the start
-# of a line of the file's text.
-_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class|function|func|fn)[ \t]+(\w+)",
-                      re.MULTILINE)
+# of a line of the file's text. Only lines holding one of the words are tried (every
+# keyword contains one), found with str.find: a multi-line search tries every position.
+_DEFINED = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class|function|func|fn)[ \t]+(\w+)")
+_DEFINING_WORDS = ("def", "class", "func", "fn")
 # A Python script that writes a file (python - <<EOF ... open("x.py", "w")).
 _OPEN_WRITE = re.compile(r"open\(\s*[rbf]?['\"]([^'\"\n]+)['\"]\s*,\s*['\"][wax]")
 _CONTENT_KEYS = frozenset({"content", "file_text", "new_str", "new_string", "text", "code",
@@ -220,7 +221,7 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     defines: list[str] = []
     if writes:
         for body in bodies:
-            defines += _DEFINED.findall(body)
+            defines += _defined(body)
     defines = list(dict.fromkeys(defines))[:_MAX_DEFINED]
     hidden = [p for p in writes if p in scripted or p not in head]
     noted = [f"wrote {', '.join(hidden)}"] if hidden else []
@@ -230,6 +231,22 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     return CallSummary(head, tuple(reads), tuple(writes), tuple(commands), tuple(urls),
                        defines=tuple(defines), wrote=f"[{'; '.join(noted)}]" if noted else "",
                        runs_tests=tests, edits=tuple(dict.fromkeys(edits)))
+
+
+def _defined(body: str) -> list[str]:
+    """The names ``body`` defines at the start of its lines, in their order."""
+    starts: set[int] = set()
+    for word in _DEFINING_WORDS:
+        at = body.find(word)
+        while at >= 0:
+            starts.add(body.rfind("\n", 0, at) + 1)
+            at = body.find(word, at + 1)
+    names: list[str] = []
+    for start in sorted(starts):
+        match = _DEFINED.match(body, start)
+        if match is not None:
+            names.append(match.group(1))
+    return names
 
 
 def _spelled(paths: list[str], home: str) -> list[str]:

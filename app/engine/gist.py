@@ -13,6 +13,7 @@ stops once the budget is full, so a long message costs no more than a short one.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from app.engine.memo import Memo
 from app.engine.outcomes import ELLIPSIS
@@ -32,6 +33,22 @@ _STATE = re.compile(
     r"|confirms?|confirmed|will)\b", re.IGNORECASE)
 
 
+# Every word _STATE finds contains one of these (lowercased), so a sentence with none of
+# them is not searched.
+_STATE_STEMS = ("because", "since", "bug", "cause", "fix", "reason", "fail", "work", "pass",
+                "should", "must", "instead", "decid", "decision", "plan", "found", "means", "wrong",
+                "missing", "expect", "correct", "confirm", "will")
+# For reading ASCII sentences as bytes (Final: compiled code inlines them): per byte,
+# 1 for the characters that alone make a sentence specific, and 1 for ``\\w``.
+_MARK_BYTES: Final = bytes(1 if chr(b) in "`/_0123456789" else 0 for b in range(128))
+_WORD_BYTES: Final = bytes(1 if chr(b).isalnum() or chr(b) == "_" else 0 for b in range(128))
+_DOT: Final = 46
+_LOWER_A: Final = 97
+_LOWER_Z: Final = 122
+_UPPER_A: Final = 65
+_UPPER_Z: Final = 90
+
+
 # A sentence that only announces the next look ("Now let me check the `Index` class:"):
 # the call beside it in the note says the same, names included.
 _NARRATION = re.compile(
@@ -47,9 +64,35 @@ def _priority(sentence: str) -> int:
     cause, plan or outcome, 0 for one that says nothing a note needs."""
     if _NARRATION.match(sentence) is not None:
         return 0
-    if _SPECIFIC.search(sentence) is not None:
+    if sentence.isascii():
+        # The same tests, read from the bytes, and _STATE only where one of its words
+        # occurs: together a third of what the regular expressions took.
+        if _names_something(sentence):
+            return 2
+        lowered = sentence.lower()
+        if not any([stem in lowered for stem in _STATE_STEMS]):
+            return 0
+    elif _SPECIFIC.search(sentence) is not None:
         return 2
     return 1 if _STATE.search(sentence) is not None else 0
+
+
+def _names_something(sentence: str) -> bool:
+    """Whether _SPECIFIC occurs in an ASCII sentence."""
+    data = sentence.encode("ascii")
+    marks, words = _MARK_BYTES, _WORD_BYTES
+    last = len(data) - 1
+    for i in range(last + 1):
+        byte = data[i]
+        if marks[byte]:
+            return True
+        if i < last:
+            after = data[i + 1]
+            if _LOWER_A <= byte <= _LOWER_Z and _UPPER_A <= after <= _UPPER_Z:
+                return True
+            if byte == _DOT and i > 0 and words[data[i - 1]] and words[after]:
+                return True
+    return False
 
 
 def gist(text: str, limit: int) -> str:

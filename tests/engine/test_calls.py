@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -10,6 +11,7 @@ from app.engine.calls import (
     _SHELL_WRITE,
     _WRITE_STARTS,
     CallSummaries,
+    _defined,
     _find_all,
     cut_arguments,
 )
@@ -131,3 +133,16 @@ def test_what_a_call_wrote_and_the_names_it_defines():
     assert edit.writes == ("/testbed/a.py",) and edit.defines == ("fixed",)
     assert summary("bash", command="cat repro.py").defines == ()  # reading defines nothing
 
+
+
+_DEFINED_ANYWHERE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class|function|func|fn)[ \t]+(\w+)",
+                               re.MULTILINE)
+_BODY_LINES = st.sampled_from(["def f(x):", "  class A:", "async def g():", "function h() {",
+                               "fn main() {", "func (s *S) Run() {", "x = default", "\tdef\tz()",
+                               "defined = 1", " fnord", "class", "return fn(x)", "é def ü():"])
+
+
+@given(st.one_of(st.lists(_BODY_LINES, max_size=12).map("\n".join),
+                 st.text(alphabet="defclasunyt _\t\n\r()é", max_size=200)))
+def test_the_names_a_body_defines_are_those_a_multiline_search_finds(body: str) -> None:
+    assert _defined(body) == _DEFINED_ANYWHERE.findall(body)

@@ -1,5 +1,9 @@
 """What a note keeps of the agent's own words."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.engine import gist as gist_module
 from app.engine.gist import gist
 
 THOUGHT = ("Now let me look at the file again. The issue is that `AddIndex` has no dependency "
@@ -41,3 +45,35 @@ def test_decisions_with_their_codes_win_the_budget():
 
 def test_code_blocks_are_not_sentences():
     assert "print" not in gist("The fix works:\n```python\nprint(parse('2024-13-01'))\n```", 100)
+
+
+# ASCII sentences are read from their bytes, and searched for a state word only when one of
+# the stems occurs; the regular expressions say what the answer must be.
+_SENTENCE_WORDS = ("because", "Since", "bug", "fixes", "FAILED", "works", "passed", "should",
+                   "decided", "decision", "Decide", "plan", "will", "let me check", "Now I'll",
+                   "x.y", "a_b", "fooBar", "README", "1.5", "e.g", "`x`", "/tmp", "the", "file",
+                   "it", "é")
+_SENTENCES = st.one_of(
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=120),
+    st.lists(st.sampled_from(_SENTENCE_WORDS), min_size=1, max_size=12).map(" ".join))
+
+
+def _reference(sentence: str) -> int:
+    if gist_module._NARRATION.match(sentence) is not None:
+        return 0
+    if gist_module._SPECIFIC.search(sentence) is not None:
+        return 2
+    return 1 if gist_module._STATE.search(sentence) is not None else 0
+
+
+@given(_SENTENCES)
+def test_a_sentences_priority_is_the_one_the_patterns_give(sentence: str) -> None:
+    assert gist_module._priority(sentence) == _reference(sentence)
+
+
+def test_every_state_word_holds_a_stem() -> None:
+    words = gist_module._STATE.pattern.split("(?:", 1)[1].rsplit(")", 1)[0]
+    for alternative in words.split("|"):
+        stem = alternative.rstrip("?")
+        for form in ({stem, stem[:-1]} if alternative.endswith("?") else {stem}):
+            assert any(s in form for s in gist_module._STATE_STEMS), form
