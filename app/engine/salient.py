@@ -179,6 +179,7 @@ def _shape(line: str) -> str:
 
 
 def _shape_text(part: str) -> str:
+    """``_shape`` read from characters, for a line with any past ASCII."""
     out: list[str] = []
     last = ""
     for ch in part:
