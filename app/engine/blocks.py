@@ -2,8 +2,8 @@
 output only grows at its end from call to call and a provider's prompt cache keeps it.
 
 The turns after the head are cut into blocks of the tier's ``block_turns``. A
-block closes once the turns after it hold at least the tier's recent window
-(its turns and its tokens); both only grow as the agent appends, so a closed
+block closes once the turns after it hold at least the tier's ``closing`` turns
+and tokens (by default its recent window); both only grow as the agent appends, so a closed
 block stays closed, and the blocks follow from the transcript alone (the
 service keeps no state). Each closed block becomes its note, the same bytes on
 every later call; the turns after the last closed block stay as they are (long
@@ -95,7 +95,8 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
     budget = context.budget
     size = max(budget.block_turns, 1)
     count = context.tokens
-    if count is not None and budget.window_tokens:
+    least_turns, least_tokens = budget.closing
+    if count is not None and least_tokens:
         per_turn = [count(messages[t.start : t.stop]) for t in turns]
     else:
         per_turn = [0] * len(turns)
@@ -105,7 +106,7 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
     closed = 0
     while True:
         end = (closed + 1) * size
-        if len(turns) - end < budget.full_turns or after[end] < budget.window_tokens:
+        if len(turns) - end < least_turns or after[end] < least_tokens:
             break
         closed += 1
     blocks = [tuple(turns[j * size : (j + 1) * size]) for j in range(closed)]

@@ -71,6 +71,20 @@ _RUNS_TESTS = re.compile(
     r"|make test|rspec|phpunit|mvn test|gradle test|runtests)\b"
     r"|\bpython3? [^|;&\n]*test\w*\.py")
 _ARG_CHARS = 60
+# Arguments longer than this carry code worth lines of a note (see CallSummary.code).
+_CODE_MIN = 120
+_HEREDOC = re.compile(r"<<-?[ \t]*['\"]?(\w+)")
+# A tool name's first word: up to "_", "-", "." or a capital (setConfig).
+_VERB = re.compile(r"[A-Za-z][a-z0-9]*")
+# Tools whose name starts with one of these change state; what they changed stays in an
+# aged note, as writes do.
+_STATE_VERBS = frozenset({
+    "add", "apply", "approve", "assign", "book", "cancel", "change", "charge", "close",
+    "commit", "confirm", "create", "delete", "deploy", "disable", "edit", "enable",
+    "exchange", "grant", "insert", "install", "kill", "merge", "modify", "move", "patch",
+    "pay", "post", "publish", "push", "put", "refund", "register", "reject", "remove",
+    "rename", "replace", "reset", "restart", "revoke", "save", "schedule", "send", "set",
+    "start", "stop", "submit", "toggle", "transfer", "update", "upload", "write"})
 _MAX_ARGS = 3
 _COMMAND_CHARS = 100
 _MIN_STRING = 24  # a cut string keeps at least this much, budget or not
@@ -94,11 +108,15 @@ class CallSummary:
     # and what they define ("[wrote a.py; defines parse]"), or ""
     runs_tests: bool  # a command of the call runs tests or a test script
     edits: tuple[str, ...]  # the writes that change a file in place (so it was there)
+    # The code the call carries, for its note: a script's or heredoc's body (up to the
+    # heredoc's end), a long one-line command, or the text it writes to a file; or "".
+    code: str
 
     def __init__(self, head: str, reads: tuple[str, ...] = (), writes: tuple[str, ...] = (),
                  commands: tuple[str, ...] = (), urls: tuple[str, ...] = (),
                  json: bool = True, defines: tuple[str, ...] = (), wrote: str = "",
-                 runs_tests: bool = False, edits: tuple[str, ...] = ()) -> None:
+                 runs_tests: bool = False, edits: tuple[str, ...] = (),
+                 code: str = "") -> None:
         self.head = head
         self.reads = reads
         self.writes = writes
@@ -109,6 +127,7 @@ class CallSummary:
         self.wrote = wrote
         self.runs_tests = runs_tests
         self.edits = edits
+        self.code = code
 
 
 class _NotJSON:
@@ -174,6 +193,7 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     commands: list[str] = []
     urls: list[str] = []
     bodies: list[str] = []  # text the call writes somewhere
+    code = ""
     scripted: list[str] = []  # files a script writes: its head shows no redirection
     edits: list[str] = []
     for k, v in value.items():
@@ -185,6 +205,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             commands.append(shorten(" ".join(v[: _COMMAND_CHARS * 2].split()), _COMMAND_CHARS))
             # The first line names the files; what follows is usually a heredoc body.
             line, _, body = v.partition("\n")
+            if not code and len(v) > _CODE_MIN:
+                code = _script(line, body) if body else v
             line = line[:_SHELL_SCAN_CHARS]
             cd = _CD.match(line)
             where = cd.group(1).strip("'\"").rstrip("/") if cd else ""
@@ -212,6 +234,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
                 bodies.append(body)
         elif k in _CONTENT_KEYS:
             bodies.append(v)
+            if not code and len(v) > _CODE_MIN:
+                code = v
         if "http" in v:
             urls += _URL.findall(v)
     if paths:
@@ -230,7 +254,24 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     tests = any([_RUNS_TESTS.search(c) is not None for c in commands])
     return CallSummary(head, tuple(reads), tuple(writes), tuple(commands), tuple(urls),
                        defines=tuple(defines), wrote=f"[{'; '.join(noted)}]" if noted else "",
-                       runs_tests=tests, edits=tuple(dict.fromkeys(edits)))
+                       runs_tests=tests, edits=tuple(dict.fromkeys(edits)), code=code)
+
+
+def _script(line: str, body: str) -> str:
+    """The lines after a command's first one, up to the end of the heredoc the first
+    line opens (its delimiter, alone on a line), when it opens one."""
+    opened = _HEREDOC.search(line)
+    if opened is None:
+        return body
+    end = re.search(rf"^[ \t]*{re.escape(opened.group(1))}[ \t]*$", body, re.MULTILINE)
+    return body if end is None else body[: end.start()]
+
+
+def changes_state(name: str) -> bool:
+    """Whether a tool's name says it changes something (``set_config``, ``cancelOrder``,
+    ``book-flight``): its first word is a verb of change."""
+    verb = _VERB.match(name)
+    return verb is not None and verb.group(0).lower() in _STATE_VERBS
 
 
 def _defined(body: str) -> list[str]:

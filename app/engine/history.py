@@ -49,6 +49,9 @@ _CONSTRAINT = re.compile(r"\b(must|must not|never|always|only|don't|do not|prefe
                          r"should|without|instead|no more than|at least|at most)\b",
                          re.IGNORECASE)
 _MAX_LINES = 45
+# Of the lines under a note's line (its code, its result's lines), what an entry of the
+# summary keeps (see ``_entry``).
+_UNDER_CHARS = 200
 _MAX_SHORT = 8
 # Every distinct error stays (an agent must not retry what failed, and the failure says
 # why), up to a bound for runs that fail hundreds of times.
@@ -163,7 +166,7 @@ class HistoryCompressor:
         # The work as the prior-work notes of /synthesize tell it, one entry per line of
         # theirs: each call with what it wrote and what came of it (the failure line, or
         # the first and the salient lines of its result), the agent's own statements.
-        work = [part.text for g in groups(span) if isinstance(g, list)
+        work = [_entry(part.text) for g in groups(span) if isinstance(g, list)
                 for part in self._runs.summary(g, context).lines]
         for call, result in pairs:
             if result is not None and context.outcomes.of(result).error:
@@ -222,6 +225,23 @@ class HistoryCompressor:
     def unchanged(self, plan: HistoryPlan) -> HistoryResult:
         return HistoryResult(plan.transcript, False, plan.reason, False, plan.tokens_before,
                              plan.tokens_before)
+
+
+def _entry(line: str) -> str:
+    """A note's line as an entry of "Completed work": its first line and, in order, as
+    many of the lines under it (code, result lines) as fit _UNDER_CHARS. The summary
+    keeps many entries; at a note's length each, it would cost more than it saves."""
+    first, _, rest = line.partition("\n")
+    if not rest:
+        return line
+    kept = [first]
+    used = 0
+    for under in rest.split("\n"):
+        used += len(under)
+        if used > _UNDER_CHARS:
+            break
+        kept.append(under)
+    return "\n".join(kept)
 
 
 def _is_block(m: Message) -> bool:

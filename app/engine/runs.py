@@ -11,11 +11,13 @@ reading the whole run again.
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from app.engine.calls import changes_state
 from app.engine.compaction import Handles, Hasher, StrategyContext
 from app.engine.gist import gist
 from app.engine.ledger import Ledger, copied, extend_ledger
@@ -32,6 +34,14 @@ _REPEAT = _REPEAT_START + "{n} times in a row]"
 # a JSON answer is shown as its objects' fields instead, up to _JSON_CHARS.
 _SALIENT_CHARS = 100
 _JSON_CHARS = 320
+# A read's result (a file's code, a search's matches), and the code a call carries
+# (a script, a heredoc, a written file), get more: chosen with the eval, where these
+# lines held more of what agents went on to use per token than any other part of a note.
+_READ_CHARS = 1000
+_CODE_CHARS = 1000
+# An aged read keeps its ``key: value`` lines among this much of its most salient ones.
+_AGED_VALUE_CHARS = 60
+_VALUE_LINE = re.compile(r"[\w .-]{1,40}: \S")
 # How far back from a run's end a call looks for a summary an earlier call made.
 _PROBE = 16
 
@@ -39,6 +49,9 @@ _PROBE = 16
 _Identity = tuple[object, ...]
 # A call's name and arguments, its result's text and error flag.
 _LineKey = tuple[str, str, str | None, bool]
+# A call's line as made, as the note shows it (lines shown before left out), and how
+# many times in a row the call came with that outcome.
+_Last = tuple[str, str, int]
 
 
 # Made per call, result or span: __init__ is written out so that mypyc compiles it (see
@@ -59,11 +72,14 @@ class RunSummary:
     chars: int  # text and arguments of the run
     tools: tuple[str, ...]
     ledger: Ledger  # not changed once made: extended as a copy
+    shown: frozenset[str]  # the lines under calls' own lines that the note shows
+    last: _Last | None  # the last line, when it is a call's
 
     def __init__(self, hasher: Hasher, handle: str, calls: int, replies: int,
                  lines: tuple[Part, ...], brief: tuple[Part | None, ...],
                  origins: tuple[int, ...], line_chars: int, chars: int,
-                 tools: tuple[str, ...], ledger: Ledger) -> None:
+                 tools: tuple[str, ...], ledger: Ledger, shown: frozenset[str],
+                 last: _Last | None) -> None:
         self.hasher = hasher
         self.handle = handle
         self.calls = calls
@@ -75,6 +91,8 @@ class RunSummary:
         self.chars = chars
         self.tools = tools
         self.ledger = ledger
+        self.shown = shown
+        self.last = last
 
 
 def _identity(m: Message) -> _Identity:
@@ -155,6 +173,8 @@ class Runs:
             line_chars = 0
             tools: dict[str, None] = {}
             ledger = Ledger()
+            shown: set[str] = set()
+            last: _Last | None = None
         else:
             hasher = base.hasher.copy()
             calls, replies, chars = base.calls, base.replies, base.chars
@@ -164,6 +184,8 @@ class Runs:
             line_chars = base.line_chars
             tools = dict.fromkeys(base.tools)
             ledger = copied(base.ledger)
+            shown = set(base.shown)
+            last = base.last
         handles.feed(hasher, new)
         pairs = call_results(new)
         answers = iter(pairs)
@@ -184,6 +206,7 @@ class Runs:
                 brief.append(lines[-1])  # an aged part keeps what the agent said
                 origins.append(m.index)
                 line_chars += len(line)
+                last = None
             for call, result in itertools.islice(answers, len(m.tool_calls)):
                 calls += 1
                 chars += len(call.name) + len(call.arguments)
@@ -192,7 +215,8 @@ class Runs:
                        result is not None and result.is_error)
                 line, short = self._lines.get(key, partial(_call_lines, call, result, context))
                 before = len(lines)
-                line_chars += _add_line(lines, line)
+                grown, last = _add_line(lines, line, shown, last)
+                line_chars += grown
                 if len(lines) > before:
                     brief.append(None if short is None else Part("text", short))
                     origins.append(m.index)
@@ -200,45 +224,69 @@ class Runs:
                     brief[-1] = lines[-1]
         extend_ledger(ledger, pairs, context.calls, context.outcomes)
         return RunSummary(hasher, handles.name(hasher), calls, replies, tuple(lines),
-                          tuple(brief), tuple(origins), line_chars, chars, tuple(tools), ledger)
+                          tuple(brief), tuple(origins), line_chars, chars, tuple(tools), ledger,
+                          frozenset(shown), last)
 
 
-def _add_line(lines: list[Part], line: str) -> int:
+def _add_line(lines: list[Part], line: str, shown: set[str],
+              last: _Last | None) -> tuple[int, _Last]:
     """Append a call's line, or fold it into the line before when it is the same call
-    with the same outcome (an agent rerunning a failing test); the change in length."""
-    if lines:
-        last = lines[-1].text
-        if last == line:
-            lines[-1] = Part("text", f"{line}{_REPEAT.format(n=2)}")
-            return len(_REPEAT.format(n=2))
-        if last.startswith(line) and last[len(line):].startswith(_REPEAT_START):
-            n = int(last[len(line) + len(_REPEAT_START):].split(" ", 1)[0]) + 1
-            lines[-1] = Part("text", f"{line}{_REPEAT.format(n=n)}")
-            return len(lines[-1].text) - len(last)
-    lines.append(Part("text", line))
-    return len(line)
+    with the same outcome (an agent rerunning a failing test). Lines under the call's own
+    that the note shows already are left out (a script rewritten with a change, a file
+    region read again). The change in length, and the new last line."""
+    if last is not None and last[0] == line:
+        before = lines[-1].text
+        lines[-1] = Part("text", f"{last[1]}{_REPEAT.format(n=last[2] + 1)}")
+        return len(lines[-1].text) - len(before), (line, last[1], last[2] + 1)
+    head, *under = line.split("\n")
+    new = [u for u in under if u not in shown]
+    shown.update(new)
+    text = "\n".join([head, *new]) if len(new) < len(under) else line
+    lines.append(Part("text", text))
+    return len(text), (line, text, 1)
 
 
 def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext,
                 _key: _LineKey) -> tuple[str, str | None]:
-    """A call's line, and its aged form: a failure or a write keeps its line (without
-    the result's lines, for a write); a call that only read or ran is left out (None)."""
+    """A call's line, with the lines of the code it carries and of its result worth most,
+    and its aged form: a failure, a write or a change of state keeps its line (without
+    code or result lines), a read keeps only the ``key: value`` lines it reported; a call
+    that did neither is left out (None)."""
     summary = context.calls.of(call)
     head = f"- {summary.head}"
     if summary.wrote:  # what the agent wrote matters more than what it read
         head += f" {summary.wrote}"
-    aged = head if summary.writes or summary.defines else None
+    # The agent's own code is what it goes on to reuse (names, calls, paths): in the
+    # eval, a third of the facts notes missed were last seen in a script it had written.
+    code = [f"    | {line}" for line in text_lines(summary.code, _CODE_CHARS)] \
+        if summary.code else []
+    kept = summary.writes or summary.defines or changes_state(call.name)
+    aged = head if kept else None
     if result is None:
-        return head, aged
+        return "\n".join([head, *code]), aged
     outcome = context.outcomes.of(result)
     if outcome.error:  # the error line is already as short as it may get
         line = f"{head} -> failed: {outcome.line}"
-        return line, line
+        return "\n".join([line, *code]), line
     data = json_lines(result.text, _JSON_CHARS)
     if data is not None:  # an API's answer: its objects' fields say more than its start
-        return ("\n".join([f"{head} ->", *(f"    {line}" for line in data)]) if data
-                else f"{head} -> {shorten(outcome.line, _RESULT_CHARS)}"), aged
+        if not data:
+            return "\n".join([f"{head} -> {shorten(outcome.line, _RESULT_CHARS)}", *code]), aged
+        return "\n".join([f"{head} ->", *code, *(f"    {line}" for line in data)]), aged
     first = shorten(outcome.line, _RESULT_CHARS) if outcome.line else "(no output)"
-    more = text_lines(result.text, _SALIENT_CHARS, outcome.line) \
+    # What a read showed (code, a listing) is what the agent works from next.
+    budget = _READ_CHARS if summary.reads else _SALIENT_CHARS
+    more = text_lines(result.text, budget, outcome.line) \
         if len(result.text) > len(first) + 2 else []
-    return "\n".join([f"{head} -> {first}", *(f"    {line}" for line in more)]), aged
+    if aged is None:
+        values = _values(result.text, outcome.line)
+        if values:
+            aged = "\n".join([head, *(f"    {line}" for line in values)])
+    return "\n".join([f"{head} -> {first}", *code, *(f"    {line}" for line in more)]), aged
+
+
+def _values(text: str, first: str) -> list[str]:
+    """The ``key: value`` lines among a result's most salient ones: what an aged read
+    keeps of what it reported (a setting, a count, an id), without the code it showed."""
+    return [line for line in text_lines(text, _AGED_VALUE_CHARS, first)
+            if _VALUE_LINE.match(line) is not None and "=" not in line]

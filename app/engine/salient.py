@@ -218,13 +218,26 @@ def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
                      for score, at, line, shape in scored])
     chosen: list[tuple[int, str]] = []
     used = 0
+    # A line is left out when every specific word in it is in a line already chosen (the
+    # same line again, "model_name=model_name," after "name=model_name,"): its budget goes
+    # to a line that says something new.
+    shown_words: set[str] = set()
     for _, at, line in ranked:
         shown = shorten(line, _LINE_CHARS)
         if used + len(shown) > limit:
             continue
+        words = _specifics(line)
+        if words <= shown_words:
+            continue
+        shown_words |= words
         chosen.append((at, shown))
         used += len(shown) + 1
     return [line for _, line in sorted(chosen)]
+
+
+def _specifics(line: str) -> set[str]:
+    """The specific words of ``line``, trimmed (see ``_specific``)."""
+    return {word.strip(_TRIM) for word in line.split() if _specific(word)}
 
 
 class SalientLines:

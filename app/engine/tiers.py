@@ -43,22 +43,36 @@ class TierBudget:
     # A recent turn's text beside its calls (the agent's reasoning) past this many
     # characters becomes its gist; 0: kept whole.
     reasoning_chars: int = 0
+    # ``fast``: a block closes once the turns after it hold at least this many turns and
+    # tokens. The turns after the last closed block are sent as they are, so these are
+    # the least ``fast`` keeps whole; -1: the recent window's (full_turns, window_tokens).
+    closing_turns: int = -1
+    closing_tokens: int = -1
+
+    @property
+    def closing(self) -> tuple[int, int]:
+        """The turns and tokens after a block that close it (see closing_turns)."""
+        return (self.full_turns if self.closing_turns < 0 else self.closing_turns,
+                self.window_tokens if self.closing_tokens < 0 else self.closing_tokens)
 
 
 TIER_BUDGETS: dict[Tier, TierBudget] = {
     Tier.LOCAL: TierBudget(full_turns=2, argument_chars=2000, result_chars=200,
                            late_nudge_only=False, window_tokens=1600, brief_after=64,
-                           block_turns=10, full_blocks=4, age_batch=2, reasoning_chars=300),
+                           block_turns=8, full_blocks=1, age_batch=3, reasoning_chars=300,
+                           closing_turns=1, closing_tokens=0),
     Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=750,
-                         late_nudge_only=False, window_tokens=1900, brief_after=48,
-                         block_turns=16, full_blocks=1, age_batch=3, reasoning_chars=150),
+                         late_nudge_only=False, window_tokens=1900, brief_after=8,
+                         block_turns=11, full_blocks=1, age_batch=2, reasoning_chars=150,
+                         closing_turns=1, closing_tokens=0),
     Tier.LARGE: TierBudget(full_turns=4, argument_chars=8000, result_chars=700,
                            late_nudge_only=True, window_tokens=4000, brief_after=64,
-                           block_turns=16, full_blocks=2, age_batch=3, reasoning_chars=400),
+                           block_turns=16, full_blocks=1, age_batch=3, reasoning_chars=400,
+                           closing_turns=2, closing_tokens=0),
     Tier.FRONTIER: TierBudget(full_turns=6, argument_chars=8000, result_chars=750,
                               late_nudge_only=True, window_tokens=7000, brief_after=96,
-                              block_turns=16, full_blocks=3, age_batch=3,
-                              reasoning_chars=800),
+                              block_turns=16, full_blocks=2, age_batch=3,
+                              reasoning_chars=800, closing_turns=3, closing_tokens=0),
 }
 
 # First match wins, so narrower names come before the families they belong to.

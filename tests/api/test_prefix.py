@@ -30,7 +30,7 @@ async def test_the_next_call_sends_the_declared_prefix_again(client):
 
 
 async def test_anthropic_breakpoints_mark_the_prefixes(client):
-    payload = to_anthropic(coding_run(40))
+    payload = to_anthropic(coding_run(30))  # two closed blocks, neither aged yet
     r = await client.post("/synthesize", json={**payload, "cache_breakpoints": True})
     assert r.status_code == 200, r.text
     body = r.json()

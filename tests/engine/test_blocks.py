@@ -83,7 +83,7 @@ def test_blocks_age_in_batches_and_never_take_their_whole_form_again(full, batch
 
 def test_aged_notes_change_once_every_few_closings(engine, formats):
     """Each ageing rewrites the output from the aged note on, which a provider's cache
-    then misses: mid ages three blocks at a time, so most closings only append a note."""
+    then misses: mid ages two blocks at a time, so most closings only append a note."""
     messages = coding_run(220)
     calls = [call(engine, formats, messages[:k], Tier.MID) for k in steps(messages)]
     notes = [[m["content"] for m in out if str(m["content"]).startswith(
@@ -91,7 +91,7 @@ def test_aged_notes_change_once_every_few_closings(engine, formats):
     closings = sum(len(b) > len(a) for a, b in itertools.pairwise(notes))
     rewrites = sum(a != b[:len(a)] for a, b in itertools.pairwise(notes))
     assert closings >= 9
-    assert 1 <= rewrites <= closings // 3
+    assert 1 <= rewrites <= closings // 2
 
 
 def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, formats):
@@ -101,7 +101,7 @@ def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, fo
                               "File written.")
     messages += tool_turn("last", "bash", {"command": "pytest -q"}, "F" * 5000)
     out, _, closed = call(engine, formats, messages, Tier.MID)
-    assert closed == 1
+    assert closed == 2
     ledger = next(i for i, m in enumerate(out) if m["content"] and str(m["content"])
                   .startswith("[contextsynth] Artifacts so far:"))
     assert all(str(m["content"]).startswith("[contextsynth] ") for m in out[2:ledger])

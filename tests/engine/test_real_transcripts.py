@@ -108,9 +108,13 @@ def test_an_agent_loop_through_warm_caches_gets_what_a_cold_engine_gives(encoder
 
 @pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])
 def test_the_engine_writes_only_ascii_of_its_own(engine, formats, path):
-    # Notes quote the input, so a non-ASCII character in them must come from it.
+    # Notes quote the input (texts, and the code in calls' arguments), so a non-ASCII
+    # character in them must come from it.
     transcript = formats["openai"].parse({"messages": load(path)})
     quoted = {c for m in transcript.messages for p in m.parts for c in p.text if ord(c) > 127}
+    quoted |= {c for m in transcript.messages for call in m.tool_calls
+               for c in json.dumps(json.loads(call.arguments), ensure_ascii=False)
+               if ord(c) > 127}
     # A required tool that never ran: the nudge names it, so the engine writes something
     # on every run, the short ones it leaves uncompacted included.
     options = SynthesisOptions(phase=PhaseOptions(required_tools=("never_called_tool",)))

@@ -22,21 +22,22 @@ def synth(synthesizer, formats, messages, **options):
 
 
 def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, formats):
-    messages = coding_run(20, output_chars=3000)  # a block of 16 turns and 4 after it
+    messages = coding_run(14, output_chars=3000)  # a block of 11 turns and 3 after it
     result, out = synth(synthesizer, formats, messages, tier=Tier.MID)
     assert result.compacted
     assert out[:2] == messages[:2]
     note = out[2]["content"]
     assert note.startswith("[contextsynth] Earlier work, compacted:\n")
-    assert "\n(16 tool calls; expand: cs_" in note
+    assert "\n(11 tool calls; expand: cs_" in note
     assert 'bash: cat src/module_0.py -> # module 0' in note
     # the run wrote nothing, so no ledger follows: the turns after the block stay as
     # multi-turn messages; an agent that only reads, with nothing missing, gets no nudge
-    assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 4
+    assert [m["role"] for m in out[3:]] == ["assistant", "tool"] * 3
     assert result.nudge is None
     assert out[-2]["tool_calls"] == messages[-2]["tool_calls"]
     assert out[-1] == messages[-1]  # the newest observation is never cut
-    assert result.tokens_after < result.tokens_before / 3
+    # the note keeps the lines of each read worth most (up to _READ_CHARS): about a third
+    assert result.tokens_after < result.tokens_before / 2
 
 
 def test_kept_results_before_the_last_turn_are_cut_with_a_handle(synthesizer, formats):
@@ -253,19 +254,30 @@ def test_a_note_grows_at_its_end_so_its_start_stays_cached(synthesizer, formats)
     assert new.startswith(stable + "\n") and len(new) > len(old)
 
 
-def test_code_the_agent_just_wrote_stays_whole_in_the_recent_window(synthesizer, formats):
+def test_code_the_agent_just_wrote_stays_readable(synthesizer, formats):
     """A heredoc two turns back is what the agent edits and runs next: its names must
-    still be there to use, not behind a cut."""
+    still be there to use, not behind a cut. Before its block closes it is whole; in
+    the block's note, its lines worth most follow the call's line."""
     script = "".join(f"def check_case_{i}(value):\n    return parse(value) == {i}\n"
                      for i in range(60))
     command = f"cat > test_cases.py << 'EOF'\n{script}EOF"
-    messages = coding_run(10, output_chars=3000)
-    messages += tool_turn("w", "bash", {"command": command}, "")
-    messages += tool_turn("r", "bash", {"command": "python test_cases.py"}, "ok")
-    _, out = synth(synthesizer, formats, messages, tier=Tier.MID)
-    written = next(m for m in out if m.get("tool_calls")
-                   and m["tool_calls"][0]["id"] == "w")
-    assert json.loads(written["tool_calls"][0]["function"]["arguments"])["command"] == command
+    written = tool_turn("w", "bash", {"command": command}, "")
+    ran = tool_turn("r", "bash", {"command": "python test_cases.py"}, "ok")
+    _, out = synth(synthesizer, formats, [*coding_run(3, output_chars=3000), *written, *ran],
+                   tier=Tier.MID)
+    whole = next(m for m in out if m.get("tool_calls") and m["tool_calls"][0]["id"] == "w")
+    assert json.loads(whole["tool_calls"][0]["function"]["arguments"])["command"] == command
+
+    _, out = synth(synthesizer, formats, [*coding_run(10, output_chars=3000), *written, *ran],
+                   tier=Tier.MID)
+    assert not any(m.get("tool_calls") and m["tool_calls"][0]["id"] == "w" for m in out)
+    note = next(m["content"] for m in out if "cat > test_cases.py" in str(m["content"]))
+    lines = note.split("\n")
+    at = next(i for i, line in enumerate(lines) if "cat > test_cases.py" in line)
+    assert "[defines check_case_0, check_case_1," in lines[at]
+    code = [line for line in lines[at + 1 :] if line.startswith("    | ")]
+    assert len(code) >= 10 and all("check_case_" in line or "parse(" in line for line in code)
+    assert not any(line.strip() == "| EOF" for line in lines)  # the heredoc's end is no code
 
 
 def _long_run(turns):

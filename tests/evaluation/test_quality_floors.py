@@ -55,11 +55,20 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # are 64 bits in decimal (9 tokens, 13 before). Over every call of the corpus mid
     # goes 66.4%/74.9% -> 66.1%/75.1% and its cost 50.5% -> 49.7%; the observation mask,
     # whose markers carry handles, gains 0.7 points of reduction.
-    "synthesize-fast-local": (0.627, 0.649, 1.0, 1.0),
-    "synthesize-fast-mid": (0.553, 0.809, 1.0, 1.0),
-    "synthesize-fast-large": (0.504, 0.850, 1.0, 1.0),
-    "synthesize-fast-frontier": (0.442, 0.893, 1.0, 1.0),
-    "synthesize-rebuild-mid": (0.648, 0.604, 0.946, 1.0),
+    # Raised (every fast tier and rebuild): a note's line shows the lines worth most of
+    # the code the call carries (a script, a heredoc, a written file; 1,000 characters)
+    # and of what a read showed (1,000), lines already in the note or saying nothing new
+    # are left out, an aged read keeps its "key: value" lines and a call whose tool
+    # changes state (set_config, cancel_order) keeps its line. The richer notes let the
+    # blocks be shorter and age two at a time: mid closes a block of 11 turns once one
+    # turn follows it. Mid's recall is 1.1 points lower in this sample; over every call
+    # of the corpus (asserted below) it gains 1.4 points with 4.3 of reduction, and its
+    # cost falls 2.5 points.
+    "synthesize-fast-local": (0.645, 0.723, 1.0, 1.0),
+    "synthesize-fast-mid": (0.604, 0.798, 1.0, 1.0),
+    "synthesize-fast-large": (0.525, 0.884, 1.0, 1.0),
+    "synthesize-fast-frontier": (0.494, 0.898, 1.0, 1.0),
+    "synthesize-rebuild-mid": (0.642, 0.692, 1.0, 1.0),
     # Raised: older actions keep their reasoning's gist, as the recent turns show it.
     "observation-mask-mid": (0.424, 0.801, 0.857, 1.0),
     # Replayed as agents use it now (the answer kept as the history, new messages
@@ -70,7 +79,9 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # 3.5 points of recall and every planted fact (71.4% before).
     # Raised error retention: the summary keeps every distinct error (up to 40), not the
     # newest eight (97.5% over every call before).
-    "compress-history-fast": (0.499, 0.798, 1.0, 1.0),
+    # Lowered reduction: each entry of its work keeps 200 characters of the lines under
+    # a note's line (code, result lines), for 2.7 points of recall over every call.
+    "compress-history-fast": (0.492, 0.832, 1.0, 1.0),
 }
 # Prefix reuse and cost need every call of a run (a sample skips steps, and what the
 # previous call sent is the point): the default tier's fast mode, replayed whole.
@@ -82,10 +93,17 @@ CEILINGS = {  # prefix reuse floor, cost ceilings (share of sending everything)
     # Lowered again: mid's shorter reasoning gist (150 characters) and wider window.
     # Lowered again, under issue 16's 50%: notes age three blocks at a time (the output
     # is rewritten from the oldest note that ages) and handles cost 9 tokens, not 13.
-    "synthesize-fast-mid": (0.913, 0.498, 0.532),
+    # Lowered cost ceilings (issue 16: at most 50% and 60%): the notes' richer lines
+    # let mid's blocks be shorter (see FLOORS); reuse is 1.7 points lower, as notes age
+    # two blocks at a time.
+    "synthesize-fast-mid": (0.894, 0.474, 0.513),
     # Raised cost ceilings, for the richer summary above (55.8% -> 59.2% at OpenAI's prices).
-    "compress-history-fast": (0.929, 0.589, 0.623),
+    # Raised again (58.8% -> 60.1%): each work entry keeps the lines under its note line.
+    "compress-history-fast": (0.929, 0.603, 0.637),
 }
+# Issue 15's targets, over every call of the corpus at the default tier: needed-fact
+# recall at least 75% at 70% or more token reduction.
+TARGETS = {"synthesize-fast-mid": (0.70, 0.75)}
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +141,14 @@ def test_cost_under_prompt_caching_stays_under_its_ceiling(cached_rows, name):
     assert scores["prefix_reuse"] >= reuse, scores["prefix_reuse"]
     assert scores["cost"]["openai"] <= openai, scores["cost"]
     assert scores["cost"]["anthropic"] <= anthropic, scores["cost"]
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_the_default_keeps_what_agents_need_at_the_target_reduction(cached_rows, name):
+    reduction, recall = TARGETS[name]
+    scores = cached_rows[name]
+    assert scores["reduction"] >= reduction, scores["reduction"]
+    assert scores["recall"] >= recall, scores["recall"]
 
 
 def test_an_incremental_job_extends_the_history_it_answered(encoder):
