@@ -2,14 +2,16 @@
 closings, and what it declares stable stays the same bytes on every later call."""
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from app.engine.blocks import aged_blocks, closed_blocks
+from app.engine.caches import EngineCaches
 from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
+from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
 from tests.support.generate import openai_transcript
@@ -109,3 +111,22 @@ def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, fo
     assert "files read" not in out[ledger]["content"]  # the notes' lines name those
     assert out[ledger + 1]["role"] == "assistant"  # the turns after the block follow
     assert out[-2]["content"] == "F" * 5000  # the newest result is never cut
+
+
+@pytest.mark.parametrize(("closing_turns", "closing_tokens", "closed"), [
+    (1, 0, 2),  # mid: a block closes once a turn follows it
+    (-1, -1, 1),  # the recent window's: 2 turns and 1,900 tokens must follow
+    (9, 0, 1),
+])
+def test_a_block_closes_once_the_tiers_closing_turns_and_tokens_follow_it(
+        encoder, formats, closing_turns, closing_tokens, closed):
+    budget = replace(TIER_BUDGETS[Tier.MID], closing_turns=closing_turns,
+                     closing_tokens=closing_tokens)
+    assert budget.closing == ((closing_turns, closing_tokens) if closing_turns >= 0
+                              else (budget.full_turns, budget.window_tokens))
+    messages = formats["openai"].parse({"messages": coding_run(23, output_chars=600)}).messages
+    context = EngineCaches().context(messages, Tier.MID, TokenCounter(encoder).messages)
+    context = replace(context, budget=budget)
+    blocks, tail = closed_blocks(messages, context)
+    assert len(blocks) == closed
+    assert sum(len(b) for b in blocks) + len(tail) == len(context.segments.turns)

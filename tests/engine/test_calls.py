@@ -13,6 +13,7 @@ from app.engine.calls import (
     CallSummaries,
     _defined,
     _find_all,
+    changes_state,
     cut_arguments,
 )
 from app.engine.transcript import ToolCall
@@ -146,3 +147,26 @@ _BODY_LINES = st.sampled_from(["def f(x):", "  class A:", "async def g():", "fun
                  st.text(alphabet="defclasunyt _\t\n\r()é", max_size=200)))
 def test_the_names_a_body_defines_are_those_a_multiline_search_finds(body: str) -> None:
     assert _defined(body) == _DEFINED_ANYWHERE.findall(body)
+
+
+def test_the_code_a_call_carries_is_its_script_up_to_the_heredocs_end():
+    body = "".join(f"value_{i} = compute({i})\n" for i in range(10))
+    heredoc = summary("bash", command=f"cat > fix.py << 'EOF'\n{body}EOF\npython fix.py")
+    assert heredoc.code == body  # not the "EOF" line, not the command after it
+    dashed = summary("bash", command=f"python3 - <<-END\n{body}    END\necho done")
+    assert dashed.code == body
+    one_line = "python -c 'import sys; " + "print(sys.argv); " * 10 + "'"
+    assert summary("bash", command=one_line).code == one_line
+    written = summary("write_file", path="a.py", content=body)
+    assert written.code == body
+    assert summary("bash", command="ls -la src").code == ""  # short: the head shows it
+    assert summary("read_file", path="a" * 200 + ".py").code == ""  # a path is no code
+
+
+@pytest.mark.parametrize(("name", "changes"), [
+    ("set_config", True), ("cancelReservation", True), ("book-flight", True),
+    ("update", True), ("Send_email", True), ("get_user_details", False),
+    ("read_file", False), ("bash", False), ("settings", False), ("_set", False), ("", False),
+])
+def test_a_tool_changes_state_when_its_name_starts_with_a_verb_of_change(name, changes):
+    assert changes_state(name) is changes

@@ -138,3 +138,17 @@ def test_every_distinct_error_survives_repeated_compression(compressor, formats)
         assert result.compressed
     text = "\n".join(str(m.get("content")) for m in history)
     assert all(line in text for line in failures)
+
+
+def test_a_work_entry_keeps_the_start_of_the_lines_under_its_call(compressor, formats):
+    listing = "\n".join(f"def handler_{i}(event): return route_{i}(event)" for i in range(60))
+    messages = coding_run(0)
+    for i in range(25):
+        messages += tool_turn(f"r{i}", "read_file", {"path": f"src/h{i}.py"}, listing)
+    result, out, _ = compress(compressor, formats, messages, trigger_messages=20,
+                              keep_last_n=6)
+    block = next(m["content"] for m in out if str(m["content"]).startswith(HISTORY_MARKER))
+    entry = block.split('- read_file(path="src/h0.py")')[1].split("\n- ")[0]
+    under = entry.split("\n")[1:]
+    assert under and all(line.startswith("    ") for line in under)
+    assert sum(len(line) for line in under) <= 200  # where a note shows 1,000 characters

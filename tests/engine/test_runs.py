@@ -121,3 +121,59 @@ def test_a_note_says_what_the_agent_wrote():
     assert "[wrote src/dates.py]" in first
     assert second.startswith('- write_file(path="src/util.py"') and \
         "[defines parse_month]" in second
+
+
+def _summary(messages):
+    wire = OpenAIFormat().parse({"messages": messages}).messages
+    return Runs().summary(wire, context(wire))
+
+
+def test_a_scripts_lines_worth_most_follow_its_call():
+    body = "".join(f"result_{i} = settle_batch(rows, limit={i})\n" for i in range(5))
+    command = f"cat > check.py << 'EOF'\nimport sys\n\n{body}EOF\npython check.py"
+    line = _lines(tool_turn("c1", "bash", {"command": command}, "3 settled"))[0]
+    head, *under = line.split("\n")
+    assert head.startswith("- bash: cat > check.py") and head.endswith("-> 3 settled")
+    assert under == [f"    | result_{i} = settle_batch(rows, limit={i})" for i in range(5)]
+
+
+def test_lines_a_run_shows_already_are_not_repeated_under_a_later_call():
+    script = "".join(f"probe_{i} = load_table('t_{i}')\n" for i in range(6))
+    first = f"cat > a.py << 'EOF'\n{script}EOF"
+    second = f"cat > b.py << 'EOF'\n{script}extra_9 = load_table('t_9')\nEOF"
+    lines = _lines([*tool_turn("c1", "bash", {"command": first}, ""),
+                    *tool_turn("c2", "bash", {"command": second}, "")])
+    assert lines[0].count("    | probe_") == 6
+    assert lines[1].split("\n")[1:] == ["    | extra_9 = load_table('t_9')"]
+
+
+def test_a_repeat_folds_into_the_line_whose_lines_were_left_out():
+    script = "".join(f"probe_{i} = load_table('t_{i}')\n" for i in range(6))
+    messages = tool_turn("c0", "bash", {"command": f"cat > a.py << 'EOF'\n{script}EOF"}, "")
+    for i in range(3):  # the same script run again and again, failing the same way
+        messages += tool_turn(f"c{i + 1}", "bash",
+                              {"command": f"python - << 'EOF'\n{script}EOF"}, "KeyError: 't_0'")
+    lines = _lines(messages)
+    assert len(lines) == 2
+    assert lines[1].startswith("- bash: python - << 'EOF' probe_0 = ")
+    assert lines[1].endswith("-> failed: KeyError: 't_0'  [same again, 3 times in a row]")
+    assert "\n" not in lines[1]  # its script's lines are the ones shown above
+
+
+def test_aged_lines_keep_changes_failures_and_reported_values():
+    listing = "\n".join([f"replica_{i}: {1000 + i} quota ok" for i in range(20)]
+                        + ["bucket_region: JE41U"] + [f"shard_{i}: {i} ok" for i in range(20)])
+    code = "\n".join(f"def step_{i}(ctx):\n    return ctx.items[{i}]" for i in range(30))
+    run = _summary([
+        *tool_turn("c1", "describe", {"target": "prod"}, listing),
+        *tool_turn("c2", "read_file", {"path": "src/steps.py"}, code),
+        *tool_turn("c3", "set_config", {"key": "max_connections", "value": 900}, "updated"),
+        *tool_turn("c4", "bash", {"command": "pytest -q"}, "FAILED test_a - ValueError: 1"),
+    ])
+    aged = [b.text if b is not None else None for b in run.brief]
+    head, *values = aged[0].split("\n")
+    assert head == '- describe(target="prod")' and "    bucket_region: JE41U" in values
+    assert sum(len(v.strip()) + 1 for v in values) <= 61  # _AGED_VALUE_CHARS
+    assert aged[1] is None  # a read of code: what it showed is left out once aged
+    assert aged[2] == '- set_config(key="max_connections", value=900)'
+    assert aged[3] == "- bash: pytest -q -> failed: FAILED test_a - ValueError: 1"

@@ -86,3 +86,14 @@ def test_shapes_of_listing_rows_match_and_other_lines_differ() -> None:
     assert salient._shape("replica_18: 7352 quota ok") == salient._shape("replica_2: 9 quota no")
     assert salient._shape("café_18: 7352") == "a_9: 9"  # not ASCII: read as characters
     assert salient._shape("bucket_region: JE41U") != salient._shape("replica_18: 7352 quota ok")
+
+
+def test_a_line_that_says_nothing_new_gives_its_budget_to_one_that_does():
+    code = "\n".join(["model_name=model_name,", "dependencies=related_dependencies,"] * 6
+                     + ["operations.AlterOrderWithRespectTo(", "total_size 4096 read",
+                        "checked total_size: 4096"])
+    kept = text_lines(code, 200)
+    assert len(kept) == len(set(kept))  # the same line once
+    assert "operations.AlterOrderWithRespectTo(" in kept
+    # its specific words (total_size, 4096) are in a line kept already
+    assert ("total_size 4096 read" in kept) != ("checked total_size: 4096" in kept)
