@@ -147,6 +147,7 @@ def test_a_work_entry_keeps_the_start_of_the_lines_under_its_call(compressor, fo
         messages += tool_turn(f"r{i}", "read_file", {"path": f"src/h{i}.py"}, listing)
     result, out, _ = compress(compressor, formats, messages, trigger_messages=20,
                               keep_last_n=6)
+    assert result.compressed
     block = next(m["content"] for m in out if str(m["content"]).startswith(HISTORY_MARKER))
     entry = block.split('- read_file(path="src/h0.py")')[1].split("\n- ")[0]
     under = entry.split("\n")[1:]
