@@ -260,11 +260,20 @@ def summarize(key: tuple[str, str]) -> CallSummary:
 def _script(line: str, body: str) -> str:
     """The lines after a command's first one, up to the end of the heredoc the first
     line opens (its delimiter, alone on a line), when it opens one."""
-    opened = _HEREDOC.search(line)
+    opened = _HEREDOC.search(line) if "<<" in line else None
     if opened is None:
         return body
-    end = re.search(rf"^[ \t]*{re.escape(opened.group(1))}[ \t]*$", body, re.MULTILINE)
-    return body if end is None else body[: end.start()]
+    delimiter = opened.group(1)
+    # The delimiter alone on a line (a tab or spaces around it for "<<-"), found with
+    # str.find: a multi-line pattern would be tried at every position of the body.
+    at = body.find(delimiter)
+    while at >= 0:
+        start = body.rfind("\n", 0, at) + 1
+        end = body.find("\n", at)
+        if body[start:end if end >= 0 else len(body)].strip(" \t") == delimiter:
+            return body[:start]
+        at = body.find(delimiter, at + 1)
+    return body
 
 
 def changes_state(name: str) -> bool:

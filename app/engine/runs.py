@@ -23,7 +23,7 @@ from app.engine.gist import gist
 from app.engine.ledger import Ledger, copied, extend_ledger
 from app.engine.memo import Memo
 from app.engine.outcomes import shorten
-from app.engine.salient import json_lines, text_lines
+from app.engine.salient import chosen_lines, json_lines, ranked_lines, text_lines
 from app.engine.transcript import Message, Part, ToolCall, call_results
 
 _RESULT_CHARS = 100
@@ -276,17 +276,14 @@ def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext
     first = shorten(outcome.line, _RESULT_CHARS) if outcome.line else "(no output)"
     # What a read showed (code, a listing) is what the agent works from next.
     budget = _READ_CHARS if summary.reads else _SALIENT_CHARS
-    more = text_lines(result.text, budget, outcome.line) \
-        if len(result.text) > len(first) + 2 else []
+    ranked = ranked_lines(result.text, outcome.line) if len(result.text) > len(first) + 2 \
+        else []
+    more = chosen_lines(ranked, budget)
     if aged is None:
-        values = _values(result.text, outcome.line)
+        # What an aged read keeps of what it reported (a setting, a count, an id): the
+        # "key: value" lines among its most salient ones, without the code it showed.
+        values = [line for line in chosen_lines(ranked, _AGED_VALUE_CHARS)
+                  if _VALUE_LINE.match(line) is not None and "=" not in line]
         if values:
             aged = "\n".join([head, *(f"    {line}" for line in values)])
     return "\n".join([f"{head} -> {first}", *code, *(f"    {line}" for line in more)]), aged
-
-
-def _values(text: str, first: str) -> list[str]:
-    """The ``key: value`` lines among a result's most salient ones: what an aged read
-    keeps of what it reported (a setting, a count, an id), without the code it showed."""
-    return [line for line in text_lines(text, _AGED_VALUE_CHARS, first)
-            if _VALUE_LINE.match(line) is not None and "=" not in line]

@@ -94,9 +94,10 @@ def _is_pair(line: str) -> bool:
     return True
 
 
-def _specific_words(line: str) -> int:
+def _specific_words(line: str, found: set[str] | None = None) -> int:
     """How many words of an ASCII line are specific (see ``_specific``), read from its
-    bytes: a fifth of the time splitting it into words and stripping each took."""
+    bytes: a fifth of the time splitting it into words and stripping each took. With
+    ``found``, the words themselves (trimmed) are added to it."""
     data = line.encode("ascii")
     classes = _BYTE_CLASSES
     n = len(data)
@@ -116,21 +117,23 @@ def _specific_words(line: str) -> int:
         if end - start < 2:
             continue
         upper = letters = 0
-        found = False
+        specific = False
         for j in range(start, end):
             byte = data[j]
             # Compared one by one: compiled, integers are tested without building a tuple.
             if byte == _UNDERSCORE or byte == _SLASH or _DIGIT_0 <= byte <= _DIGIT_9 \
                     or (byte == _DOT and start < j < end - 1):  # noqa: SIM109
-                found = True
+                specific = True
                 break
             if _UPPER_A <= byte <= _UPPER_Z:
                 upper += 1
                 letters += 1
             elif _LOWER_A <= byte <= _LOWER_Z:
                 letters += 1
-        if found or (upper >= 2 and upper == letters):
+        if specific or (upper >= 2 and upper == letters):
             facts += 1
+            if found is not None:
+                found.add(line[start:end])  # ASCII: byte and character offsets agree
     return facts
 
 
@@ -195,6 +198,12 @@ def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
     order. ``skip`` (the line the note shows already) is left out."""
     if limit <= 0:
         return []
+    return chosen_lines(ranked_lines(text, skip), limit)
+
+
+def ranked_lines(text: str, skip: str = "") -> list[tuple[int, str]]:
+    """The lines of ``text`` that carry a fact, best first, each with its position (see
+    ``text_lines``); read once, they can be chosen from for several budgets."""
     window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else \
         text[:_HEAD_CHARS] + "\n" + text[-_TAIL_CHARS:]
     scored: list[tuple[int, int, str, str]] = []
@@ -216,13 +225,19 @@ def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
         start = end + 1
     ranked = sorted([(-(score * 2 // shapes[shape] + score), at, line)
                      for score, at, line, shape in scored])
+    return [(at, line) for _, at, line in ranked]
+
+
+def chosen_lines(ranked: list[tuple[int, str]], limit: int) -> list[str]:
+    """The best of ``ranked`` within ``limit`` characters, in their order in the text.
+
+    A line is left out when every specific word in it is in a line already chosen (the
+    same line again, a second "name_1 = 4096" after "name_1: 4096"): its budget goes to
+    a line that says something new."""
     chosen: list[tuple[int, str]] = []
     used = 0
-    # A line is left out when every specific word in it is in a line already chosen (the
-    # same line again, "model_name=model_name," after "name=model_name,"): its budget goes
-    # to a line that says something new.
     shown_words: set[str] = set()
-    for _, at, line in ranked:
+    for at, line in ranked:
         shown = shorten(line, _LINE_CHARS)
         if used + len(shown) > limit:
             continue
@@ -237,6 +252,10 @@ def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
 
 def _specifics(line: str) -> set[str]:
     """The specific words of ``line``, trimmed (see ``_specific``)."""
+    if line.isascii():
+        found: set[str] = set()
+        _specific_words(line, found)
+        return found
     return {word.strip(_TRIM) for word in line.split() if _specific(word)}
 
 

@@ -97,3 +97,19 @@ def test_a_line_that_says_nothing_new_gives_its_budget_to_one_that_does():
     assert "operations.AlterOrderWithRespectTo(" in kept
     # its specific words (total_size, 4096) are in a line kept already
     assert ("total_size 4096 read" in kept) != ("checked total_size: 4096" in kept)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_an_ascii_lines_specific_words_are_read_as_its_split_words_are(line: str) -> None:
+    found: set[str] = set()
+    salient._specific_words(line, found)
+    assert found == {w.strip(salient._TRIM) for w in line.split() if salient._specific(w)}
+
+
+def test_lines_read_once_are_chosen_for_each_budget_as_text_lines_would():
+    text = "\n".join([f"replica_{i}: {1000 + i} quota ok" for i in range(30)]
+                     + ["bucket_region: JE41U", "def settle(rows):"])
+    ranked = salient.ranked_lines(text, "replica_0: 1000 quota ok")
+    for limit in (40, 100, 1000):
+        assert salient.chosen_lines(ranked, limit) == \
+            text_lines(text, limit, "replica_0: 1000 quota ok")
