@@ -204,8 +204,7 @@ def text_lines(text: str, limit: int, skip: str = "") -> list[str]:
 def ranked_lines(text: str, skip: str = "") -> list[tuple[int, str]]:
     """The lines of ``text`` that carry a fact, best first, each with its position (see
     ``text_lines``); read once, they can be chosen from for several budgets."""
-    window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else \
-        text[:_HEAD_CHARS] + "\n" + text[-_TAIL_CHARS:]
+    window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else _window(text)
     scored: list[tuple[int, int, str, str]] = []
     shapes: dict[str, int] = {}
     start = 0
@@ -226,6 +225,15 @@ def ranked_lines(text: str, skip: str = "") -> list[tuple[int, str]]:
     ranked = sorted([(-(score * 2 // shapes[shape] + score), at, line)
                      for score, at, line, shape in scored])
     return [(at, line) for _, at, line in ranked]
+
+
+def _window(text: str) -> str:
+    """The start and the end of a long text, each cut where a line ends: a line cut in
+    two would show a fragment of a name (``nitial_state``), no fact."""
+    head = text.rfind("\n", 0, _HEAD_CHARS)
+    tail = text.find("\n", len(text) - _TAIL_CHARS)
+    return text[: head if head >= 0 else _HEAD_CHARS] + "\n" + \
+        text[tail + 1 if tail >= 0 else len(text) - _TAIL_CHARS :]
 
 
 def chosen_lines(ranked: list[tuple[int, str]], limit: int) -> list[str]:

@@ -113,3 +113,10 @@ def test_lines_read_once_are_chosen_for_each_budget_as_text_lines_would():
     for limit in (40, 100, 1000):
         assert salient.chosen_lines(ranked, limit) == \
             text_lines(text, limit, "replica_0: 1000 quota ok")
+
+
+def test_a_long_texts_start_and_end_are_cut_where_lines_end():
+    text = "\n".join(f"    value_{i} = compute_total({i}, region_{i})" for i in range(200))
+    kept = text_lines(text, 5000)
+    whole = {line.strip() for line in text.split("\n")}
+    assert kept and all(line in whole for line in kept)  # no fragment of a line

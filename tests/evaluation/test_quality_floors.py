@@ -64,11 +64,14 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # turn follows it. Mid's recall is 1.1 points lower in this sample; over every call
     # of the corpus (asserted below) it gains 1.4 points with 4.3 of reduction, and its
     # cost falls 2.5 points.
-    "synthesize-fast-local": (0.645, 0.723, 1.0, 1.0),
-    "synthesize-fast-mid": (0.604, 0.798, 1.0, 1.0),
-    "synthesize-fast-large": (0.525, 0.884, 1.0, 1.0),
-    "synthesize-fast-frontier": (0.494, 0.898, 1.0, 1.0),
-    "synthesize-rebuild-mid": (0.642, 0.692, 1.0, 1.0),
+    # Recall 0.1 to 0.3 points lower: the start and the end of a long result or script
+    # are cut where a line ends, so a note shows no fragment of a line ("nitial_state,
+    # final_state)"); over every call of the corpus mid goes 70.4%/76.5% -> 70.5%/76.3%.
+    "synthesize-fast-local": (0.645, 0.721, 1.0, 1.0),
+    "synthesize-fast-mid": (0.605, 0.795, 1.0, 1.0),
+    "synthesize-fast-large": (0.526, 0.883, 1.0, 1.0),
+    "synthesize-fast-frontier": (0.495, 0.898, 1.0, 1.0),
+    "synthesize-rebuild-mid": (0.643, 0.689, 1.0, 1.0),
     # Raised: older actions keep their reasoning's gist, as the recent turns show it.
     "observation-mask-mid": (0.424, 0.801, 0.857, 1.0),
     # Replayed as agents use it now (the answer kept as the history, new messages
@@ -81,7 +84,7 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # newest eight (97.5% over every call before).
     # Lowered reduction: each entry of its work keeps 200 characters of the lines under
     # a note's line (code, result lines), for 2.7 points of recall over every call.
-    "compress-history-fast": (0.492, 0.832, 1.0, 1.0),
+    "compress-history-fast": (0.492, 0.830, 1.0, 1.0),
 }
 # Prefix reuse and cost need every call of a run (a sample skips steps, and what the
 # previous call sent is the point): the default tier's fast mode, replayed whole.
