@@ -194,6 +194,7 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     urls: list[str] = []
     bodies: list[str] = []  # text the call writes somewhere
     code = ""
+    written_text = ""  # the first long value under a content key, code if the call writes
     scripted: list[str] = []  # files a script writes: its head shows no redirection
     edits: list[str] = []
     for k, v in value.items():
@@ -234,8 +235,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
                 bodies.append(body)
         elif k in _CONTENT_KEYS:
             bodies.append(v)
-            if not code and len(v) > _CODE_MIN:
-                code = v
+            if not written_text and len(v) > _CODE_MIN:
+                written_text = v
         if "http" in v:
             urls += _URL.findall(v)
     if paths:
@@ -246,6 +247,7 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     if writes:
         for body in bodies:
             defines += _defined(body)
+        code = code or written_text
     defines = list(dict.fromkeys(defines))[:_MAX_DEFINED]
     hidden = [p for p in writes if p in scripted or p not in head]
     noted = [f"wrote {', '.join(hidden)}"] if hidden else []

@@ -220,8 +220,9 @@ class Runs:
                 if len(lines) > before:
                     brief.append(None if short is None else Part("text", short))
                     origins.append(m.index)
-                elif short is not None:  # folded into a repeat, which an aged part keeps
-                    brief[-1] = lines[-1]
+                elif short is not None and last is not None:
+                    # folded into a repeat, which an aged part keeps, with its count
+                    brief[-1] = Part("text", f"{short}{_REPEAT.format(n=last[2])}")
         extend_ledger(ledger, pairs, context.calls, context.outcomes)
         return RunSummary(hasher, handles.name(hasher), calls, replies, tuple(lines),
                           tuple(brief), tuple(origins), line_chars, chars, tuple(tools), ledger,

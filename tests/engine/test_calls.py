@@ -170,3 +170,9 @@ def test_the_code_a_call_carries_is_its_script_up_to_the_heredocs_end():
 ])
 def test_a_tool_changes_state_when_its_name_starts_with_a_verb_of_change(name, changes):
     assert changes_state(name) is changes
+
+
+def test_a_long_text_is_code_only_when_the_call_writes_it():
+    text = "Dear customer, " * 20
+    assert summary("send_message", text=text).code == ""
+    assert summary("write_file", path="notes.md", text=text).code == text

@@ -177,3 +177,17 @@ def test_aged_lines_keep_changes_failures_and_reported_values():
     assert aged[1] is None  # a read of code: what it showed is left out once aged
     assert aged[2] == '- set_config(key="max_connections", value=900)'
     assert aged[3] == "- bash: pytest -q -> failed: FAILED test_a - ValueError: 1"
+
+
+def test_an_aged_repeat_keeps_its_count_and_not_its_code():
+    script = "".join(f"probe_{i} = load_table('t_{i}')\n" for i in range(6))
+    messages = []
+    for i in range(3):
+        messages += tool_turn(f"c{i}", "bash", {"command": f"python - << 'EOF'\n{script}EOF"},
+                              "KeyError: 't_0'")
+    run = _summary(messages)
+    assert len(run.lines) == len(run.brief) == 1
+    assert "    | probe_0" in run.lines[0].text  # the whole line shows the script
+    aged = run.brief[0].text
+    assert aged.endswith("-> failed: KeyError: 't_0'  [same again, 3 times in a row]")
+    assert "\n" not in aged
