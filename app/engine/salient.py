@@ -213,9 +213,10 @@ def ranked_lines(text: str, skip: str = "") -> list[tuple[int, str]]:
         if end < 0:
             end = len(window)
         line = window[start:end].strip()
-        # Bare wrapper tags (<output>, </output>, <returncode>0</returncode>) hold no fact.
+        # Bare wrapper tags (<output>, </output>, <returncode>0</returncode>) hold no fact,
+        # nor does a script's interpreter line (#!/usr/bin/env python3).
         bare_tag = line.startswith("<") and line.endswith(">") and " " not in line
-        if line and line != skip and not bare_tag:
+        if line and line != skip and not bare_tag and not line.startswith("#!"):
             score = _score(line)
             if score:
                 shape = _shape(line)

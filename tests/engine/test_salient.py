@@ -18,6 +18,7 @@ def test_the_odd_line_of_a_listing_beats_its_rows():
 
 def test_lines_without_facts_are_not_kept():
     assert text_lines("all good\nnothing to report\n-----\n", 200) == []
+    assert text_lines("#!/usr/bin/env python3\n<output>\n", 200) == []
 
 
 def test_definitions_are_a_listings_landmarks():
