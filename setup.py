@@ -40,6 +40,7 @@ COMPILED = [
     "app/engine/tokens.py",
     "app/engine/trace.py",
     "app/engine/transcript.py",
+    "app/engine/verbs.py",
     "app/engine/formats/anthropic.py",
     "app/engine/formats/gemini.py",
     "app/engine/formats/openai.py",

@@ -74,17 +74,6 @@ _ARG_CHARS = 60
 # Arguments longer than this carry code worth lines of a note (see CallSummary.code).
 _CODE_MIN = 120
 _HEREDOC = re.compile(r"<<-?[ \t]*['\"]?(\w+)")
-# A tool name's first word: up to "_", "-", "." or a capital (setConfig).
-_VERB = re.compile(r"[A-Za-z][a-z0-9]*")
-# Tools whose name starts with one of these change state; what they changed stays in an
-# aged note, as writes do.
-_STATE_VERBS = frozenset({
-    "add", "apply", "approve", "assign", "book", "cancel", "change", "charge", "close",
-    "commit", "confirm", "create", "delete", "deploy", "disable", "edit", "enable",
-    "exchange", "grant", "insert", "install", "kill", "merge", "modify", "move", "patch",
-    "pay", "post", "publish", "push", "put", "refund", "register", "reject", "remove",
-    "rename", "replace", "reset", "restart", "revoke", "save", "schedule", "send", "set",
-    "start", "stop", "submit", "toggle", "transfer", "update", "upload", "write"})
 _MAX_ARGS = 3
 _COMMAND_CHARS = 100
 _MIN_STRING = 24  # a cut string keeps at least this much, budget or not
@@ -276,13 +265,6 @@ def _script(line: str, body: str) -> str:
             return body[:start]
         at = body.find(delimiter, at + 1)
     return body
-
-
-def changes_state(name: str) -> bool:
-    """Whether a tool's name says it changes something (``set_config``, ``cancelOrder``,
-    ``book-flight``): its first word is a verb of change."""
-    verb = _VERB.match(name)
-    return verb is not None and verb.group(0).lower() in _STATE_VERBS
 
 
 def _defined(body: str) -> list[str]:

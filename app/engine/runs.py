@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from app.engine.calls import changes_state
 from app.engine.compaction import Handles, Hasher, StrategyContext
 from app.engine.gist import gist
 from app.engine.ledger import Ledger, copied, extend_ledger
@@ -25,6 +24,7 @@ from app.engine.memo import Memo
 from app.engine.outcomes import shorten
 from app.engine.salient import chosen_lines, json_lines, ranked_lines, text_lines
 from app.engine.transcript import Message, Part, ToolCall, call_results
+from app.engine.verbs import changes_state
 
 _RESULT_CHARS = 100
 _SAID_CHARS = 130

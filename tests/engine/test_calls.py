@@ -13,7 +13,6 @@ from app.engine.calls import (
     CallSummaries,
     _defined,
     _find_all,
-    changes_state,
     cut_arguments,
 )
 from app.engine.transcript import ToolCall
@@ -161,15 +160,6 @@ def test_the_code_a_call_carries_is_its_script_up_to_the_heredocs_end():
     assert written.code == body
     assert summary("bash", command="ls -la src").code == ""  # short: the head shows it
     assert summary("read_file", path="a" * 200 + ".py").code == ""  # a path is no code
-
-
-@pytest.mark.parametrize(("name", "changes"), [
-    ("set_config", True), ("cancelReservation", True), ("book-flight", True),
-    ("update", True), ("Send_email", True), ("get_user_details", False),
-    ("read_file", False), ("bash", False), ("settings", False), ("_set", False), ("", False),
-])
-def test_a_tool_changes_state_when_its_name_starts_with_a_verb_of_change(name, changes):
-    assert changes_state(name) is changes
 
 
 def test_a_long_text_is_code_only_when_the_call_writes_it():
