@@ -3,9 +3,9 @@ output only grows at its end from call to call and a provider's prompt cache kee
 
 The turns after the head are cut into blocks of the tier's ``block_turns``. A
 block closes once the turns after it hold at least the tier's ``closing`` turns
-and tokens (by default its recent window); both only grow as the agent appends, so a closed
-block stays closed, and the blocks follow from the transcript alone (the
-service keeps no state). Each closed block becomes its note, the same bytes on
+and tokens (by default its recent window); both only grow as the agent appends,
+so a closed block stays closed, and the blocks follow from the transcript alone
+(the service keeps no state). Each closed block becomes its note, the same bytes on
 every later call; the turns after the last closed block stay as they are (long
 arguments and results cut, the newest result whole) and grow a step a call
 until the next block closes. What changes at every closing (the artifact
