@@ -259,7 +259,7 @@ def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext
         head += f" {summary.wrote}"
     # The agent's own code is what it goes on to reuse (names, calls, paths): in the
     # eval, a third of the facts notes missed were last seen in a script it had written.
-    code = [f"    | {line}" for line in text_lines(summary.code, _CODE_CHARS)] \
+    code = [f"    | {line}" for line in text_lines(summary.code, _CODE_CHARS, per_shape=0)] \
         if summary.code else []
     kept = summary.writes or summary.defines or changes_state(call.name)
     aged = head if kept else None

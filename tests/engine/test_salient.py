@@ -16,6 +16,16 @@ def test_the_odd_line_of_a_listing_beats_its_rows():
     assert "bucket_region: JE41U" in kept and len(kept) < 5  # in order, within the budget
 
 
+def test_a_listing_gives_a_few_rows_of_each_shape_and_its_budget_to_other_lines():
+    code = "\n".join([f"def step_{i}(ctx):\n    return ctx.quota[{i}]" for i in range(40)]
+                     + ["SETTLE_MODE = 'strict'  # read by settle_batch"])
+    kept = text_lines(code, 1000)
+    assert sum(line.startswith("def step_") for line in kept) == salient._SHAPE_LINES
+    assert sum(line.startswith("return ctx.quota[") for line in kept) == salient._SHAPE_LINES
+    assert "SETTLE_MODE = 'strict'  # read by settle_batch" in kept
+    assert sum(len(line) + 1 for line in kept) < 400  # the budget is not filled with rows
+
+
 def test_lines_without_facts_are_not_kept():
     assert text_lines("all good\nnothing to report\n-----\n", 200) == []
     assert text_lines("#!/usr/bin/env python3\n<output>\n", 200) == []

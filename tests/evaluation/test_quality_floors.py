@@ -67,10 +67,14 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # Recall 0.1 to 0.3 points lower: the start and the end of a long result or script
     # are cut where a line ends, so a note shows no fragment of a line ("nitial_state,
     # final_state)"); over every call of the corpus mid goes 70.4%/76.5% -> 70.5%/76.3%.
+    # Frontier's recall 0.1 point lower: a result's salient lines take at most four of
+    # one shape (a listing's rows), so a read of repetitive code is a third as long; over
+    # every call of the corpus each fast tier gives 0.1 of recall for 0.1 of reduction,
+    # and the planted runs' reduction rises 1.6 to 5 points.
     "synthesize-fast-local": (0.645, 0.721, 1.0, 1.0),
     "synthesize-fast-mid": (0.605, 0.795, 1.0, 1.0),
     "synthesize-fast-large": (0.526, 0.883, 1.0, 1.0),
-    "synthesize-fast-frontier": (0.495, 0.898, 1.0, 1.0),
+    "synthesize-fast-frontier": (0.495, 0.897, 1.0, 1.0),
     "synthesize-rebuild-mid": (0.643, 0.689, 1.0, 1.0),
     # Raised: older actions keep their reasoning's gist, as the recent turns show it.
     "observation-mask-mid": (0.424, 0.801, 0.857, 1.0),
