@@ -31,6 +31,8 @@ LEDGER_HEADER = "Artifacts so far:"
 # Where older calls that neither failed nor wrote were left out of a note.
 AGED_LINES = "- ({n} lines of older calls that only read or ran without error, left out)"
 CUT_MARKER = "...[contextsynth cut {chars} chars; expand: {handle}]"
+# After a JSON result shown as the lines of its objects' fields.
+JSON_MARKER = "[contextsynth: {chars} chars of JSON as fields; expand: {handle}]"
 # In place of a run of lines that a message above shows word for word.
 REPEATED_LINES = "[contextsynth: {n} lines as shown above]"
 MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"

@@ -22,7 +22,7 @@ from app.engine.gist import gist
 from app.engine.ledger import Ledger, copied, extend_ledger
 from app.engine.memo import Memo
 from app.engine.outcomes import shorten
-from app.engine.salient import chosen_lines, json_lines, ranked_lines, text_lines
+from app.engine.salient import JSON_CHARS, chosen_lines, json_lines, ranked_lines, text_lines
 from app.engine.transcript import Message, Part, ToolCall, call_results
 from app.engine.verbs import changes_state
 
@@ -31,9 +31,8 @@ _SAID_CHARS = 130
 _REPEAT_START = "  [same again, "
 _REPEAT = _REPEAT_START + "{n} times in a row]"
 # Beside a result's first line, its lines that carry facts, up to this many characters;
-# a JSON answer is shown as its objects' fields instead, up to _JSON_CHARS.
+# a JSON answer is shown as its objects' fields instead, up to JSON_CHARS.
 _SALIENT_CHARS = 100
-_JSON_CHARS = 320
 # A read's result (a file's code, a search's matches), and the code a call carries
 # (a script, a heredoc, a written file), get more: chosen with the eval, where these
 # lines held more of what agents went on to use per token than any other part of a note.
@@ -269,7 +268,7 @@ def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext
     if outcome.error:  # the error line is already as short as it may get
         line = f"{head} -> failed: {outcome.line}"
         return "\n".join([line, *code]), line
-    data = json_lines(result.text, _JSON_CHARS)
+    data = json_lines(result.text, JSON_CHARS)
     if data is not None:  # an API's answer: its objects' fields say more than its start
         if not data:
             return "\n".join([f"{head} -> {shorten(outcome.line, _RESULT_CHARS)}", *code]), aged

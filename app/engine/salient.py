@@ -62,6 +62,8 @@ _TRIM_BYTE: Final = 2
 _BYTE_CLASSES: Final = bytes(
     _SPACE_BYTE if chr(b).isspace() else _TRIM_BYTE if chr(b) in _TRIM else _OTHER_BYTE
     for b in range(128))
+# What a JSON answer's fields get at least, in a note or cut in the recent turns.
+JSON_CHARS = 320
 # A JSON object's line: its first fields, and no long text.
 _MAX_FIELDS = 8
 _MAX_VALUE = 60

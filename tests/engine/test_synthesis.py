@@ -397,6 +397,30 @@ def test_a_result_just_over_the_budget_stays_whole(synthesizer, formats):
         assert older and all(("...[contextsynth cut" in text) is cut for text in older)
 
 
+def test_an_older_recent_json_answer_is_shown_as_its_fields(synthesizer, formats):
+    """An API's answer two turns back reads as the values of its objects, each flight
+    on a line with the fields that differ, and a marker with the handle of the whole;
+    the newest answer, and a failed one, stay as they came."""
+    flights = {"flights": [{"flight_number": f"HAT{100 + i}", "origin": "JFK",
+                            "destination": "SEA", "price": 120 + 7 * i,
+                            "status": "available"} for i in range(9)]}
+    answer = json.dumps(flights)
+    failed = json.dumps({"error": "Error: reservation ZFA04Y not found", "code": 404})
+    messages = [{"role": "system", "content": "You book flights."},
+                {"role": "user", "content": "Book the cheapest JFK to SEA flight."},
+                *tool_turn("s1", "search_flights", {"origin": "JFK"}, answer),
+                *tool_turn("g1", "get_reservation", {"id": "ZFA04Y"}, failed),
+                *tool_turn("s2", "search_flights", {"origin": "JFK", "day": 2}, answer)]
+    _, out = synth(synthesizer, formats, messages, tier=Tier.MID, steer=False)
+    results = [m["content"] for m in out if m["role"] == "tool"]
+    assert results[1:] == [failed, answer]
+    shown = results[0].split("\n")
+    assert "HAT104 | 148" in shown and "HAT108 | 176" in shown
+    assert shown[-1].startswith(f"[contextsynth: {len(answer)} chars of JSON as fields; "
+                                "expand: cs_")
+    assert len(results[0]) * 3 <= len(answer) * 2
+
+
 def test_observation_mask_shows_an_older_action_with_the_gist_the_window_showed(
         synthesizer, formats):
     # A turn's reasoning reads the same before and after it leaves the window, so the
