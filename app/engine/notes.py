@@ -63,13 +63,17 @@ class Notes:
             if isinstance(g, Message):
                 out.messages.append(g)
                 continue
-            run = self._runs.summary(g, context)
+            # Every line older than the age: only the aged form of the run is needed.
+            run = self._runs.summary(g, context, aged=g[-1].index < aged_before)
             out.ledgers.append(run.ledger)
             header = PRIOR_WORK_HEADER if first and not out.spans else PRIOR_WORK_CONTINUED
             what = counted(run.calls, run.replies)
+            shown = _aged(run, aged_before) if run.origins and run.origins[0] < aged_before \
+                else run.lines
             # A short reply between two user messages can be shorter than any note
             # about it: keep such a run as it was.
-            if run.chars <= len(header) + HANDLE_CHARS + len(what) + run.line_chars:
+            if run.chars <= len(header) + HANDLE_CHARS + len(what) + \
+                    sum([len(p.text) for p in shown]):
                 out.messages.extend(g)
                 continue
             out.spans.append(Span(run.handle, "compacted", g[0].index, g[-1].index, len(g),
@@ -79,8 +83,6 @@ class Notes:
             # One part per line: lines repeat from call to call, so their token counts
             # and facts come from the caches; renderers join parts with newlines.
             footer = Part("text", PRIOR_WORK_FOOTER.format(what=what, handle=run.handle))
-            shown = _aged(run, aged_before) if run.origins and run.origins[0] < aged_before \
-                else run.lines
             out.messages.append(Message("user", (Part("text", header), *shown, footer)))
         return out
 
@@ -111,7 +113,7 @@ def _aged(run: RunSummary, before: int) -> tuple[Part, ...]:
     that neither failed nor wrote are left out, and one line says how many."""
     out: list[Part] = []
     left_out = 0
-    for line, brief, origin in zip(run.lines, run.brief, run.origins, strict=True):
+    for i, (brief, origin) in enumerate(zip(run.brief, run.origins, strict=True)):
         if origin < before:
             if brief is None:
                 left_out += 1
@@ -121,7 +123,7 @@ def _aged(run: RunSummary, before: int) -> tuple[Part, ...]:
         if left_out:
             out.append(Part("text", AGED_LINES.format(n=left_out)))
             left_out = 0
-        out.append(line)
+        out.append(run.lines[i])  # a run with lines this new was summarized whole
     if left_out:
         out.append(Part("text", AGED_LINES.format(n=left_out)))
     return tuple(out)

@@ -17,12 +17,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from app.engine.calls import CallSummary
 from app.engine.compaction import Handles, Hasher, StrategyContext
 from app.engine.gist import gist
 from app.engine.ledger import Ledger, copied, extend_ledger
 from app.engine.memo import Memo
-from app.engine.outcomes import shorten
-from app.engine.salient import JSON_CHARS, chosen_lines, json_lines, ranked_lines, text_lines
+from app.engine.outcomes import Outcome, shorten
+from app.engine.salient import (
+    JSON_CHARS,
+    Ranked,
+    chosen_lines,
+    json_lines,
+    json_value,
+    ranked_lines,
+    text_lines,
+)
 from app.engine.transcript import Message, Part, ToolCall, call_results
 from app.engine.verbs import changes_state
 
@@ -46,11 +55,12 @@ _PROBE = 16
 
 # What a message contributes to a summary; equal identities mean equal summaries.
 _Identity = tuple[object, ...]
+_RunKey = tuple[_Identity, ...]
 # A call's name and arguments, its result's text and error flag.
 _LineKey = tuple[str, str, str | None, bool]
-# A call's line as made, as the note shows it (lines shown before left out), and how
-# many times in a row the call came with that outcome.
-_Last = tuple[str, str, int]
+# The last call (its key), its line as the note shows it (lines shown before left out),
+# and how many times in a row the call came with that outcome.
+_Last = tuple[_LineKey, str, int]
 
 
 # Made per call, result or span: __init__ is written out so that mypyc compiles it (see
@@ -62,23 +72,26 @@ class RunSummary:
     handle: str
     calls: int
     replies: int
-    lines: tuple[Part, ...]  # shared by every note made from the run
+    # Shared by every note made from the run; empty unless ``whole``.
+    lines: tuple[Part, ...]
     # Per line: the shorter form an aged line takes (None: the line is left out of an
     # aged part), and the transcript index of the message it came from.
     brief: tuple[Part | None, ...]
     origins: tuple[int, ...]
-    line_chars: int
     chars: int  # text and arguments of the run
     tools: tuple[str, ...]
     ledger: Ledger  # not changed once made: extended as a copy
     shown: frozenset[str]  # the lines under calls' own lines that the note shows
     last: _Last | None  # the last line, when it is a call's
+    # False: only the aged form was made (``brief``), for a run that a note shows aged
+    # from the start; the lines a whole note shows are the costly part of a summary.
+    whole: bool
 
     def __init__(self, hasher: Hasher, handle: str, calls: int, replies: int,
                  lines: tuple[Part, ...], brief: tuple[Part | None, ...],
-                 origins: tuple[int, ...], line_chars: int, chars: int,
+                 origins: tuple[int, ...], chars: int,
                  tools: tuple[str, ...], ledger: Ledger, shown: frozenset[str],
-                 last: _Last | None) -> None:
+                 last: _Last | None, whole: bool = True) -> None:
         self.hasher = hasher
         self.handle = handle
         self.calls = calls
@@ -86,12 +99,12 @@ class RunSummary:
         self.lines = lines
         self.brief = brief
         self.origins = origins
-        self.line_chars = line_chars
         self.chars = chars
         self.tools = tools
         self.ledger = ledger
         self.shown = shown
         self.last = last
+        self.whole = whole
 
 
 def _identity(m: Message) -> _Identity:
@@ -107,6 +120,21 @@ def _weigh_line(key: _LineKey) -> int:
     return len(key[0]) + len(key[1]) + len(key[2] or "")
 
 
+def _weigh_run(key: _RunKey) -> int:
+    """About the characters of a run's texts and arguments (see ``_identity``)."""
+    total = 0
+    for identity in key:
+        texts = identity[1]
+        if isinstance(texts, str):
+            total += len(texts)
+        elif isinstance(texts, tuple):
+            total += sum([len(t) for t in texts if isinstance(t, str)])
+        calls = identity[2]
+        if isinstance(calls, tuple):
+            total += sum([len(c[2]) for c in calls if isinstance(c, tuple)])
+    return total
+
+
 class Runs:
     def __init__(self, *, cache_chars: int = 32_000_000) -> None:
         # A key holds the run's texts, so the bound counts their characters.
@@ -120,10 +148,23 @@ class Runs:
         # Lines by call and result: a run seen in another transcript, or cut at another
         # place, still has most of its lines made before.
         self._lines: Memo[_LineKey, tuple[str, str | None]] = Memo(cache_chars, _weigh_line)
+        # Runs a note shows aged from the start, summarized in their aged form only, and
+        # those forms by call and result.
+        self._aged: Memo[_RunKey, RunSummary] = Memo(cache_chars, _weigh_run)
+        self._aged_lines: Memo[_LineKey, str | None] = Memo(cache_chars, _weigh_line)
 
-    def summary(self, run: Sequence[Message], context: StrategyContext) -> RunSummary:
-        """The summary of ``run`` (at least one message)."""
+    def summary(self, run: Sequence[Message], context: StrategyContext, *,
+                aged: bool = False) -> RunSummary:
+        """The summary of ``run`` (at least one message). ``aged``: every line of it is
+        shown in its aged form, so the lines of a whole note need not be made (a cold
+        call notes most of a long transcript so); a whole summary made before serves
+        too, and gives the same aged form."""
         ids = tuple(map(_identity, run))
+        if aged:
+            made = self._runs.get(ids)
+            if made is not None:
+                return made
+            return self._aged.get(ids, partial(self._aged_summary, run, context))
         base: RunSummary | None = None
         covered = 0  # messages the cached summary found covers
         probes = len(ids) if ids[0] in self._starts else 0
@@ -151,6 +192,10 @@ class Runs:
                 self._forget(next(iter(self._runs)))
         return summary
 
+    def _aged_summary(self, run: Sequence[Message], context: StrategyContext,
+                      _key: _RunKey) -> RunSummary:
+        return self._extend(None, run, context, whole=False)
+
     def _forget(self, key: tuple[_Identity, ...]) -> None:
         gone = self._runs.pop(key, None)
         if gone is None:
@@ -161,7 +206,7 @@ class Runs:
             self._starts[key[0]] = left
 
     def _extend(self, base: RunSummary | None, new: Sequence[Message],
-                context: StrategyContext) -> RunSummary:
+                context: StrategyContext, *, whole: bool = True) -> RunSummary:
         handles: Handles = context.handles
         if base is None:
             hasher = handles.start()
@@ -169,7 +214,6 @@ class Runs:
             lines: list[Part] = []
             brief: list[Part | None] = []
             origins: list[int] = []
-            line_chars = 0
             tools: dict[str, None] = {}
             ledger = Ledger()
             shown: set[str] = set()
@@ -180,7 +224,6 @@ class Runs:
             lines = list(base.lines)
             brief = list(base.brief)
             origins = list(base.origins)
-            line_chars = base.line_chars
             tools = dict.fromkeys(base.tools)
             ledger = copied(base.ledger)
             shown = set(base.shown)
@@ -200,11 +243,11 @@ class Runs:
             if not said and not m.tool_calls and m.text.strip():  # a reply to the user
                 said = shorten(" ".join(m.text[: _SAID_CHARS * 2].split()), _SAID_CHARS)
             if said:
-                line = f"- said: {said}"
-                lines.append(Part("text", line))
-                brief.append(lines[-1])  # an aged part keeps what the agent said
+                part = Part("text", f"- said: {said}")
+                if whole:
+                    lines.append(part)
+                brief.append(part)  # an aged part keeps what the agent said
                 origins.append(m.index)
-                line_chars += len(line)
                 last = None
             for call, result in itertools.islice(answers, len(m.tool_calls)):
                 calls += 1
@@ -212,56 +255,53 @@ class Runs:
                 tools[call.name] = None
                 key = (call.name, call.arguments, result.text if result else None,
                        result is not None and result.is_error)
-                line, short = self._lines.get(key, partial(_call_lines, call, result, context))
-                before = len(lines)
-                grown, last = _add_line(lines, line, shown, last)
-                line_chars += grown
-                if len(lines) > before:
-                    brief.append(None if short is None else Part("text", short))
-                    origins.append(m.index)
-                elif short is not None and last is not None:
-                    # folded into a repeat, which an aged part keeps, with its count
-                    brief[-1] = Part("text", f"{short}{_REPEAT.format(n=last[2])}")
+                if whole:
+                    line, short = self._lines.get(
+                        key, partial(_call_lines, call, result, context))
+                else:
+                    line, short = "", self._aged_lines.get(
+                        key, partial(_aged_line, call, result, context))
+                if last is not None and last[0] == key:
+                    # The same call with the same outcome (an agent rerunning a failing
+                    # test): one line with a count, which an aged part keeps too.
+                    count = last[2] + 1
+                    if whole:
+                        lines[-1] = Part("text", f"{last[1]}{_REPEAT.format(n=count)}")
+                    if short is not None:
+                        brief[-1] = Part("text", f"{short}{_REPEAT.format(n=count)}")
+                    last = (key, last[1], count)
+                    continue
+                text = _new_lines(line, shown) if whole else ""
+                if whole:
+                    lines.append(Part("text", text))
+                brief.append(None if short is None else Part("text", short))
+                origins.append(m.index)
+                last = (key, text, 1)
         extend_ledger(ledger, pairs, context.calls, context.outcomes)
         return RunSummary(hasher, handles.name(hasher), calls, replies, tuple(lines),
-                          tuple(brief), tuple(origins), line_chars, chars, tuple(tools), ledger,
-                          frozenset(shown), last)
+                          tuple(brief), tuple(origins), chars, tuple(tools), ledger,
+                          frozenset(shown), last, whole)
 
 
-def _add_line(lines: list[Part], line: str, shown: set[str],
-              last: _Last | None) -> tuple[int, _Last]:
-    """Append a call's line, or fold it into the line before when it is the same call
-    with the same outcome (an agent rerunning a failing test). Lines under the call's own
-    that the note shows already are left out (a script rewritten with a change, a file
-    region read again). The change in length, and the new last line."""
-    if last is not None and last[0] == line:
-        before = lines[-1].text
-        lines[-1] = Part("text", f"{last[1]}{_REPEAT.format(n=last[2] + 1)}")
-        return len(lines[-1].text) - len(before), (line, last[1], last[2] + 1)
+def _new_lines(line: str, shown: set[str]) -> str:
+    """A call's line without the lines under it that the note shows already (a script
+    rewritten with a change, a file region read again); those it shows are added."""
     head, *under = line.split("\n")
     new = [u for u in under if u not in shown]
     shown.update(new)
-    text = "\n".join([head, *new]) if len(new) < len(under) else line
-    lines.append(Part("text", text))
-    return len(text), (line, text, 1)
+    return "\n".join([head, *new]) if len(new) < len(under) else line
 
 
 def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext,
                 _key: _LineKey) -> tuple[str, str | None]:
     """A call's line, with the lines of the code it carries and of its result worth most,
-    and its aged form: a failure, a write or a change of state keeps its line (without
-    code or result lines), a read keeps only the ``key: value`` lines it reported; a call
-    that did neither is left out (None)."""
-    summary = context.calls.of(call)
-    head = f"- {summary.head}"
-    if summary.wrote:  # what the agent wrote matters more than what it read
-        head += f" {summary.wrote}"
+    and its aged form (see ``_aged_line``)."""
+    summary, head = _head(call, context)
     # The agent's own code is what it goes on to reuse (names, calls, paths): in the
     # eval, a third of the facts notes missed were last seen in a script it had written.
     code = [f"    | {line}" for line in text_lines(summary.code, _CODE_CHARS, per_shape=0)] \
         if summary.code else []
-    kept = summary.writes or summary.defines or changes_state(call.name)
-    aged = head if kept else None
+    aged = head if _kept(summary, call) else None
     if result is None:
         return "\n".join([head, *code]), aged
     outcome = context.outcomes.of(result)
@@ -273,17 +313,61 @@ def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext
         if not data:
             return "\n".join([f"{head} -> {shorten(outcome.line, _RESULT_CHARS)}", *code]), aged
         return "\n".join([f"{head} ->", *code, *(f"    {line}" for line in data)]), aged
-    first = shorten(outcome.line, _RESULT_CHARS) if outcome.line else "(no output)"
+    first = _first(outcome)
     # What a read showed (code, a listing) is what the agent works from next.
     budget = _READ_CHARS if summary.reads else _SALIENT_CHARS
-    ranked = ranked_lines(result.text, outcome.line) if len(result.text) > len(first) + 2 \
-        else []
+    ranked = _ranked(result, outcome, first)
     more = chosen_lines(ranked, budget)
     if aged is None:
-        # What an aged read keeps of what it reported (a setting, a count, an id): the
-        # "key: value" lines among its most salient ones, without the code it showed.
-        values = [line for line in chosen_lines(ranked, _AGED_VALUE_CHARS)
-                  if _VALUE_LINE.match(line) is not None and "=" not in line]
-        if values:
-            aged = "\n".join([head, *(f"    {line}" for line in values)])
+        aged = _values(head, ranked)
     return "\n".join([f"{head} -> {first}", *code, *(f"    {line}" for line in more)]), aged
+
+
+def _aged_line(call: ToolCall, result: Message | None, context: StrategyContext,
+               _key: _LineKey) -> str | None:
+    """A call's aged form, the second of ``_call_lines`` made alone: a failure, a write
+    or a change of state keeps its line (without code or result lines), a read keeps
+    only the ``key: value`` lines it reported; a call that did neither is left out
+    (None)."""
+    summary, head = _head(call, context)
+    kept = _kept(summary, call)
+    if result is None:
+        return head if kept else None
+    outcome = context.outcomes.of(result)
+    if outcome.error:
+        return f"{head} -> failed: {outcome.line}"
+    if kept:
+        return head
+    if json_value(result.text) is not None:
+        return None
+    return _values(head, _ranked(result, outcome, _first(outcome)))
+
+
+def _head(call: ToolCall, context: StrategyContext) -> tuple[CallSummary, str]:
+    summary = context.calls.of(call)
+    head = f"- {summary.head}"
+    if summary.wrote:  # what the agent wrote matters more than what it read
+        head += f" {summary.wrote}"
+    return summary, head
+
+
+def _kept(summary: CallSummary, call: ToolCall) -> bool:
+    """Whether an aged note keeps the call's line: it wrote, defined or changed state."""
+    return bool(summary.writes or summary.defines or changes_state(call.name))
+
+
+def _first(outcome: Outcome) -> str:
+    return shorten(outcome.line, _RESULT_CHARS) if outcome.line else "(no output)"
+
+
+def _ranked(result: Message, outcome: Outcome, first: str) -> Ranked:
+    return ranked_lines(result.text, outcome.line) if len(result.text) > len(first) + 2 \
+        else []
+
+
+def _values(head: str, ranked: Ranked) -> str | None:
+    """What an aged read keeps of what it reported (a setting, a count, an id): the
+    "key: value" lines among its most salient ones, without the code it showed."""
+    values = [line for line in chosen_lines(ranked, _AGED_VALUE_CHARS)
+              if _VALUE_LINE.match(line) is not None and "=" not in line]
+    return "\n".join([head, *(f"    {line}" for line in values)]) if values else None

@@ -382,14 +382,22 @@ def _rows(value: Any, label: str, out: list[str], depth: int = 0) -> None:
             out.append(f"{label}{', '.join(scalars)}")
 
 
-def json_lines(text: str, limit: int) -> list[str] | None:
-    """A JSON result as lines of its objects' scalar fields; None if it is not JSON."""
+def json_value(text: str) -> Any:
+    """The object or list a JSON result holds; None if it holds none (not JSON, or a
+    lone scalar, which reads as well as text)."""
     stripped = text.strip()
     if not stripped or stripped[0] not in "[{":
         return None
     try:
-        value = json.loads(stripped)
+        return json.loads(stripped)
     except ValueError:
+        return None
+
+
+def json_lines(text: str, limit: int) -> list[str] | None:
+    """A JSON result as lines of its objects' scalar fields; None if it is not JSON."""
+    value = json_value(text)
+    if value is None:
         return None
     rows: list[str] = []
     _rows(value, "", rows)

@@ -7,7 +7,9 @@ from app.engine.runs import Runs
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.transcript import call_results, segment
 from tests.support.build import tool_turn
-from tests.support.corpus import load_named
+from app.corpus import load
+from app.engine.notes import groups
+from tests.support.corpus import load_named, transcript_files
 
 
 def in_order(ledger):
@@ -43,6 +45,36 @@ def test_a_run_summarized_step_by_step_equals_one_read_whole():
     assert whole.ledger == built and in_order(whole.ledger) == in_order(built)
     assert whole.ledger.commands  # the run ran commands: the comparison is not empty
     assert whole.calls == sum(len(m.tool_calls) for m in run)
+
+
+def test_a_run_summarized_aged_only_ages_as_its_whole_summary_does():
+    """A cold call notes most of a long transcript in the aged form alone; a warm one ages
+    the whole summary it made while the block was new. Both must give the same bytes, on
+    every run of the corpus (reads, writes, failures, JSON answers, repeats, replies)."""
+    wire = OpenAIFormat()
+    runs = 0
+    for path in transcript_files():
+        messages = wire.parse({"messages": load(path)}).messages
+        for run in (g for g in groups(messages) if isinstance(g, list)):
+            ctx = context(messages)
+            whole = Runs().summary(run, ctx)
+            aged = Runs().summary(run, ctx, aged=True)
+            assert whole.whole and not aged.whole and aged.lines == ()
+            assert (aged.brief, aged.origins, aged.handle) == \
+                (whole.brief, whole.origins, whole.handle), path.name
+            assert (aged.calls, aged.replies, aged.chars, aged.tools, aged.ledger) == \
+                (whole.calls, whole.replies, whole.chars, whole.tools, whole.ledger)
+            runs += 1
+    assert runs > 100
+
+
+def test_an_aged_run_summarized_whole_before_is_not_read_again():
+    raw = [*tool_turn("c1", "read", {"path": "a.py"}, "print(1)"),
+           *tool_turn("c2", "write", {"path": "b.py", "content": "x = 1"}, "ok")]
+    run = OpenAIFormat().parse({"messages": raw}).messages
+    runs = Runs()
+    whole = runs.summary(run, context(run))
+    assert runs.summary(run, context(run), aged=True) is whole
 
 
 def test_call_ids_that_repeat_across_steps_pair_within_their_step():
