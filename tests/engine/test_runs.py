@@ -1,14 +1,14 @@
+from app.corpus import load
 from app.engine.calls import CallSummaries
 from app.engine.compaction import Handles, StrategyContext
 from app.engine.formats.openai import OpenAIFormat
 from app.engine.ledger import build_ledger
+from app.engine.notes import groups
 from app.engine.outcomes import Outcomes
 from app.engine.runs import Runs
 from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.transcript import call_results, segment
 from tests.support.build import tool_turn
-from app.corpus import load
-from app.engine.notes import groups
 from tests.support.corpus import load_named, transcript_files
 
 
