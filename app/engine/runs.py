@@ -30,6 +30,7 @@ from app.engine.salient import (
     json_lines,
     json_value,
     ranked_lines,
+    short_lines,
     text_lines,
 )
 from app.engine.transcript import Message, Part, ToolCall, call_results
@@ -340,6 +341,8 @@ def _aged_line(call: ToolCall, result: Message | None, context: StrategyContext,
         return head
     if json_value(result.text) is not None:
         return None
+    if not any(_is_value(line) for line in short_lines(result.text, _AGED_VALUE_CHARS)):
+        return None  # no line could be one: the ranking would find none
     return _values(head, _ranked(result, outcome, _first(outcome)))
 
 
@@ -356,6 +359,10 @@ def _kept(summary: CallSummary, call: ToolCall) -> bool:
     return bool(summary.writes or summary.defines or changes_state(call.name))
 
 
+def _is_value(line: str) -> bool:
+    return _VALUE_LINE.match(line) is not None and "=" not in line
+
+
 def _first(outcome: Outcome) -> str:
     return shorten(outcome.line, _RESULT_CHARS) if outcome.line else "(no output)"
 
@@ -368,6 +375,5 @@ def _ranked(result: Message, outcome: Outcome, first: str) -> Ranked:
 def _values(head: str, ranked: Ranked) -> str | None:
     """What an aged read keeps of what it reported (a setting, a count, an id): the
     "key: value" lines among its most salient ones, without the code it showed."""
-    values = [line for line in chosen_lines(ranked, _AGED_VALUE_CHARS)
-              if _VALUE_LINE.match(line) is not None and "=" not in line]
+    values = [line for line in chosen_lines(ranked, _AGED_VALUE_CHARS) if _is_value(line)]
     return "\n".join([head, *(f"    {line}" for line in values)]) if values else None

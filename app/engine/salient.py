@@ -241,6 +241,24 @@ def ranked_lines(text: str, skip: str = "") -> Ranked:
     return [(at, line, shape) for _, at, line, shape in ranked]
 
 
+def short_lines(text: str, limit: int) -> list[str]:
+    """The lines of ``text`` that ``ranked_lines`` reads, of at most ``limit``
+    characters: the only ones a choice within ``limit`` characters can take. A caller
+    that wants few such lines can look at these first and skip the ranking when none
+    would do (an aged read's ``key: value`` lines, which most reads have none of)."""
+    window = text if len(text) <= _HEAD_CHARS + _TAIL_CHARS else _window(text)
+    out: list[str] = []
+    start = 0
+    while start < len(window):
+        end = window.find("\n", start)
+        if end < 0:
+            end = len(window)
+        if end - start <= limit or len(window[start:end].strip()) <= limit:
+            out.append(window[start:end].strip())
+        start = end + 1
+    return out
+
+
 def _window(text: str) -> str:
     """The start and the end of a long text, each cut where a line ends: a line cut in
     two would show a fragment of a name (``nitial_state``), no fact."""
