@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from app.engine.memo import Memo
@@ -182,6 +182,10 @@ class _Table:
         self.texts: dict[bytes, str] = {}
 
 
+# Facts by kind (paths, identifiers, numbers), each token with its text.
+Sorted = tuple[dict[bytes, str], dict[bytes, str], dict[bytes, str]]
+
+
 class _Kinds:
     """The kind of every token seen so far, so a call sorts only new tokens."""
 
@@ -189,17 +193,18 @@ class _Kinds:
         self._max_tokens = max_tokens
         self._table = _Table()
 
-    def facts(self, tokens: frozenset[bytes]) -> Facts:
+    def sort(self, tokens: Iterable[bytes]) -> Sorted:
+        """The facts among ``tokens``, by kind, each with its text."""
         table = self._table
         kinds, texts = table.kinds, table.texts
-        found: tuple[list[str], list[str], list[str]] = ([], [], [])
+        found: Sorted = ({}, {}, {})
         new: list[bytes] = []
         for raw in tokens:  # one pass: after the first calls of a run, almost all are known
             kind = kinds.get(raw)
             if kind is None:
                 new.append(raw)
             elif kind != _NO_FACT:
-                found[kind].append(texts[raw])
+                found[kind][raw] = texts[raw]
         if new:
             if len(kinds) + len(new) > self._max_tokens:
                 # A new generation; another thread keeps the table it already holds.
@@ -210,20 +215,22 @@ class _Kinds:
                     # Text first: a thread that sees the kind finds the text.
                     table.texts[raw] = text
                     table.kinds[raw] = kind
-                    found[kind].append(text)
+                    found[kind][raw] = text
             for raw in new:
                 table.kinds.setdefault(raw, _NO_FACT)
-        paths, idents, numbers = found
-        return Facts(frozenset(paths), frozenset(idents), frozenset(numbers))
+        return found
 
 
 @dataclass(frozen=True)
 class _Settled:
-    """Tokens and error lines of a run of dropped texts that later calls drop too."""
+    """Tokens, facts and error lines of a run of dropped texts that later calls drop
+    too. Its facts are sorted once, so a call only checks which of them the output
+    still holds: before, every call sorted every token of the run again."""
 
     texts: int
     tokens: frozenset[bytes]
     errors: frozenset[str]
+    facts: Sorted = field(default_factory=lambda: ({}, {}, {}))
 
 
 class FactExtractor:
@@ -253,12 +260,21 @@ class FactExtractor:
         tokens, errors = self._tokens, self._errors
         # Lists, not generators, as star-arguments: compiled, a generator is an object
         # driven through the interpreter's protocol.
-        gone = run.tokens.union(*[tokens.get(t, raw_tokens) for t in fresh])
-        gone = gone.difference(*[tokens.get(t, raw_tokens) for t in kept])
+        held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in kept])
+        new = frozenset().union(*[tokens.get(t, raw_tokens) for t in fresh])
+        new = new.difference(run.tokens, held)
+        lost: tuple[list[str], list[str], list[str]] = ([], [], [])
+        for kind in range(3):
+            out = lost[kind]
+            for raw, text in run.facts[kind].items():
+                if raw not in held:
+                    out.append(text)
+        if new:
+            for kind, found_new in enumerate(self._kinds.sort(new)):
+                lost[kind].extend(found_new.values())
         found = run.errors.union(*[errors.get(t, error_lines) for t in fresh])
-        if not gone and not found:
-            return Facts()
-        facts = self._kinds.facts(gone)
+        paths, idents, numbers = lost
+        facts = Facts(frozenset(paths), frozenset(idents), frozenset(numbers))
         if found:
             # An error line often survives inside a note line; only report real losses.
             # A line holding one holds a marker, so the output's marked lines suffice;
@@ -291,7 +307,10 @@ class FactExtractor:
             joined = "\n".join(rest)
             tokens = base.tokens | raw_tokens(joined)
             errors = base.errors | error_lines(joined)
-        settled = _Settled(len(texts), tokens, errors)
+        added = self._kinds.sort(tokens.difference(base.tokens))
+        facts: Sorted = ({**base.facts[0], **added[0]}, {**base.facts[1], **added[1]},
+                         {**base.facts[2], **added[2]})
+        settled = _Settled(len(texts), tokens, errors, facts)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # agent run in progress, not one per step.
