@@ -166,8 +166,9 @@ def cut_result(message: Message, context: StrategyContext,
     if fields is not None:
         span = span_of("truncated", [original], context.handles)
         shown = f"{fields}\n{JSON_MARKER.format(chars=len(text), handle=span.handle)}"
-        others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
-        return replace(message, parts=(Part("text", shown), *others)), span
+        if len(shown) * 3 <= len(text) * 2:  # with its marker, it saves a third
+            others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
+            return replace(message, parts=(Part("text", shown), *others)), span
     # A result is cut only when that saves a third of it: the cut form replaces the
     # whole one a call after it was sent (the newest result goes whole), so it is sent
     # again at full price, with a marker, which a small saving does not pay for.
@@ -185,17 +186,14 @@ def cut_result(message: Message, context: StrategyContext,
 
 def _as_fields(text: str, limit: int) -> str | None:
     """A JSON result as the lines of its objects' fields (see ``salient.json_lines``)
-    within ``limit``, when that saves a third of it; None otherwise. Its head and tail
-    would be a fragment of its syntax, and an API's answer (a flight search, a list of
-    records) says its facts in its values: shown as fields, a little more of what agents
-    used later stays in the eval, in fewer tokens."""
+    within ``limit``; None if it is no JSON object or list. Its head and tail would be
+    a fragment of its syntax, and an API's answer (a flight search, a list of records)
+    says its facts in its values: shown as fields, a little more of what agents used
+    later stays in the eval, in fewer tokens."""
     if not text.startswith(("{", "[")):
         return None
     lines = json_lines(text, limit)
-    if not lines:
-        return None
-    shown = "\n".join(lines)
-    return shown if len(shown) * 3 <= len(text) * 2 else None
+    return "\n".join(lines) if lines else None
 
 
 def trim_turn(

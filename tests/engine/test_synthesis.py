@@ -406,14 +406,17 @@ def test_an_older_recent_json_answer_is_shown_as_its_fields(synthesizer, formats
                             "status": "available"} for i in range(9)]}
     answer = json.dumps(flights)
     failed = json.dumps({"error": "Error: reservation ZFA04Y not found", "code": 404})
+    short = json.dumps({"status": "held", "hold_id": "H-5521", "expires_in_s": 900})
     messages = [{"role": "system", "content": "You book flights."},
                 {"role": "user", "content": "Book the cheapest JFK to SEA flight."},
                 *tool_turn("s1", "search_flights", {"origin": "JFK"}, answer),
                 *tool_turn("g1", "get_reservation", {"id": "ZFA04Y"}, failed),
+                *tool_turn("h1", "hold_seat", {"flight_number": "HAT100"}, short),
                 *tool_turn("s2", "search_flights", {"origin": "JFK", "day": 2}, answer)]
     _, out = synth(synthesizer, formats, messages, tier=Tier.MID, steer=False)
     results = [m["content"] for m in out if m["role"] == "tool"]
-    assert results[1:] == [failed, answer]
+    # a short answer stays as it came: with the marker its fields would be longer
+    assert results[1:] == [failed, short, answer]
     shown = results[0].split("\n")
     assert "HAT104 | 148" in shown and "HAT108 | 176" in shown
     assert shown[-1].startswith(f"[contextsynth: {len(answer)} chars of JSON as fields; "
