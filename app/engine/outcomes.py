@@ -33,6 +33,11 @@ _FAILURE = re.compile(
     r"|FAILED .+|E {2,}\S.*|ERROR[: ].+|(?:error|fatal|Error)(?:\[\w+\])?: .+"
     r"|.*(?:No such file or directory|command not found|Permission denied).*)$",
     re.MULTILINE)
+# A Python traceback's header, and a line that starts unindented: the first such line
+# after a traceback's frames is the exception it raised, whatever its name
+# (``django.core.exceptions.ImproperlyConfigured: ...`` names no Error).
+_TRACEBACK_HEADER = "Traceback (most recent call last):"
+_UNINDENTED = re.compile(r"^[^\s].*$", re.MULTILINE)
 # A traceback frame, to say where in the project a failure happened.
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
 _LIBRARY = ("site-packages", "/lib/python", "<frozen", "<string>", "dist-packages")
@@ -88,7 +93,13 @@ def read(text: str, *, flagged: bool = False) -> Outcome:
         else:
             error = _find_error(text[:_HEAD]) is not None
     if not error:
-        return Outcome(False, first_line(text))
+        line = first_line(text)
+        if line.startswith(_TRACEBACK_HEADER):
+            # It exited 0, yet what it printed is a traceback (a script that reports
+            # its own failure): its header says nothing, the exception it raised does.
+            raised = failure_line(text)
+            line = line if raised.startswith(NO_OUTPUT) else raised
+        return Outcome(False, line)
     return Outcome(True, failure_line(text))
 
 
@@ -97,11 +108,14 @@ def failure_line(text: str) -> str:
     deepest traceback frame in the project's own files), else its first marked line,
     else its first line; ``no output`` (and the exit code) when it is empty."""
     tail = text[-_TAIL:]
-    matches = list(_FAILURE.finditer(tail))
+    matches = [(m.start(), m.group(0)) for m in _FAILURE.finditer(tail)]
+    raised = _raised(tail)
+    if raised is not None and (not matches or raised[0] > matches[-1][0]):
+        matches.append(raised)
     if matches:
-        last = matches[-1]
-        line = shorten(last.group(0).strip(), _LINE_CHARS)
-        frame = _project_frame(tail[: last.start()])
+        start, failure = matches[-1]
+        line = shorten(failure.strip(), _LINE_CHARS)
+        frame = _project_frame(tail[:start])
         if frame and len(line) + len(frame) + len(_AT) + 1 <= _LINE_CHARS:
             line = f"{line}{_AT}{frame})"
         return line
@@ -109,13 +123,26 @@ def failure_line(text: str) -> str:
     # With no marked line, a failed command says why at its end ("patch: **** malformed
     # patch at line 39"), after what it printed while it worked ("patching file a.py").
     line = _line_at(text, found.start()) if found is not None else last_line(text)
-    if line.startswith("Traceback (most recent call last)"):
+    if line.startswith(_TRACEBACK_HEADER[:-1]):
         line = ""
     if not line or _RETURN_CODE.fullmatch(line):
         code = _RETURN_CODE.search(text[:_HEAD])
         status = (code.group(1) or code.group(2)) if code is not None else None
         return f"{NO_OUTPUT}, exit {status}" if status else NO_OUTPUT
     return shorten(line, _LINE_CHARS)
+
+
+def _raised(text: str) -> tuple[int, str] | None:
+    """Where the exception line that ends the last traceback of ``text`` starts, and
+    the line; None without a traceback, or with nothing after its frames."""
+    at = text.rfind(_TRACEBACK_HEADER)
+    if at < 0:
+        return None
+    for found in _UNINDENTED.finditer(text, at + len(_TRACEBACK_HEADER)):
+        line = found.group(0).strip()
+        if line and not _bare_tag(line):
+            return found.start(), line
+    return None
 
 
 def quoted(line: str) -> str:

@@ -37,6 +37,14 @@ fields='look, _order'> doesn't have one.
      "patch: **** malformed patch at line 39: @@ -665,6 +676,17 @@\n\n</output>",
      "patch: **** malformed patch at line 39: @@ -665,6 +676,17 @@"),
     ("running checks\nchecks found 2 problems\nexit code: 1", "checks found 2 problems"),
+    # an exception whose name says no Error: the line that ends the traceback names it
+    ("<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n"
+     '  File "/testbed/django/conf/__init__.py", line 161, in __init__\n'
+     '    raise ImproperlyConfigured("The SECRET_KEY setting must not be empty.")\n'
+     "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be "
+     "empty.\n</output>",
+     "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be "
+     "empty. (at .../django/conf/__init__.py:161 in __init__)"),
 ])
 def test_the_failure_line_names_what_failed(text, line):
     outcome = read(text)
@@ -50,6 +58,14 @@ def test_an_empty_result_flagged_as_failed_says_so():
 def test_successful_results_keep_their_first_line():
     outcome = read("<returncode>0</returncode>\n<output>\n3 passed in 0.2s\n</output>")
     assert not outcome.error and outcome.line == "3 passed in 0.2s"  # wrapper tags skipped
+
+
+def test_a_traceback_printed_by_a_command_that_exited_0_says_its_exception():
+    # A script that reports its own failure: no error, but the line a note shows is the
+    # exception, not the traceback's header.
+    outcome = read(TRACEBACK.replace("<returncode>1</returncode>", "<returncode>0</returncode>"))
+    assert not outcome.error
+    assert outcome.line.startswith("ValueError: Indexes passed to ModelState require")
 
 
 def test_paths_are_shortened_in_the_middle_keeping_the_file_name():

@@ -41,8 +41,10 @@ def reply_for(messages: list[dict[str, Any]]) -> str:
 
 
 _PATH = re.compile(r"[\w.@~-]*[/.][\w./@~-]+")
-_ERROR = re.compile(r"^.*(?:Traceback|Error|error:|No module|FAILED|Exception).*$",
-                    re.MULTILINE)
+# Error lines, and a raised exception whatever its name (``django.core.exceptions.
+# ImproperlyConfigured: ...``): a line that starts with a dotted name and a colon.
+_ERROR = re.compile(r"^(?:.*(?:Traceback|Error|error:|No module|FAILED|Exception).*"
+                    r"|[A-Za-z_]\w*(?:\.\w+)+: .*)$", re.MULTILINE)
 
 
 def _trace_line(block: str) -> str:
