@@ -18,6 +18,7 @@ from setuptools import setup
 # modules stay interpreted: they are not hot, and plugins may subclass them.
 COMPILED = [
     "app/engine/accounting.py",
+    "app/engine/answers.py",
     "app/engine/blocks.py",
     "app/engine/calls.py",
     "app/engine/compaction.py",

@@ -7,13 +7,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from app.engine.answers import JSON_CHARS, json_lines
 from app.engine.calls import CallSummaries
 from app.engine.gist import Gists
 from app.engine.memo import Memo
 from app.engine.outcomes import Outcomes, quoted
 from app.engine.prompts import CUT_MARKER, JSON_MARKER
 from app.engine.repeats import LineMemo, Shown
-from app.engine.salient import JSON_CHARS, SalientLines, json_lines
+from app.engine.salient import SalientLines
 from app.engine.tiers import TierBudget
 from app.engine.transcript import Message, Part, Segments, ToolCall
 
@@ -185,7 +186,7 @@ def cut_result(message: Message, context: StrategyContext,
 
 
 def _as_fields(text: str, limit: int) -> str | None:
-    """A JSON result as the lines of its objects' fields (see ``salient.json_lines``)
+    """A JSON result as the lines of its objects' fields (see ``answers.json_lines``)
     within ``limit``; None if it is no JSON object or list. Its head and tail would be
     a fragment of its syntax, and an API's answer (a flight search, a list of records)
     says its facts in its values: shown as fields, a little more of what agents used

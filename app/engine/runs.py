@@ -17,22 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from app.engine.answers import JSON_CHARS, json_lines, json_value
 from app.engine.calls import CallSummary
 from app.engine.compaction import Handles, Hasher, StrategyContext
 from app.engine.gist import gist
 from app.engine.ledger import Ledger, copied, extend_ledger
 from app.engine.memo import Memo
 from app.engine.outcomes import Outcome, shorten
-from app.engine.salient import (
-    JSON_CHARS,
-    Ranked,
-    chosen_lines,
-    json_lines,
-    json_value,
-    ranked_lines,
-    short_lines,
-    text_lines,
-)
+from app.engine.salient import Ranked, chosen_lines, ranked_lines, short_lines, text_lines
 from app.engine.transcript import Message, Part, ToolCall, call_results
 from app.engine.verbs import changes_state
 

@@ -1,12 +1,11 @@
 """The lines of a dropped result that a note keeps."""
 
-import json
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from app.engine import salient
-from app.engine.salient import json_lines, text_lines
+from app.engine.salient import text_lines
 
 
 def test_the_odd_line_of_a_listing_beats_its_rows():
@@ -41,30 +40,6 @@ def test_the_budget_holds_and_the_shown_line_is_not_repeated():
     text = "\n".join(f"key_{i}: value_{i} 12{i}" for i in range(50))
     kept = text_lines(text, 80, "key_0: value_0 120")
     assert sum(len(line) + 1 for line in kept) <= 81 and "key_0: value_0 120" not in kept
-
-
-def test_json_answers_become_lines_of_fields():
-    answer = {"reservation_id": "JG7FMM", "cabin": "business",
-              "flights": [{"flight_number": "HAT017", "price": 140},
-                          {"flight_number": "HAT260", "price": 101}],
-              "notes": "x" * 500}
-    lines = json_lines(json.dumps(answer), 400)
-    assert lines == ["reservation_id=JG7FMM, cabin=business, flights=[2]",
-                     "flights: flight_number=HAT017, price=140",
-                     "flights: flight_number=HAT260, price=101"]
-    assert json_lines("not json", 100) is None
-    assert json_lines(json.dumps(answer), 60)[-1].startswith("...")  # says more were left out
-
-
-def test_a_list_of_like_objects_becomes_a_table_of_what_differs():
-    flights = [{"flight_number": f"HAT{100 + i}", "origin": "MSP", "status": "available",
-                "prices": {"economy": 120 + i, "business": 400}} for i in range(5)]
-    lines = json_lines(json.dumps(flights), 400)
-    assert lines == ["5 rows: flight_number | prices.economy",
-                     *(f"HAT{100 + i} | {120 + i}" for i in range(5)),
-                     "all 5: origin=MSP, status=available, prices.business=400"]
-    # within a budget, rows first: what tells the objects apart
-    assert json_lines(json.dumps(flights), 60) == [*lines[:2], "... 5 more"]
 
 
 def test_salient_lines_are_read_once_per_text():

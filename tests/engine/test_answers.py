@@ -1,0 +1,35 @@
+"""JSON answers as the lines of their objects' fields."""
+
+import json
+
+from app.engine.answers import json_lines, json_value
+
+
+def test_json_answers_become_lines_of_fields():
+    answer = {"reservation_id": "JG7FMM", "cabin": "business",
+              "flights": [{"flight_number": "HAT017", "price": 140},
+                          {"flight_number": "HAT260", "price": 101}],
+              "notes": "x" * 500}
+    lines = json_lines(json.dumps(answer), 400)
+    assert lines == ["reservation_id=JG7FMM, cabin=business, flights=[2]",
+                     "flights: flight_number=HAT017, price=140",
+                     "flights: flight_number=HAT260, price=101"]
+    assert json_lines("not json", 100) is None
+    assert json_lines(json.dumps(answer), 60)[-1].startswith("...")  # says more were left out
+
+
+def test_a_list_of_like_objects_becomes_a_table_of_what_differs():
+    flights = [{"flight_number": f"HAT{100 + i}", "origin": "MSP", "status": "available",
+                "prices": {"economy": 120 + i, "business": 400}} for i in range(5)]
+    lines = json_lines(json.dumps(flights), 400)
+    assert lines == ["5 rows: flight_number | prices.economy",
+                     *(f"HAT{100 + i} | {120 + i}" for i in range(5)),
+                     "all 5: origin=MSP, status=available, prices.business=400"]
+    # within a budget, rows first: what tells the objects apart
+    assert json_lines(json.dumps(flights), 60) == [*lines[:2], "... 5 more"]
+
+
+def test_only_an_object_or_a_list_is_read_as_json():
+    assert json_value('{"a": 1}') == {"a": 1} and json_value(" [1, 2]") == [1, 2]
+    assert json_value("42") is None and json_value("{not json") is None
+
