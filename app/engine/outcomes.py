@@ -48,8 +48,13 @@ _LINE_CHARS = 300  # an error line is the one line of a failure a note keeps: ke
 # What the service writes is ASCII: "..." and "->" cost the tokens "…" and "→" do, and
 # an all-ASCII string is several times cheaper to search, hash, encode and tokenize.
 ELLIPSIS = "..."
-# The engine's own words in a failure line: the frame it adds, what it says of silence.
+# The engine's own words in a failure line: the frame it adds, the exception a chain
+# started from, what it says of silence.
 _AT = " (at "
+_CAUSED = " (caused by "
+_CAUSE_CHARS = 120
+_CHAINED = ("The above exception was the direct cause of the following exception",
+            "During handling of the above exception, another exception occurred")
 NO_OUTPUT = "no output"
 
 
@@ -109,7 +114,7 @@ def failure_line(text: str) -> str:
     else its first line; ``no output`` (and the exit code) when it is empty."""
     tail = text[-_TAIL:]
     matches = [(m.start(), m.group(0)) for m in _FAILURE.finditer(tail)]
-    raised = _raised(tail)
+    raised = _raised(tail, tail.rfind(_TRACEBACK_HEADER))
     if raised is not None and (not matches or raised[0] > matches[-1][0]):
         matches.append(raised)
     if matches:
@@ -118,6 +123,9 @@ def failure_line(text: str) -> str:
         frame = _project_frame(tail[:start])
         if frame and len(line) + len(frame) + len(_AT) + 1 <= _LINE_CHARS:
             line = f"{line}{_AT}{frame})"
+        cause = _cause(tail, failure.strip())
+        if cause and len(line) + len(cause) + len(_CAUSED) + 1 <= _LINE_CHARS:
+            line = f"{line}{_CAUSED}{cause})"
         return line
     found = _find_error(text)
     # With no marked line, a failed command says why at its end ("patch: **** malformed
@@ -132,10 +140,10 @@ def failure_line(text: str) -> str:
     return shorten(line, _LINE_CHARS)
 
 
-def _raised(text: str) -> tuple[int, str] | None:
-    """Where the exception line that ends the last traceback of ``text`` starts, and
-    the line; None without a traceback, or with nothing after its frames."""
-    at = text.rfind(_TRACEBACK_HEADER)
+def _raised(text: str, at: int) -> tuple[int, str] | None:
+    """Where the exception line that ends the traceback whose header is at ``at``
+    starts, and the line; None without one (``at`` < 0), or with nothing after its
+    frames."""
     if at < 0:
         return None
     for found in _UNINDENTED.finditer(text, at + len(_TRACEBACK_HEADER)):
@@ -145,12 +153,32 @@ def _raised(text: str) -> tuple[int, str] | None:
     return None
 
 
+def _cause(text: str, final: str) -> str:
+    """The exception a chain of tracebacks started from, when the last one was raised
+    while handling it ("During handling of the above exception") or from it; empty
+    otherwise. The first is often what to act on: django's ``ImproperlyConfigured:
+    'django.db.backends.dummy' isn't an available database backend`` was raised by
+    ``ModuleNotFoundError: No module named 'sqlparse'``."""
+    first = text.find(_TRACEBACK_HEADER)
+    if first < 0 or first == text.rfind(_TRACEBACK_HEADER):
+        return ""
+    raised = _raised(text, first)
+    # A wrapper that says the same again (django.db.utils.OperationalError around
+    # sqlite3.OperationalError, one message) has no cause worth the room.
+    if raised is None or raised[1].split(": ", 1)[-1] == final.split(": ", 1)[-1]:
+        return ""
+    after = text[raised[0] : text.find(_TRACEBACK_HEADER, raised[0])]
+    if not any(link in after for link in _CHAINED):
+        return ""  # two tracebacks, one after the other: the last says what failed
+    return shorten(raised[1], _CAUSE_CHARS)
+
+
 def quoted(line: str) -> str:
-    """What of a failure line the result itself says: without the frame this module
-    adds, and empty for its "no output" (nothing in the result says that)."""
+    """What of a failure line the result itself says: without the frame and the cause
+    this module adds, and empty for its "no output" (nothing in the result says that)."""
     if line.startswith(NO_OUTPUT):
         return ""
-    return line.split(_AT, 1)[0]
+    return line.split(_AT, 1)[0].split(_CAUSED, 1)[0]
 
 
 def _project_frame(text: str) -> str:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.engine.outcomes import read, short_path
+from app.engine.outcomes import quoted, read, short_path
 
 TRACEBACK = """<returncode>1</returncode>
 <output>
@@ -66,6 +66,37 @@ def test_a_traceback_printed_by_a_command_that_exited_0_says_its_exception():
     outcome = read(TRACEBACK.replace("<returncode>1</returncode>", "<returncode>0</returncode>"))
     assert not outcome.error
     assert outcome.line.startswith("ValueError: Indexes passed to ModelState require")
+
+
+CHAINED = """<returncode>1</returncode>
+<output>
+Traceback (most recent call last):
+  File "/testbed/django/db/backends/base/operations.py", line 5, in <module>
+    import sqlparse
+ModuleNotFoundError: No module named 'sqlparse'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/testbed/django/db/utils.py", line 122, in load_backend
+    raise ImproperlyConfigured(msg)
+django.core.exceptions.ImproperlyConfigured: 'django.db.backends.dummy' isn't an \
+available database backend.
+</output>"""
+
+
+def test_a_chained_traceback_says_the_exception_it_started_from():
+    outcome = read(CHAINED)
+    assert outcome.error and outcome.line == (
+        "django.core.exceptions.ImproperlyConfigured: 'django.db.backends.dummy' isn't an "
+        "available database backend. (at .../django/db/utils.py:122 in load_backend) "
+        "(caused by ModuleNotFoundError: No module named 'sqlparse')")
+    # what the result itself says: neither the frame nor the cause the engine adds
+    assert quoted(outcome.line) in CHAINED
+    # two tracebacks one after the other are no chain: the last says what failed
+    apart = CHAINED.replace("During handling of the above exception, another exception "
+                            "occurred:", "retrying")
+    assert "caused by" not in read(apart).line
 
 
 def test_paths_are_shortened_in_the_middle_keeping_the_file_name():
