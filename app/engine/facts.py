@@ -308,8 +308,10 @@ class FactExtractor:
             tokens = base.tokens | raw_tokens(joined)
             errors = base.errors | error_lines(joined)
         added = self._kinds.sort(tokens.difference(base.tokens))
-        facts: Sorted = ({**base.facts[0], **added[0]}, {**base.facts[1], **added[1]},
-                         {**base.facts[2], **added[2]})
+        # A step that brings no new fact (most do not) shares the run's sorted facts.
+        facts: Sorted = base.facts if not any(added) else (
+            {**base.facts[0], **added[0]}, {**base.facts[1], **added[1]},
+            {**base.facts[2], **added[2]})
         settled = _Settled(len(texts), tokens, errors, facts)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per

@@ -25,6 +25,15 @@ def test_a_listing_gives_a_few_rows_of_each_shape_and_its_budget_to_other_lines(
     assert sum(len(line) + 1 for line in kept) < 400  # the budget is not filled with rows
 
 
+def test_short_lines_are_the_read_lines_that_fit_a_budget():
+    text = "\n".join(["<output>", "  region: eu-west-1  ", "x" * 80, "id: 42", ""]
+                     + [f"filler line {i}" * 20 for i in range(200)] + ["tail_key: 7"])
+    short = salient.short_lines(text, 20)
+    assert "region: eu-west-1" in short and "id: 42" in short and "tail_key: 7" in short
+    assert all(len(line) <= 20 for line in short)  # the long line and the fillers are not
+    assert not any(line.startswith("filler") for line in short)
+
+
 def test_lines_without_facts_are_not_kept():
     assert text_lines("all good\nnothing to report\n-----\n", 200) == []
     assert text_lines("#!/usr/bin/env python3\n<output>\n", 200) == []
