@@ -44,6 +44,7 @@ COMPILED = [
     "app/engine/verbs.py",
     "app/engine/formats/anthropic.py",
     "app/engine/formats/gemini.py",
+    "app/engine/formats/numbers.py",
     "app/engine/formats/openai.py",
     "app/engine/formats/parts.py",
     "app/engine/formats/responses.py",

@@ -31,6 +31,8 @@ from app.api.routes import (
     echo,
     expand,
     history,
+    mount,
+    operation_id,
     ops,
     proxy,
     recall,
@@ -107,9 +109,7 @@ def create_app(
 
     app = FastAPI(
         lifespan=lifespan,
-        # Operations are named after their functions: "synthesize", not
-        # "synthesize_synthesize_post", for the clients generated from the spec.
-        generate_unique_id_function=lambda route: route.name,
+        generate_unique_id_function=operation_id,
         title="contextsynth",
         version=VERSION,
         summary="Context compression for LLM agents.",
@@ -122,9 +122,9 @@ def create_app(
     app.state.settings = settings
     errors.install(app)
     for routes in (synthesize, history, trace, rescue, expand, recall, reflect, ops, proxy):
-        app.include_router(routes.router)
+        mount(app, routes.router)
     if settings.bench_echo:
-        app.include_router(echo.router)
+        mount(app, echo.router)
     # Outermost last: metrics and logs see the 413s the body limit sends.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
                        read_timeout_s=settings.body_timeout_s)

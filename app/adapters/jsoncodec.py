@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from app.engine.formats.numbers import holds_float
+
 # A body with a run of this many digits may hold an integer past 64 bits. Digits
 # become "0" and everything else a space, so the run is found by a substring search
 # in C, where a regex would look at every byte in Python's engine.
@@ -33,22 +35,12 @@ def loads_fast(body: bytes) -> Any:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return UNREAD
-    # A long run of digits is mostly inside a string (an id, a hash, a big number in a
-    # tool's output), which orjson keeps as it is. Only a number can have lost digits, and
-    # orjson reads such an integer as a float: with no float in the value, nothing changed.
-    if body.translate(_DIGITS_ONLY).find(_LONG_DIGITS) >= 0 and _has_float(value):
+    # orjson reads an integer past 64 bits as a float: with no float in the value, nothing
+    # changed. With one, a body with no long run of digits has no such integer either (a
+    # run inside a string, an id or a hash, is kept as it is, and only costs this check).
+    if holds_float(value) and body.translate(_DIGITS_ONLY).find(_LONG_DIGITS) >= 0:
         return UNREAD
     return value
-
-
-def _has_float(value: Any) -> bool:
-    if isinstance(value, float):
-        return True
-    if isinstance(value, dict):
-        return any(_has_float(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_float(v) for v in value)
-    return False
 
 
 def loads(body: bytes) -> Any:

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import orjson
 
-from app.cli.replay import connect, served
+from app.cli.replay import served
+from app.cli.wire import LeanConnection
 from app.corpus import load, transcript_files
 from app.evaluation.replay import sample_steps
 
@@ -67,20 +68,16 @@ def drive(url: str, route: str, payloads: Sequence[bytes], clients: int,
     failures = [0] * clients
     start = threading.Barrier(clients + 1)
     deadline = 0.0
-    headers = {"content-type": "application/json"}
-
     def client(n: int) -> None:
-        conn = connect(url)
+        conn = LeanConnection(url)
         start.wait()
         i = n
         try:
             while time.perf_counter() < deadline:
                 began = time.perf_counter()
-                conn.request("POST", route, payloads[i % len(payloads)], headers)
-                response = conn.getresponse()
-                response.read()
+                status, _ = conn.post(route, payloads[i % len(payloads)])
                 latencies[n].append(time.perf_counter() - began)
-                if response.status != 200:
+                if status != 200:
                     failures[n] += 1
                 i += clients
         finally:

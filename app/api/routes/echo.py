@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-router = APIRouter()
+from app.api.routes import operation_id
+
+router = APIRouter(generate_unique_id_function=operation_id)
 
 
 @router.post("/bench/echo", include_in_schema=False)

@@ -10,10 +10,11 @@ from fastapi.responses import JSONResponse
 from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.finite import FiniteJSONRoute
+from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS, ExpandResponse
 from app.engine.errors import HandleNotFound
 
-router = APIRouter(route_class=FiniteJSONRoute)
+router = APIRouter(route_class=FiniteJSONRoute, generate_unique_id_function=operation_id)
 
 
 @router.get(

@@ -12,9 +12,10 @@ from app.adapters.cache import FailOpenCache
 from app.adapters.metrics import add_runtime_collectors
 from app.api.deps import Services, services
 from app.api.finite import FiniteJSONRoute
+from app.api.routes import operation_id
 from app.api.schemas.common import Health
 
-router = APIRouter(route_class=FiniteJSONRoute)
+router = APIRouter(route_class=FiniteJSONRoute, generate_unique_id_function=operation_id)
 
 
 @router.get("/healthz", response_model=Health, summary="Liveness: the process serves HTTP")

@@ -22,11 +22,12 @@ from app.adapters import jsoncodec
 from app.adapters.upstream import forwarded
 from app.api.auth import Tenant, tenant_for
 from app.api.deps import Services, services
+from app.api.routes import operation_id
 from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
 from app.service.proxy import MODES, PROVIDER_ROUTES, Compacted
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
 KEY_HEADER = "x-contextsynth-key"
 MODE_HEADER = "x-contextsynth-mode"
 

@@ -11,10 +11,11 @@ from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.job_route import JobRoute
 from app.api.jobs import run_job
+from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.recall import SummarizeRecallRequest, SummarizeRecallResponse
 
-router = APIRouter(route_class=JobRoute)
+router = APIRouter(route_class=JobRoute, generate_unique_id_function=operation_id)
 
 
 @router.post("/summarize-recall", response_model=SummarizeRecallResponse, responses=PROBLEMS,

@@ -11,6 +11,7 @@ from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.job_route import JobRoute
 from app.api.jobs import run_job
+from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
 from app.engine.jobs.synthesize import Synthesized
@@ -18,7 +19,7 @@ from app.engine.outcomes import shorten
 from app.service.receipts import receipt
 from app.service.runner import Ran
 
-router = APIRouter(route_class=JobRoute)
+router = APIRouter(route_class=JobRoute, generate_unique_id_function=operation_id)
 
 
 @router.post(

@@ -11,13 +11,14 @@ from app.api.auth import Tenant
 from app.api.deps import Services, services
 from app.api.job_route import JobRoute
 from app.api.jobs import run_job
+from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.trace import SummarizeTraceRequest, SummarizeTraceResponse
 from app.engine.jobs.trace import Summarized, action_dict
 from app.service.receipts import receipt
 from app.service.runner import Ran
 
-router = APIRouter(route_class=JobRoute)
+router = APIRouter(route_class=JobRoute, generate_unique_id_function=operation_id)
 
 
 @router.post(
