@@ -94,10 +94,11 @@ class Emitter:
         self._retry_at: float | None = None  # set while the outbox is failing
 
     async def emit(self, event_type: str, tenant: str, data: Mapping[str, Any]) -> str:
-        event_id = f"msg_{uuid.uuid4().hex}"
+        """The event's id, or "" when no subscription wants it."""
         wanted = [i for i, sub in enumerate(self._subscriptions) if sub.wants(event_type)]
-        if not wanted:  # the common case without webhooks: nothing to write
-            return event_id
+        if not wanted:  # the common case without webhooks: nothing to write, no id to make
+            return ""
+        event_id = f"msg_{uuid.uuid4().hex}"
         envelope: dict[str, Any] = {
             "specversion": "1.0", "id": event_id, "source": self._source, "type": event_type,
             "time": self._now().isoformat(), "tenant": tenant,

@@ -8,7 +8,7 @@ from typing import Any
 from app.engine.errors import LimitExceeded
 from app.engine.formats import Payload, WireFormat
 from app.engine.formats import conversation as format_conversation
-from app.engine.formats.size import content_chars
+from app.engine.formats.size import content_chars, conversation_chars
 from app.settings import Settings
 
 
@@ -24,15 +24,12 @@ def check_limits(payload: Payload, formats: Mapping[str, WireFormat], settings: 
             f"{limit}. Send the most recent {limit}, or compress in parts.",
             pointer=f"/{key}")
     most = settings.max_message_chars
-    total = 0
-    for i, m in enumerate(messages):
-        chars = content_chars(m)
-        if chars > most:
-            raise LimitExceeded(
-                f"{key}[{i}] has {chars} characters of content; the limit is {most}. "
-                "Cut the message (for example a huge tool output) before sending.",
-                pointer=f"/{key}/{i}")
-        total += chars
+    total, over = conversation_chars(messages, most)
+    if over >= 0:
+        raise LimitExceeded(
+            f"{key}[{over}] has {content_chars(messages[over])} characters of content; the "
+            f"limit is {most}. Cut the message (for example a huge tool output) before "
+            "sending.", pointer=f"/{key}/{over}")
     return total
 
 

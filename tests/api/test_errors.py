@@ -134,6 +134,7 @@ async def test_oversized_message(make_app):
         r = await c.post("/synthesize", json={"messages": coding_run(1)})
     body = assert_problem(r, 422, "limit-exceeded")
     assert body["pointer"] == "/messages/3"  # the 1,500-character tool result
+    assert "messages[3] has 1519 characters of content; the limit is 100." in body["detail"]
 
 
 async def test_unknown_route_and_method(client):

@@ -34,3 +34,15 @@ def content_chars(value: Any, *, every_key: bool = False) -> int:
             elif key in _TEXT_KEYS:
                 total += content_chars(item)
     return total
+
+
+def conversation_chars(messages: list[Any], most: int) -> tuple[int, int]:
+    """The characters of text in all of ``messages``, and the index of the first one with
+    more than ``most`` (-1: none). One compiled loop: the limits check every request."""
+    total = 0
+    for i, m in enumerate(messages):
+        chars = content_chars(m)
+        if chars > most:
+            return total, i
+        total += chars
+    return total, -1
