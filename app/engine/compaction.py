@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from app.engine.answers import JSON_CHARS, json_lines
-from app.engine.calls import CallSummaries
+from app.engine.calls import CallSummaries, CallSummary
 from app.engine.gist import Gists
 from app.engine.memo import Memo
 from app.engine.outcomes import Outcomes, quoted
@@ -16,7 +16,7 @@ from app.engine.prompts import CUT_MARKER, JSON_MARKER
 from app.engine.repeats import LineMemo, Shown
 from app.engine.salient import SalientLines
 from app.engine.tiers import TierBudget
-from app.engine.transcript import Message, Part, Segments, ToolCall
+from app.engine.transcript import Message, Part, Segments, ToolCall, calls_by_result
 
 HANDLE_PREFIX = "cs_"
 # A handle is 64 bits of a hash, in decimal: it is in every cut marker and note footer,
@@ -154,12 +154,28 @@ def cut_text(text: str, limit: int, handle: str, keep: Sequence[str] = ()) -> st
     return "\n".join([start, marker, *middle, end])
 
 
-def cut_result(message: Message, context: StrategyContext,
-               original: Message) -> tuple[Message, Span | None]:
-    """``message`` cut to about the tier's result budget, with its failure line or its
+def result_chars(budget: TierBudget, call: CallSummary | None) -> int:
+    """What a recent result keeps when it is cut, by what its call did. A file the agent
+    read is what it goes on to edit, and a test run is read for its failure line, which
+    is kept beside the budget, and its summary at the end. Measured with the eval, a
+    read's cut lines held 2.6 points of recall per point of reduction, a test run's 0.5,
+    other results 1.4: a third more for reads and half for test runs gave each tier 0.2
+    points of recall at the same reduction."""
+    limit = budget.result_chars
+    if call is None:
+        return limit
+    if call.runs_tests:
+        return limit // 2
+    if call.reads and not call.writes:
+        return limit * 4 // 3
+    return limit
+
+
+def cut_result(message: Message, context: StrategyContext, original: Message,
+               limit: int) -> tuple[Message, Span | None]:
+    """``message`` cut to about ``limit`` characters, with its failure line or its
     salient lines; the span (and the handle in the marker) name ``original``, the message
     as the caller sent it."""
-    limit = context.budget.result_chars
     text = message.text
     outcome = context.outcomes.of(original)
     # At least what a note gives it: local's 200 characters held a flight or two.
@@ -205,9 +221,13 @@ def trim_turn(
     out: list[Message] = []
     spans: list[Span] = []
     dropped: list[Message] = []
+    answered = calls_by_result(messages) if not newest else {}
     for m in messages:
         if m.role == "tool":
-            new, span = _result(m, context, shown, newest)
+            call = answered.get(id(m))
+            limit = result_chars(context.budget,
+                                 context.calls.of(call) if call is not None else None)
+            new, span = _result(m, context, shown, newest, limit)
         else:
             new, span = cut_reasoning(m, context)
             calls = tuple(_call(c, context, shown) for c in m.tool_calls)
@@ -225,7 +245,7 @@ def trim_turn(
 
 
 def _result(message: Message, context: StrategyContext, shown: Shown,
-            newest: bool) -> tuple[Message, Span | None]:
+            newest: bool, limit: int) -> tuple[Message, Span | None]:
     if newest:
         return message, None
     text = message.text
@@ -234,7 +254,7 @@ def _result(message: Message, context: StrategyContext, shown: Shown,
     if collapsed is not text:
         others = tuple(p for p in message.parts if p.kind not in ("text", "thinking"))
         new = replace(message, parts=(Part("text", collapsed), *others))
-    return cut_result(new, context, message)
+    return cut_result(new, context, message, limit)
 
 
 def cut_reasoning(message: Message, context: StrategyContext) -> tuple[Message, Span | None]:

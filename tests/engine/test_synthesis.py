@@ -9,7 +9,7 @@ from app.engine.modes import Mode
 from app.engine.phases import PhaseOptions
 from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
+from app.engine.tiers import TIER_BUDGETS, Tier
 from app.engine.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
 from tests.support.plugin import DropsUsers, KeepLastTurns
@@ -43,9 +43,32 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
 def test_kept_results_before_the_last_turn_are_cut_with_a_handle(synthesizer, formats):
     result, out = synth(synthesizer, formats, coding_run(6, output_chars=3000), tier=Tier.MID)
     cut = out[-3]["content"]
-    assert len(cut) < 1000 and "...[contextsynth cut" in cut
+    # A file read keeps a third more than the tier's result budget (see result_chars).
+    assert len(cut) < TIER_BUDGETS[Tier.MID].result_chars * 4 // 3 + 100
+    assert "...[contextsynth cut" in cut
     handle = cut.split("expand: ")[1].split("]")[0]
     assert handle in {s.handle for s in result.receipt.spans if s.kind == "truncated"}
+
+
+def test_a_read_keeps_more_of_its_result_than_a_test_run(synthesizer, formats):
+    """What the agent read it goes on to edit; a test run is read for its failure line
+    and its summary."""
+    rows = "".join(f"    check_{j} = verify({j}, 'case {j}')\n" for j in range(200))
+    messages = [{"role": "system", "content": "You fix bugs with bash."},
+                {"role": "user", "content": "Fix the crash in src/parser.py."}]
+    for i, command in enumerate(["cat src/parser.py", "python -m pytest tests -q",
+                                 "ls -la src/parsers/", "cat src/lexer.py"]):
+        messages += tool_turn(f"call_{i}", "bash", {"command": command}, rows)
+    _, out = synth(synthesizer, formats, messages, tier=Tier.MID)
+    by_command = {json.loads(a["tool_calls"][0]["function"]["arguments"])["command"]:
+                  r["content"] for a, r in itertools.pairwise(out)
+                  if a.get("tool_calls") and r["role"] == "tool"}
+    read, tests, listing = (len(by_command[c]) for c in (
+        "cat src/parser.py", "python -m pytest tests -q", "ls -la src/parsers/"))
+    budget = TIER_BUDGETS[Tier.MID].result_chars
+    assert read > listing > tests
+    assert tests < budget // 2 + 120 < budget < listing < budget + 120 < read
+    assert by_command["cat src/lexer.py"] == rows  # the newest result stays whole
 
 
 def test_a_handle_is_short_in_tokens_and_names_its_content(synthesizer, formats, encoder):
