@@ -38,8 +38,11 @@ _SALIENT_CHARS = 100
 # A read's result (a file's code, a search's matches), and the code a call carries
 # (a script, a heredoc, a written file), get more: chosen with the eval, where these
 # lines held more of what agents went on to use per token than any other part of a note.
+# The agent's own code most of all: 1,600 characters, close to all of the head and tail
+# a script is ranked from (see salient), gave every tier 0.2 to 0.5 points of recall
+# over 1,000 for 0.03 to 0.07 of reduction.
 _READ_CHARS = 1000
-_CODE_CHARS = 1000
+_CODE_CHARS = 1600
 # An aged read keeps its ``key: value`` lines among this much of its most salient ones.
 _AGED_VALUE_CHARS = 60
 _VALUE_LINE = re.compile(r"[\w .-]{1,40}: \S")
