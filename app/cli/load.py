@@ -68,6 +68,7 @@ def drive(url: str, route: str, payloads: Sequence[bytes], clients: int,
     failures = [0] * clients
     start = threading.Barrier(clients + 1)
     deadline = 0.0
+
     def client(n: int) -> None:
         conn = LeanConnection(url)
         start.wait()

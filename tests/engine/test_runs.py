@@ -141,6 +141,27 @@ def test_a_results_salient_lines_follow_its_first_line():
     assert "    bucket_region: JE41U" in more
 
 
+def test_a_notes_result_lines_take_a_budget_by_what_the_call_did():
+    """A read's lines are what the agent works from (1,300 characters), a test run's say
+    how it went (100), anything else's least (50)."""
+    shapes = ("def handler_{i}(request):", "    return settle(batch_{i}, limit={i})",
+              "CONFIG_{i} = '/etc/app/conf_{i}.yaml'", "    assert total_{i} == {i} * 3",
+              "class Worker{i}(Base):", "    self.queue_{i}.put(job, block=True)",
+              "import mod_{i}.tasks as tasks_{i}", "print(f'done {{n_{i}}} of {{m}}')",
+              "    if retries_{i} > {i}: raise Timeout('x')", "@cached(ttl={i})",
+              "for row_{i} in rows[{i}:]:", "    log.info('step %s', step_{i})")
+    output = "\n".join(shape.format(i=i) for i in range(6) for shape in shapes)
+    reads, tests, other = (_lines(tool_turn("c1", "bash", {"command": command}, output))[0]
+                           for command in ("cat src/cases.py", "python -m pytest tests -q",
+                                           "python report.py"))
+
+    def under(line):
+        return sum(len(x.strip()) for x in line.split("\n")[1:])
+    assert 1000 < under(reads) <= 1300
+    assert 50 < under(tests) <= 100
+    assert 0 < under(other) <= 50
+
+
 def test_a_note_says_what_the_agent_wrote():
     script = ("python - <<'EOF'\nimport re\nsource = open('src/dates.py').read()\n"
               "fixed = re.sub('s[5:7]', 's[5:7].lstrip()', source)\n"
