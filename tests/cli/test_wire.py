@@ -14,10 +14,11 @@ from app.cli.wire import LeanConnection
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive
+    # Client ports: a socket's id() can be reused once the first connection is gone.
     connections: ClassVar[set[int]] = set()
 
     def do_POST(self) -> None:
-        _Handler.connections.add(id(self.connection))
+        _Handler.connections.add(self.client_address[1])
         body = self.rfile.read(int(self.headers["content-length"]))
         if self.path == "/chunked":
             self.send_response(200)
