@@ -32,6 +32,7 @@ COMPILED = [
     "app/engine/memo.py",
     "app/engine/notes.py",
     "app/engine/outcomes.py",
+    "app/engine/pieces.py",
     "app/engine/repeats.py",
     "app/engine/phases.py",
     "app/engine/runs.py",

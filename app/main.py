@@ -20,7 +20,7 @@ from app.adapters.llm.registry import build_providers
 from app.adapters.llm.resilience import RetryPolicy
 from app.adapters.metrics import Metrics
 from app.adapters.redis_cache import RedisCache
-from app.adapters.tokenizer import load_encoding
+from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.adapters.upstream import Upstream
 from app.adapters.webhooks import build_webhooks
 from app.api import errors
@@ -66,8 +66,9 @@ def create_app(
     metrics = Metrics(registry if registry is not None else CollectorRegistry(),
                       multiprocess_dir=(os.environ if environ is None else environ).get(
                           "PROMETHEUS_MULTIPROC_DIR"))
-    counter = TokenCounter(encoder or load_encoding(settings.token_encoding),
-                           cache_chars=settings.token_cache_chars)
+    encoder = encoder or load_encoding(settings.token_encoding)
+    counter = TokenCounter(encoder, cache_chars=settings.token_cache_chars,
+                           pretokenizer=pretokenizer(encoder))
     strategies = plugins.load_strategies(builtin_strategies(),
                                          discover or plugins._installed)
     caches = EngineCaches()

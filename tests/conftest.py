@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from hypothesis import settings
 from prometheus_client import CollectorRegistry
 
-from app.adapters.tokenizer import load_encoding
+from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.engine.formats import build_formats
 from app.engine.strategies import builtin_strategies
 from app.engine.synthesis import Synthesizer
@@ -47,7 +47,8 @@ def encoder() -> tiktoken.Encoding:
 
 @pytest.fixture
 def synthesizer(encoder: tiktoken.Encoding) -> Synthesizer:
-    return Synthesizer(TokenCounter(encoder), builtin_strategies())
+    counter = TokenCounter(encoder, pretokenizer=pretokenizer(encoder))
+    return Synthesizer(counter, builtin_strategies())
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,18 @@ from __future__ import annotations
 import tiktoken
 
 from app.engine.errors import InvalidOption
+from app.engine.pieces import count_cl100k
+from app.engine.tokens import Encoder, PieceCount, Pretokenizer
 
 _SUFFIX = "_offline"
+
+# Encodings whose pre-split of ASCII text the engine runs itself, by their regex as
+# tiktoken holds it: a tiktoken that changes the regex counts through the encoder
+# again instead of counting wrong.
+_PIECE_COUNTS: dict[str, PieceCount] = {
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""":  # noqa: E501
+        count_cl100k,
+}
 
 
 def load_encoding(name: str) -> tiktoken.Encoding:
@@ -21,3 +31,18 @@ def load_encoding(name: str) -> tiktoken.Encoding:
             f"token encoding {name!r} is not available offline; set "
             f"CONTEXTSYNTH_TOKEN_ENCODING to one of: {', '.join(available)}."
         ) from None
+
+
+def pretokenizer(encoder: Encoder) -> Pretokenizer | None:
+    """The pre-split of ``encoder``'s encoding for ASCII text, when we know it."""
+    if not isinstance(encoder, tiktoken.Encoding):
+        return None
+    count = _PIECE_COUNTS.get(encoder._pat_str)
+    if count is None:
+        return None
+
+    def piece_tokens(piece: bytes) -> int:
+        # BPE over one piece, without the split: what encode_ordinary does per piece.
+        return len(encoder._encode_single_piece(piece))
+
+    return Pretokenizer(count, piece_tokens)

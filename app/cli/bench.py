@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.adapters.tokenizer import load_encoding
+from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.corpus import CorpusMissing, load, transcript_files
 from app.engine.caches import EngineCaches
 from app.engine.formats.openai import OpenAIFormat
@@ -78,9 +78,10 @@ def measure(path: Path, encoder: Encoder, repeat: int, tier: Tier) -> dict[str, 
     prefix = {"messages": messages[:last_turn]}
     options = SynthesisOptions(tier=tier)
     texts = _texts(parsed)
+    split = pretokenizer(encoder)
 
     def fresh() -> Synthesizer:
-        return Synthesizer(TokenCounter(encoder), builtin_strategies())
+        return Synthesizer(TokenCounter(encoder, pretokenizer=split), builtin_strategies())
 
     def primed() -> Synthesizer:
         synthesizer = fresh()
@@ -146,7 +147,7 @@ def _actions(transcript: Transcript) -> list[Action]:
 def jobs(directory: Path) -> int:
     """Reduction per endpoint (fast/deterministic modes, default thresholds)."""
     encoder = load_encoding("cl100k_base")
-    counter = TokenCounter(encoder)
+    counter = TokenCounter(encoder, pretokenizer=pretokenizer(encoder))
     caches = EngineCaches()
     synthesizer = Synthesizer(counter, builtin_strategies(), caches)
     history = HistoryCompressor(counter, caches)

@@ -40,7 +40,7 @@ import httpx
 import orjson
 
 from app.adapters import collector
-from app.adapters.tokenizer import load_encoding
+from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.cli.wire import LeanConnection
 from app.corpus import load, transcript_files
 from app.engine.caches import EngineCaches
@@ -161,8 +161,8 @@ def engine_compactor() -> Compact:
     service."""
     encoder = load_encoding("cl100k_base")
     formats = build_formats()
-    job = SynthesizeJob(Synthesizer(TokenCounter(encoder), builtin_strategies(),
-                                    EngineCaches()), formats)
+    counter = TokenCounter(encoder, pretokenizer=pretokenizer(encoder))
+    job = SynthesizeJob(Synthesizer(counter, builtin_strategies(), EngineCaches()), formats)
 
     def compact(messages: Messages) -> Messages:
         # The format as the HTTP request leaves it (auto): both ways find it the same way.

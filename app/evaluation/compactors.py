@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from app.adapters.tokenizer import pretokenizer
 from app.engine.caches import EngineCaches
 from app.engine.formats.openai import OpenAIFormat
 from app.engine.history import HistoryCompressor, HistoryOptions
@@ -85,7 +86,7 @@ class Engine:
     """Our jobs in process: the engine, as the service runs it, with warm caches."""
 
     def __init__(self, encoder: Encoder) -> None:
-        counter = TokenCounter(encoder)
+        counter = TokenCounter(encoder, pretokenizer=pretokenizer(encoder))
         caches = EngineCaches()
         self._wire = OpenAIFormat()
         self._synthesizer = Synthesizer(counter, builtin_strategies(), caches)

@@ -1,0 +1,83 @@
+"""Counting through the encoding's pre-split gives tiktoken's own counts, text by text."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.adapters.tokenizer import pretokenizer
+from app.corpus import load
+from app.engine.formats.openai import OpenAIFormat
+from app.engine.tokens import Pretokenizer, TokenCounter
+from tests.support.corpus import transcript_files
+
+# Pieces that meet at the pre-split's edges: contractions, runs of digits, punctuation
+# before and after newlines, whitespace of every kind (\x1c-\x1f are whitespace to
+# Python's \s but not to tiktoken's), indentation and trailing blanks.
+_PIECES = st.sampled_from([
+    "'s", "'LL", "'re", "'", "don't", " the", "word", "Word", "x", "12", "1234567", " 3.14",
+    "(", "):", " ->", "==", "\n", "\r\n", "\n\n", "   ", "\t", " ", "\x0b", "\x0c", "\x1c",
+    "\x1f", "\x00", "    def f():\n", "#!", "/usr/bin", "a_b", "__init__", "~", " \n ", "\r",
+])
+_ASCII = st.one_of(
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=200),
+    st.lists(_PIECES, max_size=40).map("".join),
+)
+
+
+@pytest.fixture(scope="module")
+def split(encoder) -> Pretokenizer:
+    found = pretokenizer(encoder)
+    assert found is not None, "cl100k's pre-split is known"
+    return found
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_ASCII)
+def test_any_ascii_text_counts_as_tiktoken_counts_it(encoder, split, text):
+    counter = TokenCounter(encoder, pretokenizer=split)
+    assert counter.text(text) == len(encoder.encode_ordinary(text))
+    # Again, now from remembered pieces.
+    assert TokenCounter._encode_len(counter, text) == len(encoder.encode_ordinary(text))
+
+
+def test_every_text_of_the_corpus_counts_as_tiktoken_counts_it(encoder, split):
+    wire = OpenAIFormat()
+    counter = TokenCounter(encoder, pretokenizer=split)
+    for path in transcript_files():
+        for message in wire.parse({"messages": load(path)}).messages:
+            texts = [p.text for p in message.parts if p.text]
+            texts += [t for call in message.tool_calls for t in (call.name, call.arguments)]
+            for text in texts:
+                assert counter.text(text) == len(encoder.encode_ordinary(text)), (path, text[:80])
+
+
+def test_text_beyond_ascii_is_counted_by_the_encoder(encoder, split):
+    class Recording:
+        def __init__(self):
+            self.texts = []
+
+        def encode_ordinary(self, text):
+            self.texts.append(text)
+            return encoder.encode_ordinary(text)
+
+    recording = Recording()
+    counter = TokenCounter(recording, pretokenizer=split)
+    assert counter.text("café au lait") == len(encoder.encode_ordinary("café au lait"))
+    assert counter.text("plain words") == len(encoder.encode_ordinary("plain words"))
+    assert recording.texts == ["café au lait"]
+
+
+def test_remembered_pieces_are_bounded(encoder, split):
+    counter = TokenCounter(encoder, pretokenizer=split, max_pieces=50)
+    for i in range(40):
+        counter.text(" ".join(f"w{i}x{j}" for j in range(10)))
+    assert len(counter._pieces) <= 51
+
+
+def test_only_an_encoding_whose_split_we_know_is_pre_split(encoder):
+    class Other:
+        def encode_ordinary(self, text):
+            return [0] * len(text)
+
+    assert pretokenizer(Other()) is None
+    assert pretokenizer(encoder) is not None
