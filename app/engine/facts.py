@@ -221,6 +221,10 @@ class _Kinds:
         return found
 
 
+# The facts of a settled run that an output lacks, by kind, as texts.
+Lost = tuple[frozenset[str], frozenset[str], frozenset[str]]
+
+
 @dataclass(frozen=True)
 class _Settled:
     """Tokens, facts and error lines of a run of dropped texts that later calls drop
@@ -231,6 +235,13 @@ class _Settled:
     tokens: frozenset[bytes]
     errors: frozenset[str]
     facts: Sorted = field(default_factory=lambda: ({}, {}, {}))
+    keys: frozenset[bytes] = frozenset()  # the facts' tokens, of every kind
+    # What an output lacks, by which of the facts it holds: calls within a block send
+    # the same notes, which hold the same few facts, and find the answer here.
+    lost: dict[frozenset[bytes], Lost] = field(default_factory=dict, compare=False)
+
+
+_LOST_KEPT = 4
 
 
 class FactExtractor:
@@ -263,18 +274,14 @@ class FactExtractor:
         held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in kept])
         new = frozenset().union(*[tokens.get(t, raw_tokens) for t in fresh])
         new = new.difference(run.tokens, held)
-        lost: tuple[list[str], list[str], list[str]] = ([], [], [])
-        for kind in range(3):
-            out = lost[kind]
-            for raw, text in run.facts[kind].items():
-                if raw not in held:
-                    out.append(text)
+        paths, idents, numbers = _run_lost(run, held)
         if new:
-            for kind, found_new in enumerate(self._kinds.sort(new)):
-                lost[kind].extend(found_new.values())
+            more = self._kinds.sort(new)
+            paths = paths.union(more[0].values())
+            idents = idents.union(more[1].values())
+            numbers = numbers.union(more[2].values())
         found = run.errors.union(*[errors.get(t, error_lines) for t in fresh])
-        paths, idents, numbers = lost
-        facts = Facts(frozenset(paths), frozenset(idents), frozenset(numbers))
+        facts = Facts(paths, idents, numbers)
         if found:
             # An error line often survives inside a note line; only report real losses.
             # A line holding one holds a marker, so the output's marked lines suffice;
@@ -308,11 +315,15 @@ class FactExtractor:
             tokens = base.tokens | raw_tokens(joined)
             errors = base.errors | error_lines(joined)
         added = self._kinds.sort(tokens.difference(base.tokens))
-        # A step that brings no new fact (most do not) shares the run's sorted facts.
-        facts: Sorted = base.facts if not any(added) else (
-            {**base.facts[0], **added[0]}, {**base.facts[1], **added[1]},
-            {**base.facts[2], **added[2]})
-        settled = _Settled(len(texts), tokens, errors, facts)
+        # A step that brings no new fact (most do not) shares the run's sorted facts,
+        # and what outputs lacked of them.
+        if any(added):
+            facts: Sorted = ({**base.facts[0], **added[0]}, {**base.facts[1], **added[1]},
+                             {**base.facts[2], **added[2]})
+            keys = base.keys.union(added[0], added[1], added[2])
+            settled = _Settled(len(texts), tokens, errors, facts, keys)
+        else:
+            settled = _Settled(len(texts), tokens, errors, base.facts, base.keys, base.lost)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # agent run in progress, not one per step.
@@ -322,3 +333,17 @@ class FactExtractor:
             while len(self._settled) > self._max_runs:
                 del self._settled[next(iter(self._settled))]
         return settled
+
+
+def _run_lost(run: _Settled, held: frozenset[bytes]) -> Lost:
+    """The settled run's facts that ``held`` lacks, by kind."""
+    hit = run.keys.intersection(held)
+    lost = run.lost.get(hit)
+    if lost is None:
+        kinds = [frozenset([text for raw, text in facts.items() if raw not in hit])
+                 for facts in run.facts]
+        lost = (kinds[0], kinds[1], kinds[2])
+        if len(run.lost) >= _LOST_KEPT:
+            run.lost.clear()
+        run.lost[hit] = lost
+    return lost

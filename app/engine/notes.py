@@ -12,7 +12,6 @@ placed by the strategy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from app.engine.compaction import HANDLE_CHARS, Span, StrategyContext
 from app.engine.ledger import Ledger, changed_and_created, recent
@@ -36,16 +35,17 @@ _COMMANDS_SHOWN = 2
 ALL_AGED = 1 << 62
 
 
-@dataclass
 class Written:
     """What writing notes for a region gave: its messages, spans, dropped originals and
-    the runs' ledgers (in order)."""
+    the runs' ledgers (in order). A plain class, not a dataclass: compiled, its
+    ``__init__`` is native, where a dataclass's is generated Python, run every call."""
 
-    messages: list[Message] = field(default_factory=list)
-    spans: list[Span] = field(default_factory=list)
-    dropped: list[Message] = field(default_factory=list)
-    ledgers: list[Ledger] = field(default_factory=list)
-    last_note: int = -1  # index in ``messages`` of the last note, -1 for none
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.spans: list[Span] = []
+        self.dropped: list[Message] = []
+        self.ledgers: list[Ledger] = []
+        self.last_note = -1  # index in ``messages`` of the last note, -1 for none
 
 
 class Notes:

@@ -76,6 +76,17 @@ def test_older_turns_read_once_give_the_same_receipt_as_a_fresh_reading():
         assert "777888" in cached.numbers
 
 
+def test_a_remembered_run_answers_each_output_by_the_facts_it_holds():
+    # Calls within a block send the same older turns with outputs that hold different
+    # facts of them: what one output lacked must not be reported for another.
+    extractor = FactExtractor()
+    dropped = run_texts(12)
+    outputs = [[], ["kept pkg/module_3.py"], ["kept RUN0005X and 1007"], [],
+               ["kept pkg/module_3.py"], ["pkg/module_1.py", "pkg/module_2.py", "1011"]]
+    for kept in outputs * 2:
+        assert extractor.lost(dropped, kept, settled=12) == lost(dropped, kept), kept
+
+
 def test_a_remembered_run_is_not_used_for_different_content():
     extractor = FactExtractor()
     extractor.lost(run_texts(20), [], settled=20)
