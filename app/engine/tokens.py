@@ -28,10 +28,8 @@ class Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
 
 
+# Stretches of lines longer than this are counted without being remembered.
 _MAX_LINES = 2000
-# After a newline, a piece may go on through blanks and further newlines, never into
-# a line's first non-blank character (tests/adapters/test_tokenizer.py checks this
-# against the encoder on random text and on the corpus).
 _INDENT = " \t\x0b\x0c"
 _NEWLINES = "\r\n"
 
@@ -43,7 +41,13 @@ PieceCount = Callable[[bytes, dict[bytes, int], Callable[[bytes], int]], int]
 @dataclass(frozen=True)
 class Pretokenizer:
     """How an encoding counts ASCII text piece by piece (see ``pieces``), and the token
-    count of one piece. Texts with other characters go to the encoder whole."""
+    count of one piece. Texts with other characters go to the encoder whole.
+
+    The counter also cuts a text into stretches of lines and remembers each stretch's
+    count, which holds for an encoding whose pieces never run from a newline into the
+    first non-blank character of the next line: cl100k's do not (its only pieces with
+    a newline are whitespace or end with it; tests/adapters/test_tokenizer.py checks
+    the counts against the encoder on random text and on the corpus)."""
 
     count: PieceCount
     piece_tokens: Callable[[bytes], int]
@@ -55,9 +59,12 @@ class TokenCounter:
         self._encoder = encoder
         self._memo: Memo[str, int] = Memo(cache_chars)
         self._pretokenizer = pretokenizer
+        # Each bounded by its entries (a piece is at most a few dozen bytes, a stretch
+        # of lines _MAX_LINES characters): past it, it starts over.
         self._pieces: dict[bytes, int] = {}
         self._lines: dict[str, int] = {}
         self._max_pieces = max_pieces
+        self._max_lines = max(max_pieces >> 4, 1)
 
     @property
     def cache(self) -> Memo[str, int]:
@@ -69,6 +76,7 @@ class TokenCounter:
             return len(self._encoder.encode_ordinary(text))
         if len(self._pieces) > self._max_pieces:
             self._pieces.clear()
+        if len(self._lines) > self._max_lines:
             self._lines.clear()
         at = text.find("\n")
         if at < 0:

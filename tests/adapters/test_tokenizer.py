@@ -67,11 +67,13 @@ def test_text_beyond_ascii_is_counted_by_the_encoder(encoder, split):
     assert recording.texts == ["café au lait"]
 
 
-def test_remembered_pieces_are_bounded(encoder, split):
-    counter = TokenCounter(encoder, pretokenizer=split, max_pieces=50)
+def test_remembered_pieces_and_lines_are_bounded(encoder, split):
+    counter = TokenCounter(encoder, pretokenizer=split, max_pieces=64)
     for i in range(40):
-        counter.text(" ".join(f"w{i}x{j}" for j in range(10)))
-    assert len(counter._pieces) <= 51
+        text = "\n".join(f"w{i}x{j} = {i * j}" for j in range(10))
+        assert counter.text(text) == len(encoder.encode_ordinary(text))
+    assert len(counter._pieces) <= 65
+    assert len(counter._lines) <= 4 + 10 + 1  # 64 >> 4, then one text of 10 lines
 
 
 def test_only_an_encoding_whose_split_we_know_is_pre_split(encoder):
