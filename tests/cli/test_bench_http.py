@@ -30,7 +30,10 @@ def test_replay_times_the_same_compaction_in_process_and_over_http(corpus: Path)
     assert float(engine[4]) > 0 and float(http[4]) > 0
     # The service runs the same engine: the same tokens come back either way.
     assert engine[-1] == http[-1]
-    assert any(line.startswith("HTTP adds") for line in lines)
+    echo = next(line.split() for line in lines if line.startswith("echo over HTTP"))
+    assert echo[3] == "3" and float(echo[4]) > 0 and echo[-1] == "0.0%"  # body back as sent
+    assert any(line.startswith("HTTP adds") and "an echo of the same bodies" in line
+               for line in lines)
     assert lines[-1] == "the other compactors were left out (--no-compare)"
 
 
