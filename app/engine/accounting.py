@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.engine.facts import FactExtractor, Facts
@@ -24,12 +24,17 @@ class Accounting:
         return self.tokens_after < self.tokens_before
 
 
-def texts(messages: Sequence[Message]) -> Iterator[str]:
+def texts(messages: Sequence[Message]) -> list[str]:
+    """Every text of ``messages``, parts and call arguments, in order. A list, not a
+    generator: compiled, a generator is driven through the interpreter's protocol, and
+    this runs over the whole output of every call."""
+    out: list[str] = []
     for m in messages:
         for part in m.parts:
-            yield part.text
+            out.append(part.text)
         for call in m.tool_calls:
-            yield call.arguments
+            out.append(call.arguments)
+    return out
 
 
 def account(counter: TokenCounter, facts: FactExtractor, before: Sequence[Message],
@@ -43,6 +48,6 @@ def account(counter: TokenCounter, facts: FactExtractor, before: Sequence[Messag
         tokens_after, tokens_before = counter.exact(after), counter.exact(before)
     if tokens_after >= tokens_before or not dropped:
         return Accounting(tokens_before, tokens_after, Facts())
-    settled_texts = sum(1 for _ in texts(dropped[:settled]))
-    lost = facts.lost(list(texts(dropped)), texts(after), settled=settled_texts)
+    settled_texts = sum([len(m.parts) + len(m.tool_calls) for m in dropped[:settled]])
+    lost = facts.lost(texts(dropped), texts(after), settled=settled_texts)
     return Accounting(tokens_before, tokens_after, lost)
