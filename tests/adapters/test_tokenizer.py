@@ -26,7 +26,8 @@ _ASCII = st.one_of(
 
 @pytest.fixture(scope="module")
 def split(encoder) -> Pretokenizer:
-    found = pretokenizer(encoder)
+    # Taken as compiled either way: the scan must count right even run as Python.
+    found = pretokenizer(encoder, compiled=True)
     assert found is not None, "cl100k's pre-split is known"
     return found
 
@@ -81,5 +82,15 @@ def test_only_an_encoding_whose_split_we_know_is_pre_split(encoder):
         def encode_ordinary(self, text):
             return [0] * len(text)
 
-    assert pretokenizer(Other()) is None
-    assert pretokenizer(encoder) is not None
+    assert pretokenizer(Other(), compiled=True) is None
+    assert pretokenizer(encoder, compiled=True) is not None
+    # An engine run as Python counts through tiktoken, which is then the faster.
+    assert pretokenizer(encoder, compiled=False) is None
+
+
+def test_the_service_counts_by_pieces_when_the_engine_is_compiled(encoder):
+    from app.adapters import tokenizer
+    from app.engine import pieces
+
+    assert pieces.__file__.endswith(".so") == tokenizer.COMPILED
+    assert (pretokenizer(encoder) is not None) == tokenizer.COMPILED
