@@ -216,8 +216,9 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
     seen = Seen(load_encoding("cl100k_base"))
     engine = Timing("contextsynth in process")
     over_http = Timing("contextsynth over HTTP")
-    # The same bodies sent to a route that answers with them: what HTTP costs with no
-    # work behind it, the floor under what it can add to any engine.
+    # The same bodies sent to a route of the same service that answers with them: what
+    # HTTP, the middleware and the routing cost with no work behind them, the floor
+    # under what they can add to the engine.
     echo = Timing("echo over HTTP")
     # The engine in this process runs under the collector settings the service runs it
     # with, so the two ways differ by HTTP alone.
