@@ -78,10 +78,10 @@ def measure(path: Path, encoder: Encoder, repeat: int, tier: Tier) -> dict[str, 
     prefix = {"messages": messages[:last_turn]}
     options = SynthesisOptions(tier=tier)
     texts = _texts(parsed)
-    split = pretokenizer(encoder)
+    pre = pretokenizer(encoder)
 
     def fresh() -> Synthesizer:
-        return Synthesizer(TokenCounter(encoder, pretokenizer=split), builtin_strategies())
+        return Synthesizer(TokenCounter(encoder, pretokenizer=pre), builtin_strategies())
 
     def primed() -> Synthesizer:
         synthesizer = fresh()
