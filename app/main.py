@@ -20,6 +20,7 @@ from app.adapters.llm.registry import build_providers
 from app.adapters.llm.resilience import RetryPolicy
 from app.adapters.metrics import Metrics
 from app.adapters.redis_cache import RedisCache
+from app.adapters.resends import Resends
 from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.adapters.upstream import Upstream
 from app.adapters.webhooks import build_webhooks
@@ -94,6 +95,7 @@ def create_app(
         proxy=ProxyService(runner, jobs.synthesize, formats, upstream, settings, metrics,
                            cache, os.environ if environ is None else environ),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
+        bodies=Resends(settings.resend_cache_bytes),
     )
 
     @asynccontextmanager

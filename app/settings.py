@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     token_encoding: str = Field("cl100k_base", description="tiktoken encoding used for counts.")
     token_cache_chars: int = Field(64_000_000, ge=0,
                                    description="Characters of content whose counts are cached.")
+    resend_cache_bytes: int = Field(
+        64_000_000, ge=0, description="Bytes of recent request bodies kept so that a body "
+        "resending their messages is parsed only past them (0: every body parsed whole).")
     default_tier: Tier = Field(Tier.MID, description="Tier when neither request nor model says.")
     proxy_openai_url: str = Field(
         "https://api.openai.com/v1", description="Proxy mode: where /v1/chat/completions "

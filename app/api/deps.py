@@ -9,6 +9,7 @@ from fastapi import Request
 from app.adapters.cache import Cache
 from app.adapters.llm.client import LLMClient
 from app.adapters.metrics import Metrics
+from app.adapters.resends import Resends
 from app.service.handles import HandleStore
 from app.service.jobs import Jobs
 from app.service.proxy import ProxyService
@@ -26,6 +27,7 @@ class Services:
     cache: Cache
     handles: HandleStore
     settings: Settings
+    bodies: Resends
 
 
 async def services(request: Request) -> Services:

@@ -25,6 +25,8 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
 from app.adapters import jsoncodec
+from app.adapters.resends import Resends
+from app.api.deps import Services
 from app.engine.errors import InvalidNumber
 
 # An exponent of three digits or more is the only way a finite-looking number overflows.
@@ -70,6 +72,12 @@ def check_finite(body: bytes) -> None:
                             pointer=pointer)
 
 
+def _bodies(request: Request) -> Resends:
+    # The parser create_app built: it remembers this process's recent bodies.
+    svc: Services = request.app.state.services
+    return svc.bodies
+
+
 class FiniteJSONRoute(APIRoute):
     """An APIRoute whose JSON bodies must hold finite numbers only."""
 
@@ -79,7 +87,7 @@ class FiniteJSONRoute(APIRoute):
         async def checked(request: Request) -> Response:
             if request.method in ("POST", "PUT", "PATCH"):
                 body = await request.body()  # cached: the handler reads it again
-                parsed = jsoncodec.loads_fast(body)
+                parsed = _bodies(request).loads(body)
                 if isinstance(parsed, jsoncodec.Unread):
                     check_finite(body)
                 else:

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 
+import orjson
 import pytest
 
 from app.adapters.jsoncodec import Unread, loads_fast
+from app.adapters.resends import MIN_BYTES
+from app.corpus import load, transcript_files
+from app.evaluation.replay import sample_steps
+from tests.conftest import serve
 
 pytestmark = pytest.mark.anyio
 
@@ -52,3 +57,23 @@ async def test_a_long_number_inside_a_string_keeps_the_fast_path():
     assert loads_fast(body) == json.loads(body)  # read by orjson: no number was changed
     beside_a_float = json.dumps(_anthropic({"order": BIG, "price": 12.5}, "ok")).encode()
     assert isinstance(loads_fast(beside_a_float), Unread)
+
+
+async def test_an_agent_loop_is_answered_as_each_body_alone_would_be(make_app):
+    """Bodies that resend the last one's messages are parsed only past them (see
+    ``adapters.resends``); every answer is the one a service that never saw the earlier
+    bodies gives."""
+    messages = load(transcript_files(None)[0])
+    steps = sample_steps(messages, None)[-6:]  # before each of the last assistant steps
+    async with serve(make_app()) as loop:
+        for k in steps:
+            body = orjson.dumps({"messages": messages[:k], "tier": "mid"})
+            assert len(body) > MIN_BYTES
+            answer = await loop.post("/synthesize", content=body,
+                                     headers={"content-type": "application/json"})
+            async with serve(make_app()) as fresh:
+                alone = await fresh.post("/synthesize", content=body,
+                                         headers={"content-type": "application/json"})
+            assert answer.status_code == alone.status_code == 200, answer.text
+            assert answer.json()["messages"] == alone.json()["messages"]
+            assert answer.json()["receipt"] == alone.json()["receipt"]

@@ -1,0 +1,149 @@
+"""Bodies that resend an earlier body's messages: parsed past them, read the same."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.adapters.jsoncodec import UNREAD, loads_fast
+from app.adapters.resends import MIN_BYTES, Resends, _Body
+from app.corpus import load, transcript_files
+from app.evaluation.replay import sample_steps
+
+_PAD = "x" * MIN_BYTES  # makes a body long enough to be remembered
+
+
+def _system(text: str = "") -> dict[str, Any]:
+    return {"role": "system", "content": f"You are an agent. {text}{_PAD}"}
+
+
+def _body(messages: list[Any], **fields: Any) -> bytes:
+    return orjson.dumps({"messages": messages, **fields})
+
+
+def test_the_corpus_loop_reads_as_a_whole_parse_and_reuses_the_messages() -> None:
+    bodies = Resends()
+    for path in transcript_files(None)[:6]:
+        messages = load(path)
+        previous: list[Any] = []
+        for k in sample_steps(messages, None):
+            body = _body(messages[:k], tier="mid")
+            value = bodies.loads(body)
+            assert value == orjson.loads(body)
+            # The messages a remembered body sent are the very objects it was read as.
+            assert all(a is b for a, b in zip(previous, value["messages"], strict=False))
+            previous = value["messages"] if len(body) >= MIN_BYTES else []
+
+
+def test_an_edited_earlier_message_is_read_from_the_new_body() -> None:
+    bodies = Resends()
+    first = [_system(), {"role": "user", "content": "fix the bug"},
+             {"role": "assistant", "content": "looking"}, {"role": "user", "content": "go"}]
+    bodies.loads(_body(first))
+    edited = [*first[:2], {"role": "assistant", "content": "looking again"}, *first[3:],
+              {"role": "user", "content": "more"}]
+    value = bodies.loads(_body(edited))
+    assert value["messages"] == edited
+    assert value["messages"][0] is not first[0]  # parsed, not the caller's object
+
+
+def test_a_body_written_with_spaces_is_read_whole_and_still_right() -> None:
+    bodies = Resends()
+    messages = [_system(), {"role": "user", "content": "héllo \"quoted\" \\ /"}]
+    for k in (1, 2, 2):
+        body = json.dumps({"messages": messages[:k]}).encode()  # ", " and escaped é
+        assert bodies.loads(body) == orjson.loads(body)
+
+
+def test_messages_are_located_only_where_orjson_writes_them_byte_for_byte() -> None:
+    messages = [_system(), {"role": "user", "content": "héllo"}, {"role": "user", "content": "x"}]
+    compact = _body(messages)
+    start = compact.index(b"[") + 1
+    ends = _Body(compact, messages, start).located()
+    assert [compact[e:e + 1] for e in ends] == [b",", b",", b"]"]
+    escaped = json.dumps({"messages": messages}, separators=(",", ":")).encode()  # \u00e9
+    assert _Body(escaped, messages, start).located() == ends[:1]
+
+
+def test_a_second_messages_key_later_in_the_body_wins_as_in_a_whole_parse() -> None:
+    bodies = Resends()
+    messages = [_system(), {"role": "user", "content": "task"}]
+    bodies.loads(_body(messages))
+    body = _body([*messages, {"role": "assistant", "content": "ok"}])[:-1] + \
+        b',"messages":[{"role":"user","content":"other"}]}'
+    assert bodies.loads(body) == orjson.loads(body)
+    assert bodies.loads(body)["messages"] == [{"role": "user", "content": "other"}]
+
+
+def test_a_nested_messages_key_in_a_new_message_is_read_whole() -> None:
+    bodies = Resends()
+    messages = [_system(), {"role": "user", "content": "task"}]
+    bodies.loads(_body(messages))
+    grown = [*messages, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "send", "input": {"messages": ["hi"]}}]}]
+    assert bodies.loads(_body(grown)) == orjson.loads(_body(grown))
+
+
+def test_numbers_orjson_would_change_are_left_to_the_standard_parser() -> None:
+    bodies = Resends()
+    messages = [_system(), {"role": "user", "content": "task"}]
+    bodies.loads(_body(messages))
+    body = _body(messages)[:-2] + b',{"role":"user","content":"n","x":123456789012345678901234,' \
+        b'"y":1.5}]}'
+    assert bodies.loads(body) is UNREAD
+    assert loads_fast(body) is UNREAD
+
+
+def test_the_bound_holds_and_zero_remembers_nothing() -> None:
+    bodies = Resends(max_bytes=3 * MIN_BYTES)
+    for i in range(10):
+        bodies.loads(_body([_system(str(i)), {"role": "user", "content": "task"}]))
+    assert 1 <= len(bodies) <= 2
+    none = Resends(max_bytes=0)
+    none.loads(_body([_system(), {"role": "user", "content": "task"}]))
+    assert len(none) == 0
+
+
+_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
+_value = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False,
+                                                                        allow_infinity=False)
+    | _text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["a", "messages", "content", "role"]), inner, max_size=3),
+    max_leaves=6)
+_message = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool"]),
+                                  "content": _text | st.lists(_value, max_size=2)},
+                                 optional={"extra": _value})
+_step = st.sampled_from(["append", "edit", "same", "spaces", "field", "other"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_step, _message, st.integers(0, 50)), min_size=1, max_size=12))
+def test_any_sequence_of_bodies_reads_as_whole_parses(steps: list[tuple[str, Any, int]],
+                                                      ) -> None:
+    bodies = Resends()
+    convos = {"one": [_system("one")], "other": [_system("one")]}
+    name = "one"
+    for kind, message, at in steps:
+        messages = convos[name]
+        fields: dict[str, Any] = {}
+        if kind == "append":
+            messages.append(message)
+        elif kind == "edit":
+            messages[at % len(messages)] = message
+        elif kind == "field":
+            fields = {"tier": "mid", "extra": message}
+        elif kind == "other":
+            name = "other" if name == "one" else "one"
+            convos[name].append(message)
+        if kind == "spaces":
+            body = json.dumps({"messages": convos[name]}).encode()
+        else:  # compact, as orjson writes it (which refuses integers past 64 bits)
+            body = json.dumps({"messages": convos[name], **fields}, ensure_ascii=False,
+                              separators=(",", ":")).encode()
+        assert bodies.loads(body) == loads_fast(body)
