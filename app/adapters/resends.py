@@ -21,9 +21,10 @@ The rest of the body (the new messages and every other field) is parsed as it is
 with the reused bytes cut out of it. The value is what ``jsoncodec.loads_fast`` gives
 for the whole body; the tests hold the two equal over random edits and resends.
 
-A remembered body costs a reference, not a copy; its messages are located the first
-time a later body could reuse them, so one-off calls pay nothing. One instance per
-process, used from the event loop only; the bound is on remembered bytes.
+A remembered body costs a reference, not a copy, until a later body could reuse its
+messages: they are located then (so one-off calls pay nothing), and only the bytes up
+to the last of them are kept. One instance per process, used from the event loop
+only; the bound is on remembered bytes.
 """
 
 from __future__ import annotations
@@ -48,11 +49,12 @@ class _Body:
     """A remembered body: its bytes, its parsed messages, where its array begins, and
     the ends of its messages, located when a later body first could reuse them."""
 
-    __slots__ = ("_located", "_unique", "body", "ends", "head", "messages", "start")
+    __slots__ = ("_located", "_unique", "body", "ends", "head", "messages", "size", "start")
 
     def __init__(self, body: bytes, messages: list[Any], start: int, *,
                  ends: list[int] | None = None) -> None:
         self.body = body
+        self.size = len(body)
         self.messages = messages
         self.start = start
         # Built on an earlier body, the messages it reused are located already, and
@@ -73,6 +75,7 @@ class _Body:
             else:
                 self.ends = []
             self.head = self.body[: self.ends[-1]] if self.ends else b""
+            self.body = b""  # what follows the messages is never compared: let it go
         return self.ends
 
 
@@ -115,14 +118,14 @@ class Resends:
         others = [b for b in known if b is not base]
         kept = [new, *others[: _PER_START - 1]]
         gone = [b for b in known if not any(b is k for k in kept)]
-        self._bytes += len(new.body) - sum(len(b.body) for b in gone)
+        self._bytes += new.size - sum(b.size for b in gone)
         if start not in self._by_start:
             self._bytes += len(start)
         self._by_start[start] = kept
         self._by_start.move_to_end(start)
         while self._bytes > self._max_bytes and self._by_start:
             key, dropped = self._by_start.popitem(last=False)
-            self._bytes -= len(key) + sum(len(b.body) for b in dropped)
+            self._bytes -= len(key) + sum(b.size for b in dropped)
 
 
 def _locate(body: bytes, pos: int, messages: list[Any], ends: list[int]) -> None:
