@@ -66,15 +66,27 @@ class Scorer:
                 tally.errors_kept += errors.retained(cut, out)
 
     def planted(self, run: planted.Run, compactor: Compactor, tally: Tally) -> None:
-        """Survival of each planted fact in the context sent for the run's last step."""
-        k = max(i for i, m in enumerate(run.messages) if m.get("role") == "assistant")
-        prefix = run.messages[:k]
-        out = compactor.compact(prefix)
-        tally.planted_before += count(self.seen.prompt(prefix))
-        tally.planted_after += count(self.seen.prompt(out))
-        text = "\n".join(readable_text(m) for m in out)
-        for fact in run.facts:
-            score = tally.planted[fact.kind]
-            score[0] += planted.survives(fact, text)
-            score[1] += 1
+        """Survival of each planted fact in the context sent at every step once all of
+        them are in the transcript, and the reduction over those steps. (Measured at the
+        last step only, the reduction swung from 73% to 87% with the block size alone,
+        by where that one step fell in the block cycle.)"""
+        for k in planted_steps(run):
+            prefix = run.messages[:k]
+            out = compactor.compact(prefix)
+            tally.planted_before += count(self.seen.prompt(prefix))
+            tally.planted_after += count(self.seen.prompt(out))
+            text = "\n".join(readable_text(m) for m in out)
+            for fact in run.facts:
+                score = tally.planted[fact.kind]
+                score[0] += planted.survives(fact, text)
+                score[1] += 1
 
+
+def planted_steps(run: planted.Run) -> list[int]:
+    """The calls before each assistant step from the one where every fact is planted."""
+    steps = sample_steps(run.messages, None)
+    for n, k in enumerate(steps):
+        text = "\n".join(readable_text(m) for m in run.messages[:k])
+        if all(planted.survives(f, text) for f in run.facts):
+            return steps[n:]
+    return steps[-1:]

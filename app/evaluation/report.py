@@ -32,8 +32,9 @@ def table(rows: Mapping[str, Mapping[str, Any]]) -> str:
             f"{r['ms_per_call']:>8.2f}")
     lines.append("-" * len(header))
     lines.append("reduction, recall, errors and reuse over every replayed call; planted: "
-                 "facts kept at the last step of the synthetic runs; cost: with prompt "
-                 "caching, as a share of sending everything (OpenAI and Anthropic pricing)")
+                 "facts kept at every step of the synthetic runs once all are planted; "
+                 "cost: with prompt caching, as a share of sending everything (OpenAI and "
+                 "Anthropic pricing)")
     return "\n".join(lines)
 
 

@@ -6,9 +6,9 @@ import pytest
 
 from app.evaluation import errors, needed, planted
 from app.evaluation.compactors import Baseline
-from app.evaluation.replay import Scorer, sample_steps
+from app.evaluation.replay import Scorer, planted_steps, sample_steps
 from app.evaluation.scores import PRICINGS, Pricing, Tally
-from app.evaluation.seen import Seen, shared_prefix
+from app.evaluation.seen import Seen, readable_text, shared_prefix
 
 
 def call(call_id, name, args, output):
@@ -119,7 +119,22 @@ def test_a_compactor_that_drops_a_planted_fact_loses_exactly_that_fact(scorer):
     assert kept.planted_survival == 1.0
     lost = {k for k, (n, _) in dropped.planted.items() if n == 0 and _}
     assert lost == {"mid-output value"}
-    assert dropped.planted["mid-output value"] == [0, 1]
+    steps = len(planted_steps(story))  # every step once all facts are in
+    assert steps > 1
+    assert dropped.planted["mid-output value"] == [0, steps]
+    assert dropped.planted["task"] == [steps, steps]
+
+
+def test_planted_facts_are_scored_from_the_step_where_the_last_one_is_in():
+    story = planted.generate(3, "shell")
+    steps = planted_steps(story)
+    text = "\n".join(readable_text(m) for m in story.messages[: steps[0]])
+    assert all(planted.survives(f, text) for f in story.facts)
+    every = sample_steps(story.messages, None)
+    before = every[every.index(steps[0]) - 1]
+    earlier = "\n".join(readable_text(m) for m in story.messages[:before])
+    assert not all(planted.survives(f, earlier) for f in story.facts)
+    assert steps == every[every.index(steps[0]):]
 
 
 def test_an_overridden_value_survives_only_as_the_current_one():
