@@ -21,6 +21,16 @@ from tests.support.traces import to_actions
 pytestmark = pytest.mark.anyio
 
 
+async def _metrics_once(client, text, timeout_s=5.0):
+    """The metrics page once it holds ``text`` (or as it is after ``timeout_s``)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        page = (await client.get("/metrics")).text
+        if text in page or asyncio.get_running_loop().time() > deadline:
+            return page
+        await asyncio.sleep(0.01)
+
+
 def hooks(receiver, **extra):
     return {"webhooks": [{"url": receiver.url, "secret": SECRET}],
             "webhooks_allow_private": True, **extra}
@@ -61,7 +71,8 @@ async def test_a_failing_receiver_gets_the_event_after_retries(make_app):
         async with serve(app) as c:
             await c.post("/synthesize", json={"messages": coding_run(6)})
             await receiver.wait_for(1)
-            metrics = (await c.get("/metrics")).text
+            # The receiver has answered before the sender counts the delivery: wait for it.
+            metrics = await _metrics_once(c, 'outcome="delivered"}')
     assert receiver.attempts == 3
     assert ('contextsynth_webhook_deliveries_total{event="context.synthesized",'
             'outcome="retried"} 2.0') in metrics
@@ -74,11 +85,7 @@ async def test_an_event_that_never_gets_through_is_dead_lettered(make_app):
         app = make_app(**hooks(receiver, webhook_retry_schedule_s=[0.02, 0.02]))
         async with serve(app) as c:
             await c.post("/synthesize", json={"messages": coding_run(6)})
-            for _ in range(200):
-                metrics = (await c.get("/metrics")).text
-                if 'outcome="dead_lettered"} 1.0' in metrics:
-                    break
-                await asyncio.sleep(0.02)
+            metrics = await _metrics_once(c, 'outcome="dead_lettered"} 1.0')
             outbox = app.state.webhooks.outbox
     assert receiver.attempts == 3
     assert 'outcome="dead_lettered"} 1.0' in metrics
