@@ -37,12 +37,13 @@ import orjson
 from app.adapters.jsoncodec import Unread, loads_fast
 
 _KEY = b'"messages":['
-# Bodies are grouped by their first bytes (the system prompt and the task, as a rule),
-# and a body is compared with the few remembered under the same start.
-_START = 4096
-_PER_START = 4
 # Smaller bodies parse in a few microseconds: remembering them would not pay.
 MIN_BYTES = 16_384
+# Bodies are grouped by their first bytes, which hold the system prompt and, unless the
+# prompt is longer, the task: agents of one kind running side by side share a prompt
+# and differ by their task. A body is compared with the few remembered under its start.
+_START = MIN_BYTES
+_PER_START = 8
 
 
 class _Body:
@@ -93,6 +94,10 @@ class Resends:
         known = self._by_start.get(start, [])
         base, reused = _best(known, body)
         value = _spliced(body, base, reused) if base is not None else None
+        # A body that repeats all of another's messages carries on its conversation and
+        # takes its place; one that shares only the first few (another agent with the
+        # same prompt, or an edited history) is remembered beside it.
+        replaced = base if base is not None and reused == len(base.ends) else None
         if value is not None and base is not None:
             new = _Body(body, list(value["messages"]), base.start,
                         ends=base.ends[:reused])
@@ -105,17 +110,16 @@ class Resends:
             if not isinstance(messages, list) or at < 0:
                 return value
             new = _Body(body, list(messages), at + len(_KEY))
-        self._remember(start, known, base, new)
+        self._remember(start, known, replaced, new)
         return value
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._by_start.values())
 
-    def _remember(self, start: bytes, known: list[_Body], base: _Body | None,
+    def _remember(self, start: bytes, known: list[_Body], replaced: _Body | None,
                   new: _Body) -> None:
-        # The body built on is only a prefix of this one now: one entry per
-        # conversation in progress, not one per step.
-        others = [b for b in known if b is not base]
+        # One entry per conversation in progress, not one per step, the latest first.
+        others = [b for b in known if b is not replaced]
         kept = [new, *others[: _PER_START - 1]]
         gone = [b for b in known if not any(b is k for k in kept)]
         self._bytes += new.size - sum(b.size for b in gone)
@@ -145,25 +149,25 @@ def _locate(body: bytes, pos: int, messages: list[Any], ends: list[int]) -> None
 
 
 def _best(known: list[_Body], body: bytes) -> tuple[_Body | None, int]:
-    """The remembered body whose leading messages this one repeats, and how many."""
-    best: _Body | None = None
-    most = 0
+    """The remembered body whose leading messages this one repeats, and how many. (A
+    message is an object: the bytes that follow its closing brace are the new body's.)"""
     for b in known:
+        ends = b.located()
+        if ends and body.startswith(b.head):
+            return b, len(ends)  # the usual case: the last call's body and more
+    # The agent changed an earlier message: the longest run of them that is the same,
+    # in the conversation that called last (the others would each cost a search).
+    for b in known[:1]:
         n = _repeated(b, body)
-        if n > most:
-            best, most = b, n
-    return best, most
+        if n:
+            return b, n
+    return None, 0
 
 
 def _repeated(b: _Body, body: bytes) -> int:
-    """How many of ``b``'s leading messages ``body`` repeats, byte for byte. (A message
-    is an object: the bytes that follow its closing brace are the new body's own.)"""
+    """How many of ``b``'s leading messages ``body`` repeats, byte for byte, knowing
+    that it does not repeat them all."""
     ends = b.located()
-    if not ends:
-        return 0
-    if body.startswith(b.head):
-        return len(ends)  # the usual case: the last call's body and more
-    # The agent changed an earlier message: the longest run of them that is the same.
     lo, hi = 0, len(ends) - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2

@@ -39,6 +39,23 @@ def test_the_corpus_loop_reads_as_a_whole_parse_and_reuses_the_messages() -> Non
             previous = value["messages"] if len(body) >= MIN_BYTES else []
 
 
+def test_agents_sharing_a_long_system_prompt_each_reuse_their_own_messages() -> None:
+    bodies = Resends()
+    prompt = _system("Follow the policy. " * 1000)  # past the bytes that group bodies
+    loops: list[list[Any]] = [[prompt, {"role": "user", "content": f"task {i}"}]
+                              for i in range(6)]
+    last: list[list[Any]] = [[] for _ in loops]
+    for step in range(3):
+        for i, messages in enumerate(loops):  # the agents take turns, as they would
+            messages.append({"role": "assistant", "content": f"step {step} of {i}"})
+            value = bodies.loads(_body(messages))
+            assert value["messages"] == messages
+            assert all(a is b for a, b in zip(last[i], value["messages"], strict=False))
+            if step:
+                assert value["messages"][1] is last[i][1]
+            last[i] = value["messages"]
+
+
 def test_an_edited_earlier_message_is_read_from_the_new_body() -> None:
     bodies = Resends()
     first = [_system(), {"role": "user", "content": "fix the bug"},
