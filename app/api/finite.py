@@ -10,7 +10,8 @@ Bodies are parsed with orjson (``adapters.jsoncodec``), three times faster than 
 standard parser, and strict: it refuses every non-finite number. Its result is what
 the route reads. Only a body orjson refuses (or that holds an integer too long for it
 to keep exact) is read again by the standard parser, which finds the bad number or
-reports the syntax error as before.
+reports the syntax error as before. A body that resends an earlier body's messages is
+parsed only past them (``adapters.resends``), with the same result.
 """
 
 from __future__ import annotations
