@@ -11,7 +11,7 @@ from app.engine.answers import JSON_CHARS, json_lines
 from app.engine.calls import CallSummaries, CallSummary
 from app.engine.gist import Gists
 from app.engine.memo import Memo
-from app.engine.outcomes import Outcomes, quoted
+from app.engine.outcomes import Outcomes, quoted_lines
 from app.engine.prompts import CUT_MARKER, JSON_MARKER
 from app.engine.repeats import LineMemo, Shown
 from app.engine.salient import SalientLines
@@ -144,14 +144,41 @@ def span_of(kind: str, messages: Sequence[Message], handles: Handles) -> Span:
 
 def cut_text(text: str, limit: int, handle: str, keep: Sequence[str] = ()) -> str:
     """Keep the head and the tail (errors and results tend to sit at the end), and after
-    the marker the ``keep`` lines from the middle (a failure line, salient lines)."""
-    head = (limit * 2) // 3
-    tail = limit - head
-    start, end = text[:head], text[len(text) - tail:] if tail else ""
+    the marker the ``keep`` lines from the middle (a failure line, salient lines). Both
+    end at a line's end where one is near: a line cut in two reads as a fragment (``se
+    backend.``, or half of a marker this service wrote) and says less than it costs."""
+    head = _line_end(text, (limit * 2) // 3)
+    tail = limit - (limit * 2) // 3
+    start = text[:head]
+    end = text[_line_start(text, len(text) - tail):] if tail else ""
     middle = [line for line in keep if line and line not in start and line not in end]
-    removed = len(text) - limit - sum(len(line) + 1 for line in middle)
+    removed = len(text) - len(start) - len(end) - sum(len(line) + 1 for line in middle)
     marker = CUT_MARKER.format(chars=removed, handle=handle)
     return "\n".join([start, marker, *middle, end])
+
+
+def _line_end(text: str, at: int) -> int:
+    """Where a head cut at ``at`` ends: at the line end nearest to it, within a quarter
+    of the head either way (a long line is cut where it stands)."""
+    return _nearest(text, at, at // 4, at)
+
+
+def _line_start(text: str, at: int) -> int:
+    """Where a tail from ``at`` starts: at the line start nearest to it, within a
+    quarter of the tail either way."""
+    if at <= 0:
+        return at
+    found = _nearest(text, at - 1, (len(text) - at) // 4, -1)
+    return at if found < 0 else found + 1
+
+
+def _nearest(text: str, at: int, reach: int, default: int) -> int:
+    """The newline nearest to ``at`` within ``reach`` characters; ``default`` if none."""
+    before = text.rfind("\n", max(at - reach, 0), at + 1)
+    after = text.find("\n", at, at + reach + 1)
+    if before < 0:
+        return after if after >= 0 else default
+    return after if after >= 0 and after - at < at - before else before
 
 
 def result_chars(budget: TierBudget, call: CallSummary | None) -> int:
@@ -192,7 +219,7 @@ def cut_result(message: Message, context: StrategyContext, original: Message,
     if len(text) * 2 <= limit * 3:
         return message, None
     span = span_of("truncated", [original], context.handles)
-    keep = (quoted(outcome.line),) if outcome.error \
+    keep = quoted_lines(outcome.line) if outcome.error \
         else context.salient.of(text, limit // 3, outcome.line)
     cut = cut_text(text, limit, span.handle, keep)
     if len(cut) >= len(text):  # just over the budget: the marker would cost more

@@ -181,6 +181,17 @@ def quoted(line: str) -> str:
     return line.split(_AT, 1)[0].split(_CAUSED, 1)[0]
 
 
+def quoted_lines(line: str) -> tuple[str, ...]:
+    """The lines of a failure the result itself holds, in its order: the exception the
+    chain started from, when the line names one whole, then ``quoted``. A cut result
+    keeps both: what was raised last often only wraps what to act on."""
+    own = quoted(line)
+    cause = line.partition(_CAUSED)[2][:-1]
+    if not cause or cause.endswith(ELLIPSIS):
+        return (own,)
+    return (cause, own)
+
+
 def _project_frame(text: str) -> str:
     """``path:line in function`` of the deepest frame outside libraries, if any."""
     found = ""
