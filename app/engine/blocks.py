@@ -22,6 +22,7 @@ each (see ``aged_blocks``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from app.engine.compaction import Compaction, Span, StrategyContext
 from app.engine.fast import tail_turns
@@ -70,6 +71,9 @@ class BlockStrategy:
             lines[0] = f"{MARKER} {lines[0]}"
             out.append(Message("user", tuple(Part("text", line) for line in lines)))
         settled = len(dropped)
+        tail_budget = context.budget.tail
+        if tail_budget is not context.budget:
+            context = replace(context, budget=tail_budget)
         tail_turns(messages, tail, context, out, spans, dropped, self._tails)
         # The newest turn keeps its result whole, and is cut like the others once a turn
         # follows it: it is the one part of the tail the next call may send otherwise.

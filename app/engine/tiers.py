@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 
@@ -48,6 +48,17 @@ class TierBudget:
     # the least ``fast`` keeps whole; -1: the recent window's (full_turns, window_tokens).
     closing_turns: int = -1
     closing_tokens: int = -1
+    # ``fast``: what a result in the turns after the last closed block is cut to (-1:
+    # result_chars). Those turns grow to a whole block before they become a note, where
+    # ``fast-rebuild``'s window holds a few turns: each result's share is smaller.
+    tail_result_chars: int = -1
+
+    @property
+    def tail(self) -> TierBudget:
+        """The budget ``fast`` cuts the turns after its last closed block with."""
+        if self.tail_result_chars < 0:
+            return self
+        return replace(self, result_chars=self.tail_result_chars, tail_result_chars=-1)
 
     @property
     def closing(self) -> tuple[int, int]:
@@ -63,8 +74,8 @@ TIER_BUDGETS: dict[Tier, TierBudget] = {
                            closing_turns=1, closing_tokens=0),
     Tier.MID: TierBudget(full_turns=2, argument_chars=4000, result_chars=750,
                          late_nudge_only=False, window_tokens=1900, brief_after=8,
-                         block_turns=11, full_blocks=1, age_batch=2, reasoning_chars=150,
-                         closing_turns=1, closing_tokens=0),
+                         block_turns=7, full_blocks=2, age_batch=3, reasoning_chars=150,
+                         closing_turns=1, closing_tokens=0, tail_result_chars=450),
     Tier.LARGE: TierBudget(full_turns=4, argument_chars=8000, result_chars=700,
                            late_nudge_only=True, window_tokens=4000, brief_after=64,
                            block_turns=16, full_blocks=1, age_batch=3, reasoning_chars=400,

@@ -103,7 +103,7 @@ def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, fo
                               "File written.")
     messages += tool_turn("last", "bash", {"command": "pytest -q"}, "F" * 5000)
     out, _, closed = call(engine, formats, messages, Tier.MID)
-    assert closed == 2
+    assert closed == 31 // TIER_BUDGETS[Tier.MID].block_turns  # 32 turns, one after
     ledger = next(i for i, m in enumerate(out) if m["content"] and str(m["content"])
                   .startswith("[contextsynth] Artifacts so far:"))
     assert all(str(m["content"]).startswith("[contextsynth] ") for m in out[2:ledger])
@@ -114,13 +114,13 @@ def test_the_ledger_follows_the_notes_and_the_newest_turn_stays_whole(engine, fo
 
 
 @pytest.mark.parametrize(("closing_turns", "closing_tokens", "closed"), [
-    (1, 0, 2),  # mid: a block closes once a turn follows it
+    (1, 0, 2),  # mid's: a block closes once a turn follows it
     (-1, -1, 1),  # the recent window's: 2 turns and 1,900 tokens must follow
     (9, 0, 1),
 ])
 def test_a_block_closes_once_the_tiers_closing_turns_and_tokens_follow_it(
         encoder, formats, closing_turns, closing_tokens, closed):
-    budget = replace(TIER_BUDGETS[Tier.MID], closing_turns=closing_turns,
+    budget = replace(TIER_BUDGETS[Tier.MID], block_turns=11, closing_turns=closing_turns,
                      closing_tokens=closing_tokens)
     assert budget.closing == ((closing_turns, closing_tokens) if closing_turns >= 0
                               else (budget.full_turns, budget.window_tokens))

@@ -22,13 +22,14 @@ def synth(synthesizer, formats, messages, **options):
 
 
 def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, formats):
-    messages = coding_run(14, output_chars=3000)  # a block of 11 turns and 3 after it
+    block = TIER_BUDGETS[Tier.MID].block_turns
+    messages = coding_run(block + 3, output_chars=3000)  # a block and 3 turns after it
     result, out = synth(synthesizer, formats, messages, tier=Tier.MID)
     assert result.compacted
     assert out[:2] == messages[:2]
     note = out[2]["content"]
     assert note.startswith("[contextsynth] Earlier work, compacted:\n")
-    assert "\n(11 tool calls; expand: cs_" in note
+    assert f"\n({block} tool calls; expand: cs_" in note
     assert 'bash: cat src/module_0.py -> # module 0' in note
     # the run wrote nothing, so no ledger follows: the turns after the block stay as
     # multi-turn messages; an agent that only reads, with nothing missing, gets no nudge
@@ -43,8 +44,9 @@ def test_fast_keeps_head_notes_older_turns_and_keeps_recent_turns(synthesizer, f
 def test_kept_results_before_the_last_turn_are_cut_with_a_handle(synthesizer, formats):
     result, out = synth(synthesizer, formats, coding_run(6, output_chars=3000), tier=Tier.MID)
     cut = out[-3]["content"]
-    # A file read keeps a third more than the tier's result budget (see result_chars).
-    assert len(cut) < TIER_BUDGETS[Tier.MID].result_chars * 4 // 3 + 100
+    # A file read keeps a third more than the tier's result budget (see result_chars),
+    # here the one for the turns after the last closed block.
+    assert len(cut) < TIER_BUDGETS[Tier.MID].tail.result_chars * 4 // 3 + 100
     assert "...[contextsynth cut" in cut
     handle = cut.split("expand: ")[1].split("]")[0]
     assert handle in {s.handle for s in result.receipt.spans if s.kind == "truncated"}
@@ -65,7 +67,7 @@ def test_a_read_keeps_more_of_its_result_than_a_test_run(synthesizer, formats):
                   if a.get("tool_calls") and r["role"] == "tool"}
     read, tests, listing = (len(by_command[c]) for c in (
         "cat src/parser.py", "python -m pytest tests -q", "ls -la src/parsers/"))
-    budget = TIER_BUDGETS[Tier.MID].result_chars
+    budget = TIER_BUDGETS[Tier.MID].tail.result_chars  # no block is closed yet
     assert read > listing > tests
     assert tests < budget // 2 + 120 < budget < listing < budget + 120 < read
     assert by_command["cat src/lexer.py"] == rows  # the newest result stays whole
@@ -291,8 +293,9 @@ def test_code_the_agent_just_wrote_stays_readable(synthesizer, formats):
     whole = next(m for m in out if m.get("tool_calls") and m["tool_calls"][0]["id"] == "w")
     assert json.loads(whole["tool_calls"][0]["function"]["arguments"])["command"] == command
 
-    _, out = synth(synthesizer, formats, [*coding_run(10, output_chars=3000), *written, *ran],
-                   tier=Tier.MID)
+    block = TIER_BUDGETS[Tier.MID].block_turns  # the write ends the first block
+    _, out = synth(synthesizer, formats,
+                   [*coding_run(block - 1, output_chars=3000), *written, *ran], tier=Tier.MID)
     assert not any(m.get("tool_calls") and m["tool_calls"][0]["id"] == "w" for m in out)
     note = next(m["content"] for m in out if "cat > test_cases.py" in str(m["content"]))
     lines = note.split("\n")
@@ -412,9 +415,11 @@ def test_thinking_blocks_stay_as_they_came_when_reasoning_is_cut(synthesizer, fo
 
 
 def test_a_result_just_over_the_budget_stays_whole(synthesizer, formats):
-    # Mid cuts to 750 characters, and only when that saves a third: 1,000 characters stay
-    # as they are (cutting would cost a second sending for little), 1,500 are cut.
-    for chars, cut in ((1000, False), (1500, True)):
+    # A read is cut to a third more than the budget, and only when that saves a third of
+    # it: a third over stays as it is (cutting would cost a second sending for little),
+    # twice the budget is cut.
+    limit = TIER_BUDGETS[Tier.MID].tail.result_chars * 4 // 3
+    for chars, cut in ((limit * 4 // 3, False), (limit * 2, True)):
         _, out = synth(synthesizer, formats, coding_run(4, output_chars=chars), tier=Tier.MID)
         older = [m["content"] for m in out if m["role"] == "tool"][:-1]
         assert older and all(("...[contextsynth cut" in text) is cut for text in older)
@@ -461,3 +466,20 @@ def test_observation_mask_shows_an_older_action_with_the_gist_the_window_showed(
     assert said_now[: len(said_then)] == said_then
     assert all("...[contextsynth cut " in text for text in said_now)
     assert sum("omitted" in str(m["content"]) for m in later if m["role"] == "tool") >= 4
+
+
+def test_fast_cuts_the_turns_after_its_blocks_to_their_own_budget(synthesizer, formats):
+    """``fast`` sends the turns after its last closed block until a block's worth have
+    piled up, where ``fast-rebuild``'s window holds a few: its results get less each."""
+    budget = TIER_BUDGETS[Tier.MID]
+    assert budget.tail.result_chars < budget.result_chars
+    assert TIER_BUDGETS[Tier.LARGE].tail is TIER_BUDGETS[Tier.LARGE]  # no budget of its own
+    messages = coding_run(3, output_chars=3000)
+    cut = {}
+    for name, options in (("fast", {}), ("rebuild", {"mode": Mode.CUSTOM,
+                                                     "strategy": "fast-rebuild"})):
+        _, out = synth(synthesizer, formats, messages, tier=Tier.MID, **options)
+        cut[name] = len(out[-3]["content"])
+    read = 4 / 3  # the older results are file reads
+    assert abs(cut["fast"] - budget.tail.result_chars * read) < 120
+    assert abs(cut["rebuild"] - budget.result_chars * read) < 120

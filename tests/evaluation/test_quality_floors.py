@@ -81,7 +81,12 @@ FLOORS = {  # reduction, recall, planted survival, error retention
     # Raised recall again: a note shows 1,300 characters of a read's result (1,000),
     # 100 of a test run's and 50 of any other's (100 each before).
     "synthesize-fast-local": (0.645, 0.730, 1.0, 1.0),
-    "synthesize-fast-mid": (0.605, 0.800, 1.0, 1.0),
+    # Mid lowered (recall 1.7 points in this sample, 0.26 over every call of the corpus,
+    # 76.84% -> 76.58%, reduction 70.60% -> 70.65%): blocks of 7 turns, the newest two
+    # notes whole and older ones aged three at a time, the turns after the last block cut
+    # to 450 characters (11, 1, 2 and 750 before). For issue 15's planted target: the
+    # planted runs' reduction over their steps went 76.4% -> 80.1%, every fact kept.
+    "synthesize-fast-mid": (0.620, 0.783, 1.0, 1.0),
     "synthesize-fast-large": (0.526, 0.890, 1.0, 1.0),
     "synthesize-fast-frontier": (0.495, 0.903, 1.0, 1.0),
     "synthesize-rebuild-mid": (0.643, 0.692, 1.0, 1.0),
@@ -112,7 +117,9 @@ CEILINGS = {  # prefix reuse floor, cost ceilings (share of sending everything)
     # Lowered cost ceilings (issue 16: at most 50% and 60%): the notes' richer lines
     # let mid's blocks be shorter (see FLOORS); reuse is 1.7 points lower, as notes age
     # two blocks at a time.
-    "synthesize-fast-mid": (0.894, 0.474, 0.513),
+    # Raised (47.0% -> 48.7%, 50.9% -> 52.9%), with reuse 89.6% -> 88.8%: mid's blocks
+    # of 7 turns close more often (see FLOORS), still within issue 16's 50% and 60%.
+    "synthesize-fast-mid": (0.887, 0.488, 0.530),
     # Raised cost ceilings, for the richer summary above (55.8% -> 59.2% at OpenAI's prices).
     # Raised again (58.8% -> 60.1%): each work entry keeps the lines under its note line.
     "compress-history-fast": (0.929, 0.603, 0.637),
@@ -120,6 +127,9 @@ CEILINGS = {  # prefix reuse floor, cost ceilings (share of sending everything)
 # Issue 15's targets, over every call of the corpus at the default tier: needed-fact
 # recall at least 75% at 70% or more token reduction.
 TARGETS = {"synthesize-fast-mid": (0.70, 0.75)}
+# And over the planted runs, at every step once all facts are in: reduction at least 80%,
+# at least 95% of the facts kept, and 90% of each kind.
+PLANTED_TARGETS = {"synthesize-fast-mid": (0.80, 0.95, 0.90)}
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +175,15 @@ def test_the_default_keeps_what_agents_need_at_the_target_reduction(cached_rows,
     scores = cached_rows[name]
     assert scores["reduction"] >= reduction, scores["reduction"]
     assert scores["recall"] >= recall, scores["recall"]
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED_TARGETS))
+def test_the_default_keeps_planted_facts_at_the_target_reduction(rows, name):
+    reduction, survival, each = PLANTED_TARGETS[name]
+    scores = rows[name]
+    assert scores["planted_reduction"] >= reduction, scores["planted_reduction"]
+    assert scores["planted_survival"] >= survival, scores["planted_survival"]
+    assert min(scores["planted_by_kind"].values()) >= each, scores["planted_by_kind"]
 
 
 def test_an_incremental_job_extends_the_history_it_answered(encoder):
