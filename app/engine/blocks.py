@@ -30,6 +30,7 @@ from app.engine.ledger import Ledger, joined
 from app.engine.notes import ALL_AGED, Notes, render_ledger
 from app.engine.prompts import MARKER
 from app.engine.tails import Tails
+from app.engine.tiers import TAIL_BUDGETS
 from app.engine.transcript import Message, Part, Turn
 
 Block = tuple[Turn, ...]
@@ -71,7 +72,7 @@ class BlockStrategy:
             lines[0] = f"{MARKER} {lines[0]}"
             out.append(Message("user", tuple(Part("text", line) for line in lines)))
         settled = len(dropped)
-        tail_budget = context.budget.tail
+        tail_budget = TAIL_BUDGETS.get(context.budget) or context.budget.tail
         if tail_budget is not context.budget:
             context = replace(context, budget=tail_budget)
         tail_turns(messages, tail, context, out, spans, dropped, self._tails)

@@ -255,26 +255,33 @@ class FactExtractor:
         # seeded str hash is enough. An entry holds a run's token set (up to a few MB
         # for the longest runs), and there is one per agent run in progress.
         self._settled: dict[int, _Settled] = {}
+        # The tokens of the part of an output that recurs (see ``_held``), by the hash
+        # of its texts: one entry per agent run in progress, as ``_settled``.
+        self._stable: dict[int, tuple[tuple[str, ...], frozenset[bytes]]] = {}
         self._max_runs = cache_runs
         self._lock = threading.Lock()
 
-    def lost(self, dropped: Sequence[str], kept: Iterable[str], *, settled: int = 0) -> Facts:
+    def lost(self, dropped: Sequence[str], kept: Sequence[str], *, settled: int = 0,
+             stable: int = 0) -> Facts:
         """Facts of the dropped texts that occur nowhere in the kept ones.
 
         The first ``settled`` dropped texts are the ones a longer transcript with
         the same start drops too (older turns): what they hold is remembered for
-        the whole run, so the next call reads only what is new.
+        the whole run, so the next call reads only what is new. The first ``stable``
+        kept texts come again on the next call (the head and the notes): the tokens
+        they hold are remembered too.
         """
         run = self._settle([t for t in dropped[:settled] if t])
         fresh = [t for t in dropped[settled:] if t]
-        kept = [t for t in kept if t]
         tokens, errors = self._tokens, self._errors
+        held_before = self._held([t for t in kept[:stable] if t])
+        rest = [t for t in kept[stable:] if t]
         # Lists, not generators, as star-arguments: compiled, a generator is an object
         # driven through the interpreter's protocol.
-        held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in kept])
+        held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in rest])
         new = frozenset().union(*[tokens.get(t, raw_tokens) for t in fresh])
-        new = new.difference(run.tokens, held)
-        paths, idents, numbers = _run_lost(run, held)
+        new = new.difference(run.tokens, held_before, held)
+        paths, idents, numbers = _run_lost(run, held_before, held)
         if new:
             more = self._kinds.sort(new)
             paths = paths.union(more[0].values())
@@ -287,9 +294,28 @@ class FactExtractor:
             # A line holding one holds a marker, so the output's marked lines suffice;
             # they are remembered per text, as the output is mostly last call's.
             marked = self._marked
-            output = "\n".join([marked.get(t, marked_lines) for t in kept])
+            output = "\n".join([marked.get(t, marked_lines) for t in kept if t])
             found = frozenset(e for e in found if e not in output)
         return Facts(facts.paths, facts.identifiers, facts.numbers, found)
+
+    def _held(self, texts: list[str]) -> frozenset[bytes]:
+        """The tokens of ``texts``, the part of an output that recurs from call to call:
+        its union is most of what a call would build anew, over every line of every
+        note (the largest single cost of a warm call)."""
+        if not texts:
+            return frozenset()
+        key = tuple(texts)
+        at = hash(key)
+        found = self._stable.get(at)
+        if found is not None and found[0] == key:
+            return found[1]
+        tokens = self._tokens
+        held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in texts])
+        with self._lock:
+            self._stable[at] = (key, held)
+            while len(self._stable) > self._max_runs:
+                del self._stable[next(iter(self._stable))]
+        return held
 
     def _settle(self, texts: list[str]) -> _Settled:
         # A tuple of strings hashes from their cached hashes, in C. The run cached by
@@ -335,9 +361,9 @@ class FactExtractor:
         return settled
 
 
-def _run_lost(run: _Settled, held: frozenset[bytes]) -> Lost:
-    """The settled run's facts that ``held`` lacks, by kind."""
-    hit = run.keys.intersection(held)
+def _run_lost(run: _Settled, held: frozenset[bytes], more: frozenset[bytes]) -> Lost:
+    """The settled run's facts that neither ``held`` nor ``more`` hold, by kind."""
+    hit = run.keys.intersection(held).union(run.keys.intersection(more))
     lost = run.lost.get(hit)
     if lost is None:
         kinds = [frozenset([text for raw, text in facts.items() if raw not in hit])

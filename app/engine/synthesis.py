@@ -158,8 +158,11 @@ class Synthesizer:
         if prepared.nudge is not None:
             out.append(text_message("user", prepared.nudge))
             nudge_tokens = self._counter.messages(out[-1:])
+        # Through the last note: the same messages on every call until a block closes.
+        recurs = compaction.noted if compaction.noted is not None else compaction.stable
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
-                        out, compaction.dropped, settled=compaction.settled)
+                        out, compaction.dropped, settled=compaction.settled,
+                        stable=recurs or 0)
         head = prepared.context.segments.head_stop
         stable = head if compaction.stable is None else compaction.stable
         steady = stable if compaction.steady is None else compaction.steady

@@ -86,6 +86,9 @@ TIER_BUDGETS: dict[Tier, TierBudget] = {
                               reasoning_chars=800, closing_turns=3, closing_tokens=0),
 }
 
+# Each tier's ``tail`` budget, made once: ``fast`` asks for it on every call.
+TAIL_BUDGETS: dict[TierBudget, TierBudget] = {b: b.tail for b in TIER_BUDGETS.values()}
+
 # First match wins, so narrower names come before the families they belong to.
 _MODEL_RULES: tuple[tuple[re.Pattern[str], Tier], ...] = tuple(
     (re.compile(pattern), tier)

@@ -112,3 +112,32 @@ def test_the_fact_scan_matches_a_plain_reading_of_the_words(dropped, kept):
                          if any(c in w for c in "0123456789/."))
     for text in dropped + kept:
         assert raw_tokens(text) == plain(text)
+
+
+fact_texts = st.lists(st.sampled_from([
+    "read src/app/main.py", "order W123456 total 845.20", "flight HAT039 at 12345",
+    "ValueError: bad value 7", "", "see setup.cfg and ZFA04Y", "nothing here"]), max_size=8)
+
+
+@given(st.lists(st.tuples(fact_texts, fact_texts, st.integers(0, 9), st.integers(0, 9)),
+                min_size=1, max_size=6))
+def test_the_kept_texts_a_call_says_recur_give_the_same_facts(calls):
+    """``stable`` only says which kept texts the next call sends again: one extractor
+    told so, call after call, reports what a fresh one reports for each call alone."""
+    remembering = FactExtractor()
+    for dropped, kept, settled, stable in calls:
+        got = remembering.lost(dropped, kept, settled=settled, stable=stable)
+        assert got == FactExtractor().lost(dropped, kept)
+
+
+def test_the_tokens_of_a_recurring_part_are_read_once():
+    extractor = FactExtractor()
+    note = ["- read(path=\"config/settings.yaml\") -> total $845.20"]
+    dropped = ["read config/settings.yaml, order W123456 total 845.20"]
+    first = extractor.lost(dropped, [*note, "newest"], stable=1)
+    assert first.identifiers == {"W123456"} and not first.paths
+    # the same note with another text after it: the note's tokens come from before
+    assert extractor.lost(dropped, [*note, "W123456 again"], stable=1) == Facts()
+    # another note in its place is read anew, not taken for the first
+    other = extractor.lost(dropped, ["- nothing of it", "newest"], stable=1)
+    assert other.paths == {"config/settings.yaml"}
