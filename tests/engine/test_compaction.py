@@ -1,5 +1,8 @@
 """How a long result in the recent turns is cut: whole lines, and a failure's lines kept."""
 
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
 from app.engine.compaction import cut_text
 from app.engine.modes import Mode
 from app.engine.synthesis import SynthesisOptions
@@ -82,3 +85,21 @@ def test_a_cut_failure_keeps_the_exception_its_chain_started_from(synthesizer, f
     # the cause, then the exception raised from it, each as the result wrote it
     cause = cut.index("ModuleNotFoundError: No module named 'sqlparse'\n")
     assert cause < cut.index("django.core.exceptions.ImproperlyConfigured: 'django.db.")
+
+
+@given(st.text(alphabet="ab \n", max_size=900), st.integers(0, 600))
+def test_a_cut_keeps_a_head_and_a_tail_of_the_text_and_counts_the_rest(text, limit):
+    assume(len(text) * 2 > limit * 3)  # results are cut only when that saves a third
+    cut = cut_text(text, limit, "cs_1")
+    at = cut.index("\n" + MARKER) if ("\n" + MARKER) in cut else -1
+    assert at >= 0
+    start = cut[:at]
+    marker, _, end = cut[at + 1:].partition("\n")
+    assert text.startswith(start) and text.endswith(end)
+    assert len(start) + len(end) <= len(text)
+    removed = int(marker.split("cut ")[1].split(" chars")[0])
+    assert removed == len(text) - len(start) - len(end)
+    # each side is within a quarter of its share of the limit, or ends where a line does
+    head = limit * 2 // 3
+    assert abs(len(start) - head) <= head // 4
+    assert start == text[:head] or text[len(start):].startswith("\n")
