@@ -39,9 +39,9 @@ def texts(messages: Sequence[Message]) -> list[str]:
 
 def account(counter: TokenCounter, facts: FactExtractor, before: Sequence[Message],
             tokens_before: int, after: Sequence[Message],
-            dropped: Sequence[Message], *, settled: int = 0, stable: int = 0) -> Accounting:
+            dropped: Sequence[Message], *, settled: int = 0, recurring: int = 0) -> Accounting:
     """``settled``: how many leading ``dropped`` messages stay dropped as the transcript
-    grows (see :attr:`Compaction.settled`); ``stable``: how many leading ``after``
+    grows (see :attr:`Compaction.settled`); ``recurring``: how many leading ``after``
     messages the next call sends again as they are (the head and the notes). Both are
     hints for caches: a wrong value costs time, never a wrong receipt."""
     tokens_after = counter.messages(after)
@@ -51,7 +51,7 @@ def account(counter: TokenCounter, facts: FactExtractor, before: Sequence[Messag
     if tokens_after >= tokens_before or not dropped:
         return Accounting(tokens_before, tokens_after, Facts())
     settled_texts = sum([len(m.parts) + len(m.tool_calls) for m in dropped[:settled]])
-    stable_texts = sum([len(m.parts) + len(m.tool_calls) for m in after[:stable]])
+    recurring_texts = sum([len(m.parts) + len(m.tool_calls) for m in after[:recurring]])
     lost = facts.lost(texts(dropped), texts(after), settled=settled_texts,
-                      stable=stable_texts)
+                      recurring=recurring_texts)
     return Accounting(tokens_before, tokens_after, lost)

@@ -257,25 +257,25 @@ class FactExtractor:
         self._settled: dict[int, _Settled] = {}
         # The tokens of the part of an output that recurs (see ``_held``), by the hash
         # of its texts: one entry per agent run in progress, as ``_settled``.
-        self._stable: dict[int, tuple[tuple[str, ...], frozenset[bytes]]] = {}
+        self._recurring: dict[int, tuple[tuple[str, ...], frozenset[bytes]]] = {}
         self._max_runs = cache_runs
         self._lock = threading.Lock()
 
     def lost(self, dropped: Sequence[str], kept: Sequence[str], *, settled: int = 0,
-             stable: int = 0) -> Facts:
+             recurring: int = 0) -> Facts:
         """Facts of the dropped texts that occur nowhere in the kept ones.
 
         The first ``settled`` dropped texts are the ones a longer transcript with
         the same start drops too (older turns): what they hold is remembered for
-        the whole run, so the next call reads only what is new. The first ``stable``
+        the whole run, so the next call reads only what is new. The first ``recurring``
         kept texts come again on the next call (the head and the notes): the tokens
         they hold are remembered too.
         """
         run = self._settle([t for t in dropped[:settled] if t])
         fresh = [t for t in dropped[settled:] if t]
         tokens, errors = self._tokens, self._errors
-        held_before = self._held([t for t in kept[:stable] if t])
-        rest = [t for t in kept[stable:] if t]
+        held_before = self._held([t for t in kept[:recurring] if t])
+        rest = [t for t in kept[recurring:] if t]
         # Lists, not generators, as star-arguments: compiled, a generator is an object
         # driven through the interpreter's protocol.
         held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in rest])
@@ -301,20 +301,20 @@ class FactExtractor:
     def _held(self, texts: list[str]) -> frozenset[bytes]:
         """The tokens of ``texts``, the part of an output that recurs from call to call:
         its union is most of what a call would build anew, over every line of every
-        note (the largest single cost of a warm call)."""
+        note (profiled, the largest single cost of a call on a resent transcript)."""
         if not texts:
             return frozenset()
         key = tuple(texts)
         at = hash(key)
-        found = self._stable.get(at)
+        found = self._recurring.get(at)
         if found is not None and found[0] == key:
             return found[1]
         tokens = self._tokens
         held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in texts])
         with self._lock:
-            self._stable[at] = (key, held)
-            while len(self._stable) > self._max_runs:
-                del self._stable[next(iter(self._stable))]
+            self._recurring[at] = (key, held)
+            while len(self._recurring) > self._max_runs:
+                del self._recurring[next(iter(self._recurring))]
         return held
 
     def _settle(self, texts: list[str]) -> _Settled:

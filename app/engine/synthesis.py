@@ -162,7 +162,7 @@ class Synthesizer:
         recurs = compaction.noted if compaction.noted is not None else compaction.stable
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
                         out, compaction.dropped, settled=compaction.settled,
-                        stable=recurs or 0)
+                        recurring=recurs or 0)
         head = prepared.context.segments.head_stop
         stable = head if compaction.stable is None else compaction.stable
         steady = stable if compaction.steady is None else compaction.steady

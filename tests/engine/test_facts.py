@@ -122,11 +122,11 @@ fact_texts = st.lists(st.sampled_from([
 @given(st.lists(st.tuples(fact_texts, fact_texts, st.integers(0, 9), st.integers(0, 9)),
                 min_size=1, max_size=6))
 def test_the_kept_texts_a_call_says_recur_give_the_same_facts(calls):
-    """``stable`` only says which kept texts the next call sends again: one extractor
+    """``recurring`` only says which kept texts the next call sends again: one extractor
     told so, call after call, reports what a fresh one reports for each call alone."""
     remembering = FactExtractor()
-    for dropped, kept, settled, stable in calls:
-        got = remembering.lost(dropped, kept, settled=settled, stable=stable)
+    for dropped, kept, settled, recurring in calls:
+        got = remembering.lost(dropped, kept, settled=settled, recurring=recurring)
         assert got == FactExtractor().lost(dropped, kept)
 
 
@@ -134,10 +134,10 @@ def test_the_tokens_of_a_recurring_part_are_read_once():
     extractor = FactExtractor()
     note = ["- read(path=\"config/settings.yaml\") -> total $845.20"]
     dropped = ["read config/settings.yaml, order W123456 total 845.20"]
-    first = extractor.lost(dropped, [*note, "newest"], stable=1)
+    first = extractor.lost(dropped, [*note, "newest"], recurring=1)
     assert first.identifiers == {"W123456"} and not first.paths
     # the same note with another text after it: the note's tokens come from before
-    assert extractor.lost(dropped, [*note, "W123456 again"], stable=1) == Facts()
+    assert extractor.lost(dropped, [*note, "W123456 again"], recurring=1) == Facts()
     # another note in its place is read anew, not taken for the first
-    other = extractor.lost(dropped, ["- nothing of it", "newest"], stable=1)
+    other = extractor.lost(dropped, ["- nothing of it", "newest"], recurring=1)
     assert other.paths == {"config/settings.yaml"}
