@@ -13,11 +13,16 @@ from app.engine.transcript import Message
 MARGIN = 0.9
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)  # made per call: see transcript.Transcript
 class Accounting:
     tokens_before: int
     tokens_after: int
     lost: Facts
+
+    def __init__(self, tokens_before: int, tokens_after: int, lost: Facts) -> None:
+        object.__setattr__(self, "tokens_before", tokens_before)
+        object.__setattr__(self, "tokens_after", tokens_after)
+        object.__setattr__(self, "lost", lost)
 
     @property
     def shrunk(self) -> bool:

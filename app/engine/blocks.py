@@ -22,7 +22,6 @@ each (see ``aged_blocks``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from app.engine.compaction import Compaction, Span, StrategyContext
 from app.engine.fast import tail_turns
@@ -74,7 +73,7 @@ class BlockStrategy:
         settled = len(dropped)
         tail_budget = TAIL_BUDGETS.get(context.budget) or context.budget.tail
         if tail_budget is not context.budget:
-            context = replace(context, budget=tail_budget)
+            context = context.with_budget(tail_budget)
         tail_turns(messages, tail, context, out, spans, dropped, self._tails)
         # The newest turn keeps its result whole, and is cut like the others once a turn
         # follows it: it is the one part of the tail the next call may send otherwise.

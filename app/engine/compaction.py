@@ -53,24 +53,36 @@ class Span:
         self.originals = originals
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)  # made per call: see transcript.Transcript
 class Compaction:
     messages: tuple[Message, ...]
-    spans: tuple[Span, ...] = ()
+    spans: tuple[Span, ...]
     # Originals of what was removed, scanned for facts the output lost.
-    dropped: tuple[Message, ...] = ()
+    dropped: tuple[Message, ...]
     # How many leading ``dropped`` messages the same strategy drops again, in the same
     # order, once the transcript has grown (older turns stay older). Only a hint for
     # caches: a wrong value costs time, never a wrong receipt.
-    settled: int = 0
+    settled: int
     # How many leading messages stay the same bytes on every later call while the agent
     # only appends (a provider's cache keeps them), and how many until the strategy next
     # moves older turns into its notes; None: the strategy does not say (the head only).
-    stable: int | None = None
-    steady: int | None = None
+    stable: int | None
+    steady: int | None
     # Leading messages through the last note: what a later closing keeps unless a note
     # ages (a place for a cache breakpoint between stable and steady); None: none.
-    noted: int | None = None
+    noted: int | None
+
+    def __init__(self, messages: tuple[Message, ...], spans: tuple[Span, ...] = (),
+                 dropped: tuple[Message, ...] = (), settled: int = 0,
+                 stable: int | None = None, steady: int | None = None,
+                 noted: int | None = None) -> None:
+        object.__setattr__(self, "messages", messages)
+        object.__setattr__(self, "spans", spans)
+        object.__setattr__(self, "dropped", dropped)
+        object.__setattr__(self, "settled", settled)
+        object.__setattr__(self, "stable", stable)
+        object.__setattr__(self, "steady", steady)
+        object.__setattr__(self, "noted", noted)
 
 
 _ROLE_BYTES = {role: role.encode() for role in ("system", "user", "assistant", "tool")}
@@ -116,7 +128,7 @@ class Handles:
                 update(memo.get(call.arguments, digest))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)  # made per call: see transcript.Transcript
 class StrategyContext:
     budget: TierBudget
     segments: Segments
@@ -124,10 +136,31 @@ class StrategyContext:
     calls: CallSummaries
     outcomes: Outcomes
     # Tokens of some messages (the service's counter, memoized); None: windows by turns.
-    tokens: Callable[[Sequence[Message]], int] | None = None
-    lines: LineMemo = field(default_factory=LineMemo)
-    salient: SalientLines = field(default_factory=SalientLines)
-    gists: Gists = field(default_factory=Gists)
+    tokens: Callable[[Sequence[Message]], int] | None
+    lines: LineMemo
+    salient: SalientLines
+    gists: Gists
+
+    def __init__(self, budget: TierBudget, segments: Segments, handles: Handles,
+                 calls: CallSummaries, outcomes: Outcomes,
+                 tokens: Callable[[Sequence[Message]], int] | None = None,
+                 lines: LineMemo | None = None, salient: SalientLines | None = None,
+                 gists: Gists | None = None) -> None:
+        object.__setattr__(self, "budget", budget)
+        object.__setattr__(self, "segments", segments)
+        object.__setattr__(self, "handles", handles)
+        object.__setattr__(self, "calls", calls)
+        object.__setattr__(self, "outcomes", outcomes)
+        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "lines", LineMemo() if lines is None else lines)
+        object.__setattr__(self, "salient", SalientLines() if salient is None else salient)
+        object.__setattr__(self, "gists", Gists() if gists is None else gists)
+
+    def with_budget(self, budget: TierBudget) -> StrategyContext:
+        """The same context under another budget (``dataclasses.replace`` does this by
+        introspection, interpreted: 1% of a warm call)."""
+        return StrategyContext(budget, self.segments, self.handles, self.calls, self.outcomes,
+                               self.tokens, self.lines, self.salient, self.gists)
 
 
 class Strategy(Protocol):

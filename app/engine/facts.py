@@ -65,12 +65,23 @@ _FEW = 16
 _PROBE = 64
 
 
-@dataclass(frozen=True)
+# Facts and _Settled are made on every call: __init__ is written out so that mypyc
+# compiles it (see transcript.Transcript).
+@dataclass(frozen=True, init=False)
 class Facts:
-    paths: frozenset[str] = frozenset()
-    identifiers: frozenset[str] = frozenset()
-    numbers: frozenset[str] = frozenset()
-    errors: frozenset[str] = frozenset()
+    paths: frozenset[str]
+    identifiers: frozenset[str]
+    numbers: frozenset[str]
+    errors: frozenset[str]
+
+    def __init__(self, paths: frozenset[str] = frozenset(),
+                 identifiers: frozenset[str] = frozenset(),
+                 numbers: frozenset[str] = frozenset(),
+                 errors: frozenset[str] = frozenset()) -> None:
+        object.__setattr__(self, "paths", paths)
+        object.__setattr__(self, "identifiers", identifiers)
+        object.__setattr__(self, "numbers", numbers)
+        object.__setattr__(self, "errors", errors)
 
     def __len__(self) -> int:
         return len(self.paths) + len(self.identifiers) + len(self.numbers) + len(self.errors)
@@ -225,7 +236,7 @@ class _Kinds:
 Lost = tuple[frozenset[str], frozenset[str], frozenset[str]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class _Settled:
     """Tokens, facts and error lines of a run of dropped texts that later calls drop
     too. Its facts are sorted once, so a call only checks which of them the output
@@ -234,11 +245,21 @@ class _Settled:
     texts: int
     tokens: frozenset[bytes]
     errors: frozenset[str]
-    facts: Sorted = field(default_factory=lambda: ({}, {}, {}))
-    keys: frozenset[bytes] = frozenset()  # the facts' tokens, of every kind
+    facts: Sorted
+    keys: frozenset[bytes]  # the facts' tokens, of every kind
     # What an output lacks, by which of the facts it holds: calls within a block send
     # the same notes, which hold the same few facts, and find the answer here.
-    lost: dict[frozenset[bytes], Lost] = field(default_factory=dict, compare=False)
+    lost: dict[frozenset[bytes], Lost] = field(compare=False)
+
+    def __init__(self, texts: int, tokens: frozenset[bytes], errors: frozenset[str],
+                 facts: Sorted | None = None, keys: frozenset[bytes] = frozenset(),
+                 lost: dict[frozenset[bytes], Lost] | None = None) -> None:
+        object.__setattr__(self, "texts", texts)
+        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "errors", errors)
+        object.__setattr__(self, "facts", ({}, {}, {}) if facts is None else facts)
+        object.__setattr__(self, "keys", keys)
+        object.__setattr__(self, "lost", {} if lost is None else lost)
 
 
 _LOST_KEPT = 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.engine.calls import CallSummaries
 from app.engine.outcomes import Outcomes
@@ -18,17 +18,29 @@ _MAX_ITEMS = 12
 Items = dict[str, None]
 
 
-@dataclass
+@dataclass(init=False)  # made per call: __init__ written out, see transcript.Message
 class Ledger:
-    files_read: Items = field(default_factory=dict)
-    files_written: Items = field(default_factory=dict)
-    commands: Items = field(default_factory=dict)
-    urls: Items = field(default_factory=dict)
-    command_count: int = 0
-    last_error: str | None = None
+    files_read: Items
+    files_written: Items
+    commands: Items
+    urls: Items
+    command_count: int
+    last_error: str | None
     # Files first met being written, not read: the ones the agent created, as against
     # the files it changed (a subset of files_written).
-    files_created: Items = field(default_factory=dict)
+    files_created: Items
+
+    def __init__(self, files_read: Items | None = None, files_written: Items | None = None,
+                 commands: Items | None = None, urls: Items | None = None,
+                 command_count: int = 0, last_error: str | None = None,
+                 files_created: Items | None = None) -> None:
+        self.files_read = {} if files_read is None else files_read
+        self.files_written = {} if files_written is None else files_written
+        self.commands = {} if commands is None else commands
+        self.urls = {} if urls is None else urls
+        self.command_count = command_count
+        self.last_error = last_error
+        self.files_created = {} if files_created is None else files_created
 
     def __bool__(self) -> bool:
         return bool(self.files_read or self.files_written or self.commands or self.urls

@@ -36,7 +36,7 @@ class PhaseOptions:
     max_iterations: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)  # made per call: see transcript.Transcript
 class Signals:
     iteration: int
     max_iterations: int | None
@@ -47,8 +47,23 @@ class Signals:
     recent_errors: tuple[str, ...]
     # Files the agent changed (through any tool, the shell included), and whether it ran
     # tests after the last change: how a coding agent without required tools progresses.
-    edited: tuple[str, ...] = ()
-    tested_after_edit: bool = False
+    edited: tuple[str, ...]
+    tested_after_edit: bool
+
+    def __init__(self, iteration: int, max_iterations: int | None,
+                 tools_called: dict[str, int], required_tools: tuple[str, ...],
+                 required_missing: tuple[str, ...], outputs_done: tuple[str, ...],
+                 recent_errors: tuple[str, ...], edited: tuple[str, ...] = (),
+                 tested_after_edit: bool = False) -> None:
+        object.__setattr__(self, "iteration", iteration)
+        object.__setattr__(self, "max_iterations", max_iterations)
+        object.__setattr__(self, "tools_called", tools_called)
+        object.__setattr__(self, "required_tools", required_tools)
+        object.__setattr__(self, "required_missing", required_missing)
+        object.__setattr__(self, "outputs_done", outputs_done)
+        object.__setattr__(self, "recent_errors", recent_errors)
+        object.__setattr__(self, "edited", edited)
+        object.__setattr__(self, "tested_after_edit", tested_after_edit)
 
     @property
     def late(self) -> bool:

@@ -38,13 +38,19 @@ class SynthesisOptions:
     task: str | None = None  # the caller's statement of the task, else the first user message
 
 
-@dataclass(frozen=True)
+# Receipt, Synthesis and Prepared are made on every call: __init__ is written out so
+# that mypyc compiles it (see transcript.Transcript).
+@dataclass(frozen=True, init=False)
 class Receipt:
-    spans: tuple[Span, ...] = ()
-    lost: Facts = field(default_factory=Facts)
+    spans: tuple[Span, ...]
+    lost: Facts
+
+    def __init__(self, spans: tuple[Span, ...] = (), lost: Facts | None = None) -> None:
+        object.__setattr__(self, "spans", spans)
+        object.__setattr__(self, "lost", Facts() if lost is None else lost)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Synthesis:
     transcript: Transcript
     compacted: bool
@@ -54,17 +60,35 @@ class Synthesis:
     tokens_before: int
     tokens_after: int
     receipt: Receipt
-    task: str | None = None  # the request's task, else the first user message
-    nudged: bool = False  # the transcript ends with the nudge this service appended
+    task: str | None  # the request's task, else the first user message
+    nudged: bool  # the transcript ends with the nudge this service appended
     # Leading messages of ``transcript`` that later calls send again as they are, while
     # the agent only appends: ``stable`` on every later call, ``steady`` until the next
     # block of older turns closes (see ``blocks``).
-    stable: int = 0
-    steady: int = 0
-    noted: int = 0  # leading messages through the last note (see Compaction.noted)
+    stable: int
+    steady: int
+    noted: int  # leading messages through the last note (see Compaction.noted)
+
+    def __init__(self, transcript: Transcript, compacted: bool, phase: Phase,
+                 nudge: str | None, signals: Signals, tokens_before: int, tokens_after: int,
+                 receipt: Receipt, task: str | None = None, nudged: bool = False,
+                 stable: int = 0, steady: int = 0, noted: int = 0) -> None:
+        object.__setattr__(self, "transcript", transcript)
+        object.__setattr__(self, "compacted", compacted)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "nudge", nudge)
+        object.__setattr__(self, "signals", signals)
+        object.__setattr__(self, "tokens_before", tokens_before)
+        object.__setattr__(self, "tokens_after", tokens_after)
+        object.__setattr__(self, "receipt", receipt)
+        object.__setattr__(self, "task", task)
+        object.__setattr__(self, "nudged", nudged)
+        object.__setattr__(self, "stable", stable)
+        object.__setattr__(self, "steady", steady)
+        object.__setattr__(self, "noted", noted)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Prepared:
     transcript: Transcript
     options: SynthesisOptions
@@ -74,6 +98,18 @@ class Prepared:
     nudge: str | None
     task: str | None
     tokens_before: int
+
+    def __init__(self, transcript: Transcript, options: SynthesisOptions,
+                 context: StrategyContext, signals: Signals, phase: Phase, nudge: str | None,
+                 task: str | None, tokens_before: int) -> None:
+        object.__setattr__(self, "transcript", transcript)
+        object.__setattr__(self, "options", options)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "signals", signals)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "nudge", nudge)
+        object.__setattr__(self, "task", task)
+        object.__setattr__(self, "tokens_before", tokens_before)
 
     def unchanged(self) -> Synthesis:
         # Sent back as it came: a later call that compacts keeps the head.
