@@ -19,6 +19,7 @@ from setuptools import setup
 COMPILED = [
     "app/engine/accounting.py",
     "app/engine/answers.py",
+    "app/engine/blocknotes.py",
     "app/engine/blocks.py",
     "app/engine/caches.py",
     "app/engine/calls.py",

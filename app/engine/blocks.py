@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.engine.blocknotes import BlockNotes
 from app.engine.compaction import Compaction, Span, StrategyContext
 from app.engine.fast import tail_turns
 from app.engine.ledger import Ledger, joined
@@ -39,7 +40,8 @@ class BlockStrategy:
     name = "fast"
 
     def __init__(self, notes: Notes | None = None, tails: Tails | None = None) -> None:
-        self._notes = notes or Notes()
+        # A closed block's notes are the same bytes on every later call: made once.
+        self._notes = BlockNotes(notes or Notes())
         # The recent turns as the last call trimmed them: between closings each call
         # sends them again with a turn more.
         self._tails = tails or Tails()

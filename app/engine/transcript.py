@@ -177,7 +177,12 @@ def _link(messages: Sequence[Message]) -> tuple[list[ToolCall], list[Message | N
     waiting: dict[str, list[tuple[int, int]]] = {}
     for position, m in enumerate(messages):
         for call in m.tool_calls:
-            waiting.setdefault(call.id, []).append((position, len(calls)))
+            # Not setdefault: it would build an empty list for every call.
+            queue = waiting.get(call.id)
+            if queue is None:
+                waiting[call.id] = [(position, len(calls))]
+            else:
+                queue.append((position, len(calls)))
             calls.append(call)
             results.append(None)
         if m.role == "tool" and m.tool_call_id is not None:
