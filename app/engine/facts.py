@@ -265,6 +265,29 @@ class _Settled:
 _LOST_KEPT = 4
 
 
+class _Recurring:
+    """The part of an output that comes again on the next call (the head and the notes):
+    its texts, their tokens, and which error lines its marked lines hold, each error
+    line searched for once."""
+
+    def __init__(self, texts: tuple[str, ...], tokens: frozenset[bytes]) -> None:
+        self.texts = texts
+        self.tokens = tokens
+        self._marked: str | None = None
+        self._shows: dict[str, bool] = {}
+
+    def shows(self, error: str, marked: Memo[str, str]) -> bool:
+        """Whether the marked lines of these texts hold ``error`` (see ``lost``)."""
+        known = self._shows.get(error)
+        if known is None:
+            if self._marked is None:
+                self._marked = "\n".join([marked.get(t, marked_lines) for t in self.texts])
+            known = error in self._marked
+            self._shows[error] = known  # at most one per error line of the run
+        return known
+
+
+
 class FactExtractor:
     def __init__(self, *, cache_chars: int = 32_000_000, cache_tokens: int = 500_000,
                  cache_runs: int = 64) -> None:
@@ -278,7 +301,7 @@ class FactExtractor:
         self._settled: dict[int, _Settled] = {}
         # The tokens of the part of an output that recurs (see ``_held``), by the hash
         # of its texts: one entry per agent run in progress, as ``_settled``.
-        self._recurring: dict[int, tuple[tuple[str, ...], frozenset[bytes]]] = {}
+        self._recurring: dict[int, _Recurring] = {}
         self._max_runs = cache_runs
         self._lock = threading.Lock()
 
@@ -295,7 +318,8 @@ class FactExtractor:
         run = self._settle([t for t in dropped[:settled] if t])
         fresh = [t for t in dropped[settled:] if t]
         tokens, errors = self._tokens, self._errors
-        held_before = self._held([t for t in kept[:recurring] if t])
+        again = self._held([t for t in kept[:recurring] if t])
+        held_before = again.tokens
         rest = [t for t in kept[recurring:] if t]
         # Lists, not generators, as star-arguments: compiled, a generator is an object
         # driven through the interpreter's protocol.
@@ -312,31 +336,36 @@ class FactExtractor:
         facts = Facts(paths, idents, numbers)
         if found:
             # An error line often survives inside a note line; only report real losses.
-            # A line holding one holds a marker, so the output's marked lines suffice;
-            # they are remembered per text, as the output is mostly last call's.
+            # A line holding one holds a marker, so the output's marked lines suffice.
+            # An error line has no newline, so it is in the joined marked lines when it
+            # is in those of the recurring part or in those of the rest: the first
+            # answer is remembered with the part, a search of its text per error line
+            # and call being most of the receipt's time on a long run.
             marked = self._marked
-            output = "\n".join([marked.get(t, marked_lines) for t in kept if t])
-            found = frozenset(e for e in found if e not in output)
+            output = "\n".join([marked.get(t, marked_lines) for t in rest])
+            found = frozenset([e for e in found if not again.shows(e, marked)
+                               and e not in output])
         return Facts(facts.paths, facts.identifiers, facts.numbers, found)
 
-    def _held(self, texts: list[str]) -> frozenset[bytes]:
-        """The tokens of ``texts``, the part of an output that recurs from call to call:
-        its union is most of what a call would build anew, over every line of every
-        note (profiled, the largest single cost of a call on a resent transcript)."""
+    def _held(self, texts: list[str]) -> _Recurring:
+        """``texts``, the part of an output that recurs from call to call, with their
+        tokens: their union is most of what a call would build anew, over every line of
+        every note (profiled, the largest single cost of a call on a resent transcript)."""
         if not texts:
-            return frozenset()
+            return _Recurring((), frozenset())
         key = tuple(texts)
         at = hash(key)
         found = self._recurring.get(at)
-        if found is not None and found[0] == key:
-            return found[1]
+        if found is not None and found.texts == key:
+            return found
         tokens = self._tokens
         held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in texts])
+        made = _Recurring(key, held)
         with self._lock:
-            self._recurring[at] = (key, held)
+            self._recurring[at] = made
             while len(self._recurring) > self._max_runs:
                 del self._recurring[next(iter(self._recurring))]
-        return held
+        return made
 
     def _settle(self, texts: list[str]) -> _Settled:
         # A tuple of strings hashes from their cached hashes, in C. The run cached by

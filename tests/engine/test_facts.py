@@ -116,7 +116,9 @@ def test_the_fact_scan_matches_a_plain_reading_of_the_words(dropped, kept):
 
 fact_texts = st.lists(st.sampled_from([
     "read src/app/main.py", "order W123456 total 845.20", "flight HAT039 at 12345",
-    "ValueError: bad value 7", "", "see setup.cfg and ZFA04Y", "nothing here"]), max_size=8)
+    "ValueError: bad value 7", "", "see setup.cfg and ZFA04Y", "nothing here",
+    "- run -> failed: ValueError: bad value 7 (at x.py:3)", "KeyError: 'W123456'"]),
+    max_size=8)
 
 
 @given(st.lists(st.tuples(fact_texts, fact_texts, st.integers(0, 9), st.integers(0, 9)),
@@ -141,3 +143,17 @@ def test_the_tokens_of_a_recurring_part_are_read_once():
     # another note in its place is read anew, not taken for the first
     other = extractor.lost(dropped, ["- nothing of it", "newest"], recurring=1)
     assert other.paths == {"config/settings.yaml"}
+
+
+def test_an_error_line_a_recurring_note_holds_is_not_lost_and_is_once_it_goes():
+    extractor = FactExtractor()
+    dropped = ["Traceback (most recent call last):\n  File \"x.py\"\nValueError: bad value 7"]
+    note = ["- python x.py -> failed: ValueError: bad value 7 (at x.py:1)"]
+    for newest in ("newest", "another", "KeyError: 'x'"):  # the note answers from memory
+        assert extractor.lost(dropped, [*note, newest], recurring=1).errors == frozenset()
+    # the error line in the text after the note, not in it
+    assert extractor.lost(dropped, ["- a note", "ValueError: bad value 7"],
+                          recurring=1).errors == frozenset()
+    # a note that no longer holds it: the line is lost
+    assert extractor.lost(dropped, ["- python x.py -> ok", "newest"], recurring=1).errors == \
+        {"ValueError: bad value 7"}
