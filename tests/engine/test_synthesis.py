@@ -1,6 +1,6 @@
 import itertools
 import json
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
@@ -483,3 +483,23 @@ def test_fast_cuts_the_turns_after_its_blocks_to_their_own_budget(synthesizer, f
     read = 4 / 3  # the older results are file reads
     assert abs(cut["fast"] - budget.tail.result_chars * read) < 120
     assert abs(cut["rebuild"] - budget.result_chars * read) < 120
+
+
+def test_what_a_call_returns_is_a_value_nothing_downstream_can_change(synthesizer, formats):
+    """The per-call values write out their __init__ (compiled, it is 15 times faster than
+    the generated one) and stay frozen: the receipt a caller gets is the one computed."""
+    transcript = formats["openai"].parse({"messages": coding_run(30, output_chars=900)})
+    prepared = synthesizer.prepare(transcript, SynthesisOptions())
+    result = synthesizer.compact(prepared)
+    assert result.compacted and result.receipt.spans
+    for value, field in ((result, "tokens_after"), (result.receipt, "lost"),
+                         (result.receipt.lost, "paths"), (result.transcript, "messages"),
+                         (result.signals, "edited"), (prepared, "nudge"),
+                         (prepared.context, "budget"), (prepared.context.segments, "turns")):
+        with pytest.raises(FrozenInstanceError):
+            setattr(value, field, None)
+    again = replace(result, nudged=not result.nudged)
+    assert again.nudged is not result.nudged and again.receipt is result.receipt
+    assert hash(result.receipt.lost) == hash(replace(result.receipt.lost))
+    assert replace(prepared.context, budget=TIER_BUDGETS[Tier.LOCAL]) == \
+        prepared.context.with_budget(TIER_BUDGETS[Tier.LOCAL])
