@@ -14,8 +14,9 @@ import os
 from setuptools import setup
 
 # The modules a /synthesize, /compress-history or /summarize-trace call runs
-# through on every message. Exception classes (errors.py) and the LLM-facing
-# modules stay interpreted: they are not hot, and plugins may subclass them.
+# through on every message, or on every call (caches.py makes each call's context,
+# prompts.py its nudge). Exception classes (errors.py) and the LLM-facing modules
+# stay interpreted: they are not hot, and plugins may subclass them.
 COMPILED = [
     "app/engine/accounting.py",
     "app/engine/answers.py",

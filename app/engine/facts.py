@@ -287,7 +287,6 @@ class _Recurring:
         return known
 
 
-
 class FactExtractor:
     def __init__(self, *, cache_chars: int = 32_000_000, cache_tokens: int = 500_000,
                  cache_runs: int = 64) -> None:
