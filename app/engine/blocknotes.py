@@ -70,9 +70,11 @@ class _Made:
         self.messages: tuple[Message | int, ...] = tuple(
             [place.get(id(m), m) for m in written.messages])
         self.dropped: tuple[int, ...] = tuple([place[id(m)] for m in written.dropped])
-        # Each span names a run of the block: where the run starts in it.
+        # Each span names a run of the block: kept without its originals, with where
+        # the run starts in the block.
         self.spans: tuple[tuple[Span, int], ...] = tuple(
-            [(s, place[id(s.originals[0])]) for s in written.spans])
+            [(Span(s.handle, s.kind, s.first, s.last, s.messages, s.tools),
+              place[id(s.originals[0])]) for s in written.spans])
         self.ledgers: tuple[Ledger, ...] = tuple(written.ledgers)
         self.last_note = written.last_note
 

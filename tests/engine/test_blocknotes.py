@@ -111,3 +111,16 @@ def test_the_key_tells_apart_what_a_note_reads():
     two_parts[0] = Message("assistant", (Part("text", "lo"), Part("text", "ok")),
                            two_parts[0].tool_calls, index=4)
     assert content(two_parts) != base
+
+
+def test_what_is_remembered_holds_none_of_the_callers_messages(encoder, formats):
+    """The notes, ledgers and places are kept; the messages come from each request."""
+    _, context, blocks = _blocks(formats["openai"], load_named("tau-airline-gpt4o-task046"),
+                                 encoder)
+    memo = BlockNotes(Notes())
+    region, first, aged = blocks[0]
+    memo.write(region, context, aged_before=aged, first=first)
+    (made,) = memo._memo._young.values()
+    assert made.spans and all(span.originals == () for span, _ in made.spans)
+    sent = {id(m) for m in region}
+    assert not any(isinstance(m, Message) and id(m) in sent for m in made.messages)
