@@ -26,6 +26,7 @@ COMPILED = [
     "app/engine/calls.py",
     "app/engine/compaction.py",
     "app/engine/facts.py",
+    "app/engine/factscan.py",
     "app/engine/fast.py",
     "app/engine/gist.py",
     "app/engine/history.py",

@@ -3,62 +3,23 @@
 The receipt lists facts that were in dropped text and are nowhere in the
 output, so a caller can see what compaction cost. This runs on every call
 over most of the input, so the work is shaped for speed:
-- texts become sets of candidate tokens in one pass over their UTF-8 bytes, a
-  loop that mypyc compiles to C (see setup.py); only tokens with a digit, a
-  slash or a dot are kept;
+- texts become sets of candidate tokens in one pass over their UTF-8 bytes (see
+  ``factscan``); only tokens with a digit, a slash or a dot are kept;
 - older turns, which later calls drop again, are read once per agent run and
   remembered under a hash of their texts; other texts are memoized one by one;
+  so is the part of the output that comes back on the next call;
 - only lost tokens are classified, each distinct token once.
 """
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
 
+from app.engine.factscan import Kinds, Sorted, error_lines, marked_lines, raw_tokens
 from app.engine.memo import Memo
 
-# Tokens end at whitespace, quotes, brackets, "=", ";" and "|". Commas stay inside
-# tokens (1,234.50) and are stripped from their ends, as is a currency sign, so "$121"
-# in a note keeps the 121 of a dropped price.
-_SEPARATOR_CHARS = b" \"'`()[]{}<>=;|\t\n\r\x0b\x0c"
-_STRIP: Final = b".,:*!?$"
-# Every fact has a digit, a slash or a file extension's dot.
-_FACT_CHARS = b"0123456789/."
-# The class of each byte value, for the scan: plain, fact or separator.
-# Final: compiled code inlines them instead of looking them up per byte.
-_PLAIN_BYTE: Final = 0
-_FACT_BYTE: Final = 1
-_SEPARATOR_BYTE: Final = 2
-_BYTE_CLASS: Final = bytes(
-    _SEPARATOR_BYTE if b in _SEPARATOR_CHARS else _FACT_BYTE if b in _FACT_CHARS else _PLAIN_BYTE
-    for b in range(256))
-_EXTENSIONS = (
-    "py", "js", "ts", "tsx", "go", "rs", "java", "rb", "c", "h", "cpp", "md", "json", "yaml",
-    "yml", "toml", "txt", "cfg", "ini", "sh", "html", "css", "sql", "csv", "log", "xml", "lock",
-)
-# Facts by kind: only a path has a slash, a file name has no digit and ends in a
-# known extension, numbers and identifiers have a digit and differ in whether a
-# letter occurs. Digits and word characters are ASCII ones.
-_FILE_SUFFIXES = tuple(b"." + e.encode() for e in _EXTENSIONS)
-_NUMBER = re.compile(rb"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+")
-_IDENT = re.compile(rb"[A-Za-z_][\w-]*\d[\w-]*|\d+[A-Za-z_][\w-]*")
-_MIN_IDENT = 5
-_SLASH: Final = 47  # b"/"
-_DIGIT_0: Final = 48
-_DIGIT_9: Final = 57
-# Markers of an error line, found with str.find: a regex scan of every position of a
-# long log costs several times more.
-_TRACEBACK_HEADER = "Traceback (most recent call last)"
-_ERROR_MARKS = ("Error", "Exception", "error:", "failed", "FAILED", "Traceback")
-# Fewer needles that every marker contains: most texts have none, and this is the
-# cheapest way to say so.
-_ERROR_HINTS = ("rror", "xception", "ailed", "FAILED", "Traceback")
-_MIN_TOKEN = 3
-_MAX_TOKEN = 200
 # New settled texts up to this many are read one by one through the per-text memo.
 _FEW = 16
 # How far back a call looks for the end of the run an earlier call cached.
@@ -85,151 +46,6 @@ class Facts:
 
     def __len__(self) -> int:
         return len(self.paths) + len(self.identifiers) + len(self.numbers) + len(self.errors)
-
-
-def _candidates(data: bytes) -> list[bytes]:
-    """Tokens of ``data`` that may be facts, ends stripped, repeats included.
-
-    One pass, byte by byte: compiled, this costs a few instructions a byte and
-    allocates only the candidates, where splitting would allocate every word.
-    """
-    found: list[bytes] = []
-    classes = _BYTE_CLASS
-    start = 0
-    fact = False
-    for i in range(len(data)):
-        kind = classes[data[i]]
-        if kind == _SEPARATOR_BYTE:
-            if fact:
-                found.append(data[start:i].strip(_STRIP))
-                fact = False
-            start = i + 1
-        elif kind == _FACT_BYTE:
-            fact = True
-    if fact:
-        found.append(data[start:].strip(_STRIP))
-    return found
-
-
-def raw_tokens(text: str) -> frozenset[bytes]:
-    return frozenset(_candidates(text.encode("utf-8", "surrogatepass")))
-
-
-def marked_lines(text: str) -> str:
-    """The lines that carry an error marker, whole, one per line.
-
-    Each marker is found with str.find from one marked line's end to the next, so
-    a long log costs a few scans in C and Python work per marked line only.
-    """
-    if not any(hint in text for hint in _ERROR_HINTS):
-        return ""
-    found: set[str] = set()
-    for mark in _ERROR_MARKS:
-        at = text.find(mark)
-        while at >= 0:
-            start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", at)
-            if end < 0:
-                end = len(text)
-            found.add(text[start:end])
-            at = text.find(mark, end)
-    return "\n".join(found)
-
-
-def error_lines(text: str) -> frozenset[str]:
-    """The distinct lines that carry an error marker, stripped and cut to a length."""
-    marked = marked_lines(text)
-    if not marked:
-        return frozenset()
-    # A traceback's header says only that something failed; its last line says what.
-    return frozenset(line.strip()[:_MAX_TOKEN] for line in marked.split("\n")
-                     if not line.lstrip().startswith(_TRACEBACK_HEADER))
-
-
-def _fits(raw: bytes, shortest: int = _MIN_TOKEN) -> bool:
-    """Whether the token's length in characters is in bounds (ASCII: its byte length)."""
-    size = len(raw) if raw.isascii() else len(raw.decode("utf-8", "replace"))
-    return shortest <= size <= _MAX_TOKEN
-
-
-def sort_tokens(tokens: Iterable[bytes]) -> tuple[set[bytes], set[bytes], set[bytes]]:
-    """Paths, identifiers and numbers among ``tokens``; the rest is no fact.
-
-    A loop over each token's bytes, which compiled costs a few instructions a byte."""
-    paths: set[bytes] = set()
-    idents: set[bytes] = set()
-    numbers: set[bytes] = set()
-    for raw in tokens:
-        slash = digit = False
-        for byte in raw:
-            if byte == _SLASH:
-                slash = True
-                break
-            if _DIGIT_0 <= byte <= _DIGIT_9:
-                digit = True
-        if slash:
-            if b"://" not in raw and _fits(raw):
-                paths.add(raw)
-        elif digit:
-            if _NUMBER.fullmatch(raw) is not None:
-                if _fits(raw):
-                    numbers.add(raw)
-            elif _IDENT.fullmatch(raw) is not None and _fits(raw, _MIN_IDENT):
-                idents.add(raw)
-        elif raw.endswith(_FILE_SUFFIXES) and raw.rfind(b".") > 0 and _fits(raw):
-            paths.add(raw)
-    return paths, idents, numbers
-
-
-_NO_FACT: Final = -1
-
-
-class _Table:
-    """Kinds of the tokens seen so far (an index into sort_tokens' tuple, or _NO_FACT),
-    and the text of each fact, decoded once."""
-
-    def __init__(self) -> None:
-        self.kinds: dict[bytes, int] = {}
-        self.texts: dict[bytes, str] = {}
-
-
-# Facts by kind (paths, identifiers, numbers), each token with its text.
-Sorted = tuple[dict[bytes, str], dict[bytes, str], dict[bytes, str]]
-
-
-class _Kinds:
-    """The kind of every token seen so far, so a call sorts only new tokens."""
-
-    def __init__(self, max_tokens: int) -> None:
-        self._max_tokens = max_tokens
-        self._table = _Table()
-
-    def sort(self, tokens: Iterable[bytes]) -> Sorted:
-        """The facts among ``tokens``, by kind, each with its text."""
-        table = self._table
-        kinds, texts = table.kinds, table.texts
-        found: Sorted = ({}, {}, {})
-        new: list[bytes] = []
-        for raw in tokens:  # one pass: after the first calls of a run, almost all are known
-            kind = kinds.get(raw)
-            if kind is None:
-                new.append(raw)
-            elif kind != _NO_FACT:
-                found[kind][raw] = texts[raw]
-        if new:
-            if len(kinds) + len(new) > self._max_tokens:
-                # A new generation; another thread keeps the table it already holds.
-                table = self._table = _Table()
-            for kind, sorted_new in enumerate(sort_tokens(new)):
-                for raw in sorted_new:
-                    text = raw.decode("utf-8", "replace")
-                    # Text first: a thread that sees the kind finds the text.
-                    table.texts[raw] = text
-                    table.kinds[raw] = kind
-                    found[kind][raw] = text
-            for raw in new:
-                table.kinds.setdefault(raw, _NO_FACT)
-        return found
 
 
 # The facts of a settled run that an output lacks, by kind, as texts.
@@ -293,7 +109,7 @@ class FactExtractor:
         self._tokens: Memo[str, frozenset[bytes]] = Memo(cache_chars)
         self._errors: Memo[str, frozenset[str]] = Memo(cache_chars)
         self._marked: Memo[str, str] = Memo(cache_chars)
-        self._kinds = _Kinds(cache_tokens)
+        self._kinds = Kinds(cache_tokens)
         # Keyed by the hash of the run's texts; a process-local cache, so Python's
         # seeded str hash is enough. An entry holds a run's token set (up to a few MB
         # for the longest runs), and there is one per agent run in progress.
