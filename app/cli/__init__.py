@@ -158,11 +158,13 @@ def _bench(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from app.adapters.tokenizer import load_encoding
     from app.engine.tiers import Tier
+    from app.evaluation.families import families_table, score_families
     from app.evaluation.report import planted_table, plot, summaries, table, write_json
     from app.evaluation.run import EvalOptions, evaluate
 
     options = EvalOptions(
         directory=args.dir, files=tuple(args.file), steps=args.steps, tier=Tier(args.tier),
+        split=args.split, families=tuple(args.family),
         url=args.url, planted_runs=args.planted, parts=args.parts,
         only=tuple(n.strip() for n in args.compactors.split(",")) if args.compactors else ())
     if args.plot:  # fail before the long run, not after it
@@ -174,13 +176,19 @@ def _eval(args: argparse.Namespace) -> int:
             print(f"contextsynth eval: {PLOT_EXTRA}", file=sys.stderr)
             return 2
     try:
-        tallies = evaluate(options, load_encoding("cl100k_base"))
+        evaluation = evaluate(options, load_encoding("cl100k_base"))
     except ValueError as exc:
         print(f"contextsynth eval: {exc}", file=sys.stderr)
         return 2
+    tallies = evaluation.total
     rows = summaries(tallies)
+    ours = f"synthesize-fast-{args.tier}"
+    per_family = score_families(evaluation.runs, ours)
     print(table(rows))
     print()
+    if per_family:
+        print(families_table(ours, per_family))
+        print()
     print(planted_table(rows))
     if args.parts:
         from app.evaluation.parts import PARTS_NOTE, parts_table
@@ -191,7 +199,9 @@ def _eval(args: argparse.Namespace) -> int:
         print(PARTS_NOTE)
     if args.json:
         write_json(rows, {"steps": args.steps, "tier": args.tier, "files": args.file,
-                          "planted_runs": args.planted, "url": args.url}, Path(args.json))
+                          "split": args.split, "families": args.family,
+                          "planted_runs": args.planted, "url": args.url}, Path(args.json),
+                   {f.family: f.as_json() for f in per_family})
     if args.plot:
         plot(rows, Path(args.plot))
     return 0
@@ -277,12 +287,18 @@ def _parser() -> argparse.ArgumentParser:
                             help="a folder of .jsonl transcripts (default: the corpus)")
     evaluation.add_argument("--file", action="append", default=[],
                             help="only transcripts whose name starts with this (repeatable)")
+    evaluation.add_argument("--split", choices=["tune", "test"], default=None,
+                            help="only the agent families of this split (corpus/families.json;"
+                            " default: every run)")
+    evaluation.add_argument("--family", action="append", default=[],
+                            help="only runs of this agent family (repeatable)")
     evaluation.add_argument("--steps", type=int, default=None,
                             help="calls per transcript, spread evenly, the last always "
                             "included (default: one before every assistant step)")
     evaluation.add_argument("--tier", default="mid",
                             choices=["local", "mid", "large", "frontier"],
-                            help="tier of the observation-mask compactor")
+                            help="tier of the observation-mask compactor and of the "
+                            "per-family table's synthesize-fast")
     evaluation.add_argument("--compactors", help="comma-separated names (default: all)")
     evaluation.add_argument("--planted", type=int, default=8,
                             help="synthetic runs with planted facts (default 8)")

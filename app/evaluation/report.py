@@ -51,9 +51,9 @@ def planted_table(rows: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def write_json(rows: Mapping[str, Mapping[str, Any]], options: Mapping[str, Any],
-               path: Path) -> None:
-    path.write_text(json.dumps({"options": options, "compactors": rows}, indent=2) + "\n",
-                    encoding="utf-8")
+               path: Path, families: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    body = {"options": options, "compactors": rows, "families": dict(families or {})}
+    path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
 
 
 def plot(rows: Mapping[str, Mapping[str, Any]], path: Path) -> None:

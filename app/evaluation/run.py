@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.corpus import load, transcript_files
+from app.corpus import Run, load, runs
 from app.engine.tiers import Tier
 from app.engine.tokens import Encoder
 from app.evaluation import errors, needed, planted
@@ -23,6 +23,8 @@ Progress = Callable[[str], None]
 class EvalOptions:
     directory: Path | None = None  # default: the repository's corpus
     files: Sequence[str] = ()  # names (or name prefixes) to keep; empty: every file
+    split: str | None = None  # "tune" or "test": that split's families only
+    families: Sequence[str] = ()  # family names to keep; empty: every family
     steps: int | None = None  # calls per transcript; None: before every assistant step
     tier: Tier = Tier.MID  # for the compactors that take one besides synthesize-fast-*
     url: str | None = None  # a running service instead of the engine in process
@@ -35,11 +37,22 @@ def to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _files(options: EvalOptions) -> list[Path]:
-    files = transcript_files(options.directory)
+@dataclass(frozen=True)
+class Evaluation:
+    """Each compactor's tallies over everything, and per run (for the families' table
+    and the most a single run costs)."""
+
+    total: dict[str, Tally]
+    runs: list[tuple[Run, dict[str, Tally]]]
+
+
+def _runs(options: EvalOptions) -> list[Run]:
+    chosen = runs(options.directory, options.split, options.families)
     if options.files:
-        files = [f for f in files if any(f.name.startswith(p) for p in options.files)]
-    return files
+        chosen = [r for r in chosen if any(r.path.name.startswith(p) for p in options.files)]
+    if not chosen:
+        raise ValueError("no transcript matches the --split, --family and --file given")
+    return chosen
 
 
 def _chosen(runner: Runner, options: EvalOptions) -> list[Compactor]:
@@ -55,8 +68,8 @@ def _chosen(runner: Runner, options: EvalOptions) -> list[Compactor]:
 
 
 def evaluate(options: EvalOptions, encoder: Encoder,
-             progress: Progress = to_stderr) -> dict[str, Tally]:
-    """Scores per compactor name."""
+             progress: Progress = to_stderr) -> Evaluation:
+    """Scores per compactor name, in total and per run."""
     service = Service(options.url) if options.url else None
     runner: Runner = service if service is not None else Engine(encoder)
     try:
@@ -64,19 +77,24 @@ def evaluate(options: EvalOptions, encoder: Encoder,
         tallies = {c.name: Tally() for c in chosen}
         scorer = Scorer(Seen(encoder), needed.TokenSets(), errors.Failures(),
                         parts=options.parts)
-        files = _files(options)
-        for n, path in enumerate(files, 1):
-            messages = load(path)
+        chosen_runs = _runs(options)
+        per_run: list[tuple[Run, dict[str, Tally]]] = []
+        for n, run in enumerate(chosen_runs, 1):
+            messages = load(run.path)
             steps = sample_steps(messages, options.steps)
-            progress(f"[{n}/{len(files)}] {path.name}: {len(steps)} calls x "
+            progress(f"[{n}/{len(chosen_runs)}] {run.path.name}: {len(steps)} calls x "
                      f"{len(chosen)} compactors")
-            scorer.replay(messages, steps, chosen, tallies)
-        runs = planted.runs(options.planted_runs)
-        progress(f"planted facts: {len(runs)} synthetic runs")
-        for run in runs:
+            own = {c.name: Tally() for c in chosen}
+            scorer.replay(messages, steps, chosen, own)
+            for name, tally in own.items():
+                tallies[name].absorb(tally)
+            per_run.append((run, own))
+        synthetic = planted.runs(options.planted_runs)
+        progress(f"planted facts: {len(synthetic)} synthetic runs")
+        for one in synthetic:
             for compactor in chosen:
-                scorer.planted(run, compactor, tallies[compactor.name])
-        return tallies
+                scorer.planted(one, compactor, tallies[compactor.name])
+        return Evaluation(tallies, per_run)
     finally:
         if service is not None:
             service.close()

@@ -66,6 +66,23 @@ class Tally:
         for p in PRICINGS:
             self.cost[p.name] += p.cost(after, reused)
 
+    def absorb(self, other: Tally) -> None:
+        """Add ``other``'s counts to these (a run's tallies into its family's)."""
+        for name in ("calls", "tokens_before", "tokens_after", "needed", "found",
+                     "errors_cut", "errors_kept", "reused", "seconds", "planted_before",
+                     "planted_after"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for pricing, value in other.cost.items():
+            self.cost[pricing] += value
+        for kind, (kept, total) in other.planted.items():
+            self.planted[kind][0] += kept
+            self.planted[kind][1] += total
+        for part, counts in other.parts.items():
+            mine = self.parts.setdefault(part, PartTally())
+            mine.tokens += counts.tokens
+            mine.holds += counts.holds
+            mine.only += counts.only
+
     @property
     def reduction(self) -> float:
         return 1 - share(self.tokens_after, self.tokens_before)

@@ -48,10 +48,10 @@ def test_without_matplotlib_the_plot_says_how_to_install_it(tmp_path, monkeypatc
 def test_through_a_running_service_the_scores_are_the_engines(encoder):
     options = EvalOptions(steps=3, planted_runs=2, files=("sweagent-ctf-crypto-eps",),
                           only=("keep-last-8", "synthesize-fast-mid", "compress-history-fast"))
-    local = summaries(evaluate(options, encoder, progress=lambda _: None))
+    local = summaries(evaluate(options, encoder, progress=lambda _: None).total)
     with running_service() as url:
         remote = summaries(evaluate(replace(options, url=url), encoder,
-                                    progress=lambda _: None))
+                                    progress=lambda _: None).total)
     assert set(remote) == {"none", "keep-last-8", "synthesize-fast-mid",
                            "compress-history-fast"}
     for name, scores in local.items():

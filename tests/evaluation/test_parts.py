@@ -69,10 +69,10 @@ def test_a_fact_held_in_two_parts_is_held_by_neither_alone() -> None:
 def test_the_eval_adds_up_parts_only_when_asked(encoder: Encoder) -> None:
     options = EvalOptions(steps=3, planted_runs=0, files=(LONG,),
                           only=("synthesize-fast-mid",))
-    plain = evaluate(options, encoder, progress=lambda _: None)
+    plain = evaluate(options, encoder, progress=lambda _: None).total
     assert plain["synthesize-fast-mid"].parts == {}
     tallies = evaluate(EvalOptions(**{**options.__dict__, "parts": True}), encoder,
-                       progress=lambda _: None)
+                       progress=lambda _: None).total
     for name in ("none", "synthesize-fast-mid"):
         tally = tallies[name]
         # Every token sent is in one part, and no part holds more than was needed.

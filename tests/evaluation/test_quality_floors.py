@@ -134,7 +134,7 @@ PLANTED_TARGETS = {"synthesize-fast-mid": (0.80, 0.95, 0.90)}
 
 @pytest.fixture(scope="module")
 def rows(encoder):
-    return summaries(evaluate(QUICK, encoder, progress=lambda _: None))
+    return summaries(evaluate(QUICK, encoder, progress=lambda _: None).total)
 
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
@@ -157,7 +157,7 @@ def test_the_baselines_behave_as_baselines(rows):
 
 @pytest.fixture(scope="module")
 def cached_rows(encoder):
-    return summaries(evaluate(CACHED, encoder, progress=lambda _: None))
+    return summaries(evaluate(CACHED, encoder, progress=lambda _: None).total)
 
 
 @pytest.mark.parametrize("name", sorted(CEILINGS))
