@@ -42,10 +42,10 @@ from app.api.routes import (
     synthesize,
     trace,
 )
-from app.engine.caches import EngineCaches
-from app.engine.formats import build_formats
-from app.engine.strategies import builtin_strategies
-from app.engine.tokens import Encoder, TokenCounter
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.jobs.caches import EngineCaches
+from app.engine.transcript.formats import build_formats
+from app.engine.transcript.tokens import Encoder, TokenCounter
 from app.service.handles import HandleStore
 from app.service.jobs import Jobs
 from app.service.llm_call import LLMGateway

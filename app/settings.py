@@ -12,8 +12,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.adapters.events import RETRY_SCHEDULE_S, WebhookConfig
 from app.adapters.llm.config import ProviderConfig
-from app.engine.tiers import Tier
-from app.engine.trace import TraceOptions
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.trace.summarizer import TraceOptions
 
 
 class Settings(BaseSettings):

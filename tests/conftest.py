@@ -13,10 +13,10 @@ from hypothesis import settings
 from prometheus_client import CollectorRegistry
 
 from app.adapters.tokenizer import load_encoding, pretokenizer
-from app.engine.formats import build_formats
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import Synthesizer
-from app.engine.tokens import TokenCounter
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.jobs.synthesize.synthesizer import Synthesizer
+from app.engine.transcript.formats import build_formats
+from app.engine.transcript.tokens import TokenCounter
 from app.main import create_app
 from app.settings import Settings
 

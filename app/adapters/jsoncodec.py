@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from app.engine.formats.numbers import holds_float
+from app.engine.transcript.formats.numbers import holds_float
 
 # A body with a run of this many digits may hold an integer past 64 bits. Digits
 # become "0" and everything else a space, so the run is found by a substring search

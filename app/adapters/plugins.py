@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 
-from app.engine.compaction import Strategy
+from app.engine.compaction.base import Strategy
 
 GROUP = "contextsynth.strategies"
 log = logging.getLogger(__name__)

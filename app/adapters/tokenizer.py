@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import tiktoken
 
-from app.engine import pieces
 from app.engine.errors import InvalidOption
-from app.engine.pieces import count_cl100k
-from app.engine.tokens import Encoder, PieceCount, Pretokenizer
+from app.engine.transcript import pieces
+from app.engine.transcript.pieces import count_cl100k
+from app.engine.transcript.tokens import Encoder, PieceCount, Pretokenizer
 
 _SUFFIX = "_offline"
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from app.adapters import jsoncodec
 from app.adapters.llm.base import Completion
 from app.api.schemas.common import PAYLOAD_KEYS
-from app.engine.prefix import Prefix
+from app.engine.jobs.synthesize.prefix import Prefix
 from app.service.llm_call import CacheInfo
 
 

@@ -157,7 +157,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from app.adapters.tokenizer import load_encoding
-    from app.engine.tiers import Tier
+    from app.engine.compaction.tiers import Tier
     from app.evaluation.families import families_table, score_families
     from app.evaluation.report import planted_table, plot, summaries, table, write_json
     from app.evaluation.run import EvalOptions, evaluate
@@ -221,7 +221,7 @@ def _ranged(low: int, high: int) -> Callable[[str], int]:
 
 def _parser() -> argparse.ArgumentParser:
     from app import VERSION
-    from app.engine.formats import build_formats
+    from app.engine.transcript.formats import build_formats
 
     parser = argparse.ArgumentParser(prog="contextsynth", description=__doc__)
     parser.add_argument("--version", action="version", version=f"contextsynth {VERSION}")

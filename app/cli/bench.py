@@ -23,15 +23,15 @@ from typing import Any
 
 from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.corpus import CorpusMissing, load, transcript_files
-from app.engine.caches import EngineCaches
-from app.engine.formats.openai import OpenAIFormat
-from app.engine.history import HistoryCompressor, HistoryOptions
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
-from app.engine.tokens import Encoder, TokenCounter
-from app.engine.trace import Action, TraceOptions, TraceSummarizer
-from app.engine.transcript import Transcript, call_results, segment
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.history.compressor import HistoryCompressor, HistoryOptions
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.jobs.trace.summarizer import Action, TraceOptions, TraceSummarizer
+from app.engine.transcript.formats.openai import OpenAIFormat
+from app.engine.transcript.model import Transcript, call_results, segment
+from app.engine.transcript.tokens import Encoder, TokenCounter
 
 COLD_TARGET = 1.5
 WARM_TARGET = 0.10

@@ -46,12 +46,12 @@ from app.adapters import collector
 from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.cli.wire import LeanConnection
 from app.corpus import load, transcript_files
-from app.engine.caches import EngineCaches
-from app.engine.formats import build_formats
-from app.engine.jobs.synthesize import SynthesizeJob, SynthesizeRequest
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import Synthesizer
-from app.engine.tokens import TokenCounter
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
+from app.engine.jobs.synthesize.synthesizer import Synthesizer
+from app.engine.transcript.formats import build_formats
+from app.engine.transcript.tokens import TokenCounter
 from app.evaluation.replay import sample_steps
 from app.evaluation.seen import Seen, count
 from app.settings import Settings

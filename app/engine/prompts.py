@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from app.engine.phases import Phase, Signals
+from app.engine.reading.phases import Phase, Signals
 
 
 @dataclass(frozen=True, slots=True)

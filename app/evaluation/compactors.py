@@ -15,15 +15,15 @@ from typing import Any, Protocol
 import httpx
 
 from app.adapters.tokenizer import pretokenizer
-from app.engine.caches import EngineCaches
-from app.engine.formats.openai import OpenAIFormat
-from app.engine.history import HistoryCompressor, HistoryOptions
-from app.engine.modes import Mode
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
-from app.engine.tokens import Encoder, TokenCounter
-from app.engine.transcript import Transcript
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.history.compressor import HistoryCompressor, HistoryOptions
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.transcript.formats.openai import OpenAIFormat
+from app.engine.transcript.model import Transcript
+from app.engine.transcript.tokens import Encoder, TokenCounter
 from app.evaluation.seen import Wire
 
 KEEP_LAST = (4, 8, 16, 32)

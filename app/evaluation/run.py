@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.corpus import Run, load, runs
-from app.engine.tiers import Tier
-from app.engine.tokens import Encoder
+from app.engine.compaction.tiers import Tier
+from app.engine.transcript.tokens import Encoder
 from app.evaluation import errors, needed, planted
 from app.evaluation.compactors import Compactor, Engine, Runner, Service, compactors
 from app.evaluation.replay import Scorer, sample_steps

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from app.engine.tokens import Encoder
+from app.engine.transcript.tokens import Encoder
 
 Wire = dict[str, Any]
 

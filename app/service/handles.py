@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.adapters.cache import Cache, handle_key
-from app.engine.compaction import Span
+from app.engine.compaction.base import Span
 from app.engine.errors import HandlesUnavailable
-from app.engine.formats import WireFormat
-from app.engine.transcript import Transcript
+from app.engine.transcript.formats import WireFormat
+from app.engine.transcript.model import Transcript
 
 # Re-save a handle this process saved within this share of the TTL only after it.
 _RESAVE_SHARE = 0.5

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app.engine.caches import EngineCaches
-from app.engine.compaction import Strategy
-from app.engine.formats import WireFormat
-from app.engine.history import HistoryCompressor
-from app.engine.jobs.history import HistoryJob
-from app.engine.jobs.recall import RecallJob
-from app.engine.jobs.reflect import ReflectJob
-from app.engine.jobs.rescue import RescueJob
-from app.engine.jobs.synthesize import SynthesizeJob
-from app.engine.jobs.trace import TraceJob
-from app.engine.reflect import Reflector
-from app.engine.synthesis import Synthesizer
-from app.engine.tokens import TokenCounter
-from app.engine.trace import TraceSummarizer
+from app.engine.compaction.base import Strategy
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.history.compressor import HistoryCompressor
+from app.engine.jobs.history.plan import HistoryJob
+from app.engine.jobs.recall.plan import RecallJob
+from app.engine.jobs.reflect.plan import ReflectJob
+from app.engine.jobs.reflect.reflector import Reflector
+from app.engine.jobs.rescue.plan import RescueJob
+from app.engine.jobs.synthesize.plan import SynthesizeJob
+from app.engine.jobs.synthesize.synthesizer import Synthesizer
+from app.engine.jobs.trace.plan import TraceJob
+from app.engine.jobs.trace.summarizer import TraceSummarizer
+from app.engine.transcript.formats import WireFormat
+from app.engine.transcript.tokens import TokenCounter
 
 
 class Jobs:

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.engine.errors import LimitExceeded
-from app.engine.formats import Payload, WireFormat
-from app.engine.formats import conversation as format_conversation
-from app.engine.formats.size import content_chars, conversation_chars
+from app.engine.transcript.formats import Payload, WireFormat
+from app.engine.transcript.formats import conversation as format_conversation
+from app.engine.transcript.formats.size import content_chars, conversation_chars
 from app.settings import Settings
 
 

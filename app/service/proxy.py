@@ -18,11 +18,11 @@ from app.adapters import jsoncodec
 from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
 from app.adapters.upstream import Answer, Upstream
-from app.engine.formats import WireFormat
-from app.engine.jobs.synthesize import SynthesizeJob, SynthesizeRequest
-from app.engine.modes import Mode
-from app.engine.reasoning import Bundle, resolve
-from app.engine.tiers import infer_tier
+from app.engine.compaction.tiers import infer_tier
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
+from app.engine.jobs.synthesize.reasoning import Bundle, resolve
+from app.engine.transcript.formats import WireFormat
 from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
 from app.service.runner import Runner

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.engine.compaction import Span
-from app.engine.facts import Facts
+from app.engine.compaction.base import Span
+from app.engine.reading.facts import Facts
 
 LOST_SHOWN = 50
 

@@ -12,10 +12,10 @@ from app.adapters.events import Emitter
 from app.adapters.llm.base import Completion, LLMBadResponse
 from app.adapters.metrics import Metrics
 from app.engine.errors import LLMNotConfigured
-from app.engine.formats import WireFormat, resolve_format
 from app.engine.jobs.base import ConversationRequest, Done, Job, Plan, Reply, Report, UnusableReply
-from app.engine.modes import CONFIGURE_LLM
+from app.engine.jobs.synthesize.modes import CONFIGURE_LLM
 from app.engine.prompts import PromptMessage
+from app.engine.transcript.formats import WireFormat, resolve_format
 from app.service.handles import HandleStore
 from app.service.limits import check_limits
 from app.service.llm_call import CacheInfo, Gateway, LLMOptions

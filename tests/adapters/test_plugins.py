@@ -5,7 +5,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from app.adapters.plugins import GROUP, load_strategies
-from app.engine.strategies import builtin_strategies
+from app.engine.compaction.strategies import builtin_strategies
 from app.main import create_app
 from app.settings import Settings
 from tests.support.build import coding_run

@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from app.adapters.tokenizer import pretokenizer
 from app.corpus import load
-from app.engine.formats.openai import OpenAIFormat
-from app.engine.tokens import Pretokenizer, TokenCounter
+from app.engine.transcript.formats.openai import OpenAIFormat
+from app.engine.transcript.tokens import Pretokenizer, TokenCounter
 from tests.support.corpus import transcript_files
 
 # Pieces that meet at the pre-split's edges: contractions, runs of digits, punctuation
@@ -90,7 +90,7 @@ def test_only_an_encoding_whose_split_we_know_is_pre_split(encoder):
 
 def test_the_service_counts_by_pieces_when_the_engine_is_compiled(encoder):
     from app.adapters import tokenizer
-    from app.engine import pieces
+    from app.engine.transcript import pieces
 
     assert pieces.__file__.endswith(".so") == tokenizer.COMPILED
     assert (pretokenizer(encoder) is not None) == tokenizer.COMPILED

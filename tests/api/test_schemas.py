@@ -5,9 +5,9 @@ from typing import get_args
 
 from app.api.schemas.common import CONVERSATION_KEYS, PAYLOAD_KEYS, Conversation
 from app.api.schemas.synthesize import ReasoningBundle, SynthesizeRequest
-from app.engine.formats import build_formats
-from app.engine.modes import Mode
-from app.engine.reasoning import STRATEGIES
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.reasoning import STRATEGIES
+from app.engine.transcript.formats import build_formats
 
 
 def test_every_key_a_format_reads_is_a_field_of_the_conversation():

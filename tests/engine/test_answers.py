@@ -2,7 +2,7 @@
 
 import json
 
-from app.engine.answers import json_lines, json_value
+from app.engine.reading.answers import json_lines, json_value
 
 
 def test_json_answers_become_lines_of_fields():

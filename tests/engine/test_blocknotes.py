@@ -2,15 +2,15 @@
 
 import copy
 
-from app.engine.blocknotes import BlockNotes, content
-from app.engine.blocks import aged_blocks, closed_blocks
-from app.engine.caches import EngineCaches
-from app.engine.notes import ALL_AGED, Notes
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
-from app.engine.tokens import TokenCounter
-from app.engine.transcript import Message, Part, ToolCall
+from app.engine.compaction.blocknotes import BlockNotes, content
+from app.engine.compaction.fast import aged_blocks, closed_blocks
+from app.engine.compaction.notes import ALL_AGED, Notes
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.transcript.model import Message, Part, ToolCall
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.convert import to_anthropic
 from tests.support.corpus import load_named
 

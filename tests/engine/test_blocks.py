@@ -7,12 +7,12 @@ from dataclasses import replace
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from app.engine.blocks import aged_blocks, closed_blocks
-from app.engine.caches import EngineCaches
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import TIER_BUDGETS, Tier
-from app.engine.tokens import TokenCounter
+from app.engine.compaction.fast import aged_blocks, closed_blocks
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import TIER_BUDGETS, Tier
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
 from tests.support.generate import openai_transcript
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.engine.calls import (
+from app.engine.reading.calls import (
     _READ_STARTS,
     _SHELL_READ,
     _SHELL_WRITE,
@@ -15,7 +15,7 @@ from app.engine.calls import (
     _find_all,
     cut_arguments,
 )
-from app.engine.transcript import ToolCall
+from app.engine.transcript.model import ToolCall
 
 
 def summary(name, **arguments):

@@ -3,10 +3,10 @@
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from app.engine.compaction import cut_text
-from app.engine.modes import Mode
-from app.engine.synthesis import SynthesisOptions
-from app.engine.tiers import Tier
+from app.engine.compaction.base import cut_text
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
 from tests.support.build import coding_run, tool_turn
 
 MARKER = "...[contextsynth cut"

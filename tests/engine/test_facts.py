@@ -1,8 +1,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.engine.facts import FactExtractor, Facts
-from app.engine.factscan import error_lines, raw_tokens
+from app.engine.reading.facts import FactExtractor, Facts
+from app.engine.reading.factscan import error_lines, raw_tokens
 
 
 def lost(dropped, kept=(), **kw):

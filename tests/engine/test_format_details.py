@@ -4,11 +4,11 @@ import copy
 
 import pytest
 
+from app.engine.compaction.tiers import Tier
 from app.engine.errors import AmbiguousFormat, InvalidTranscript
-from app.engine.formats import resolve_format
-from app.engine.modes import Mode
-from app.engine.synthesis import SynthesisOptions
-from app.engine.tiers import Tier
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
+from app.engine.transcript.formats import resolve_format
 from tests.support.build import coding_run
 from tests.support.convert import to_gemini, to_responses
 from tests.support.invariants import check_gemini, check_responses

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from app.engine.errors import AmbiguousFormat, InvalidTranscript, UnknownFormat
-from app.engine.formats import resolve_format
+from app.engine.transcript.formats import resolve_format
 from tests.support.convert import to_anthropic
 from tests.support.corpus import load_named
 

@@ -3,8 +3,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.engine import gist as gist_module
-from app.engine.gist import gist
+from app.engine.reading import gist as gist_module
+from app.engine.reading.gist import gist
 
 THOUGHT = ("Now let me look at the file again. The issue is that `AddIndex` has no dependency "
            "on the `_order` field, so the migration runs before the field exists. I will add "

@@ -1,9 +1,9 @@
 import pytest
 
-from app.engine.caches import EngineCaches
-from app.engine.history import HistoryCompressor, HistoryOptions
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.history.compressor import HistoryCompressor, HistoryOptions
 from app.engine.prompts import HISTORY_MARKER, HISTORY_SECTIONS
-from app.engine.tokens import TokenCounter
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
 from tests.support.corpus import load, transcript_files
 from tests.support.invariants import check_openai

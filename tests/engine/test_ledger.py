@@ -1,9 +1,9 @@
-from app.engine.calls import CallSummaries
-from app.engine.formats.openai import OpenAIFormat
-from app.engine.ledger import build_ledger, joined, recent
-from app.engine.notes import render_ledger
-from app.engine.outcomes import Outcomes
-from app.engine.transcript import call_results
+from app.engine.compaction.ledger import build_ledger, joined, recent
+from app.engine.compaction.notes import render_ledger
+from app.engine.reading.calls import CallSummaries
+from app.engine.reading.outcomes import Outcomes
+from app.engine.transcript.formats.openai import OpenAIFormat
+from app.engine.transcript.model import call_results
 from tests.support.build import tool_turn
 
 

@@ -3,7 +3,7 @@ changed (an integer past 64 bits becomes a float)."""
 
 from __future__ import annotations
 
-from app.engine.formats.numbers import holds_float
+from app.engine.transcript.formats.numbers import holds_float
 
 
 def test_a_float_deep_in_a_conversation_is_found():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.engine.outcomes import quoted, read, short_path
+from app.engine.reading.outcomes import quoted, read, short_path
 
 TRACEBACK = """<returncode>1</returncode>
 <output>

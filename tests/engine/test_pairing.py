@@ -18,15 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.corpus import CORPUS_DIR, load
-from app.engine import rescue
-from app.engine.caches import EngineCaches
-from app.engine.history import HistoryCompressor, HistoryOptions
-from app.engine.modes import Mode
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
-from app.engine.tokens import TokenCounter
-from app.engine.transcript import call_results, calls_by_result
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.history.compressor import HistoryCompressor, HistoryOptions
+from app.engine.jobs.rescue import prompt as rescue
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.transcript.model import call_results, calls_by_result
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.wire import CASES
 
 _IDS = ["call_a", "call_b", "call_c"]

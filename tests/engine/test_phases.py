@@ -1,7 +1,7 @@
 import pytest
 
-from app.engine.phases import Phase, PhaseOptions, classify, observe
 from app.engine.prompts import nudge
+from app.engine.reading.phases import Phase, PhaseOptions, classify, observe
 from tests.support.build import tool_turn
 
 
@@ -96,7 +96,7 @@ def _coding(*commands):
 
 
 def _phase_of(synthesizer, formats, messages):
-    from app.engine.synthesis import SynthesisOptions
+    from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
 
     result = synthesizer.run(formats["openai"].parse({"messages": messages}),
                              SynthesisOptions())
@@ -121,7 +121,7 @@ def test_a_coding_agent_without_required_tools_moves_on_by_its_edits(synthesizer
 
 
 def test_scratch_files_are_not_changes():
-    from app.engine.phases import is_scratch
+    from app.engine.reading.phases import is_scratch
 
     assert is_scratch("reproduce_issue.py") and is_scratch("/tmp/out.json")
     assert is_scratch("./pydicom/config.py.backup") and is_scratch("test_fix.py")

@@ -4,18 +4,18 @@ import re
 
 import pytest
 
-from app.engine import rescue
-from app.engine.caches import EngineCaches
-from app.engine.history import HistoryCompressor, HistoryOptions
-from app.engine.outcomes import Outcomes
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.history.compressor import HistoryCompressor, HistoryOptions
+from app.engine.jobs.recall.answer import Memory
+from app.engine.jobs.recall.answer import prompt as recall_prompt
+from app.engine.jobs.reflect.reflector import Call, Reflector
+from app.engine.jobs.rescue import prompt as rescue
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.jobs.trace.summarizer import Action, TraceOptions, TraceSummarizer
 from app.engine.prompts import fence
-from app.engine.recall import Memory
-from app.engine.recall import prompt as recall_prompt
-from app.engine.reflect import Call, Reflector
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tokens import TokenCounter
-from app.engine.trace import Action, TraceOptions, TraceSummarizer
+from app.engine.reading.outcomes import Outcomes
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.build import coding_run
 
 # Spellings of a closing tag that a model reads as one.
@@ -59,7 +59,7 @@ def test_every_prompt_fences_the_callers_text(encoder):
     messages = coding_run(12, output_chars=3000)  # older turns past the recent window
     messages[1]["content"] = "Fix it. " + attack("task") + attack("transcript")
     messages[5]["content"] += attack("transcript")
-    from app.engine.formats.openai import OpenAIFormat
+    from app.engine.transcript.formats.openai import OpenAIFormat
 
     transcript = OpenAIFormat().parse({"messages": messages})
     synth = Synthesizer(counter, builtin_strategies(), caches)

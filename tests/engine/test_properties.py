@@ -5,12 +5,12 @@ import copy
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from app.engine.modes import Mode
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
-from app.engine.tokens import TokenCounter
-from app.engine.transcript import text_message
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.transcript.model import text_message
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.generate import openai_transcript
 from tests.support.wire import CASES
 

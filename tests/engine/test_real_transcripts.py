@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.modes import Mode
-from app.engine.phases import PhaseOptions
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
-from app.engine.tokens import TokenCounter
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.reading.phases import PhaseOptions
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.corpus import load, transcript_files
 from tests.support.invariants import check_openai
 from tests.support.wire import CASES

@@ -1,5 +1,5 @@
-from app.engine.modes import Mode
-from app.engine.reasoning import Bundle, Resolved, resolve
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.reasoning import Bundle, Resolved, resolve
 
 
 def test_the_strategys_bundle_wins_then_the_top_level_then_the_default():

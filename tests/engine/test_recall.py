@@ -1,4 +1,4 @@
-from app.engine.recall import Memory, check, extractive, select
+from app.engine.jobs.recall.answer import Memory, check, extractive, select
 
 MEMORIES = [
     Memory("m1", "Mia always books an aisle seat on long flights.", 0.2, "episodic"),

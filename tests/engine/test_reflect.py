@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from app.engine.outcomes import Outcomes
-from app.engine.reflect import Call, PastIteration, Reflector
+from app.engine.jobs.reflect.reflector import Call, PastIteration, Reflector
+from app.engine.reading.outcomes import Outcomes
 
 
 @pytest.fixture

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from app.engine.repeats import Shown
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import Tier
-from app.engine.tokens import TokenCounter
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.reading.repeats import Shown
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
 
 SOURCE = "\n".join(f"    def method_{i}(self, value_{i}):  # line {i}" for i in range(12))

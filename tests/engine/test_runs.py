@@ -1,13 +1,13 @@
 from app.corpus import load
-from app.engine.calls import CallSummaries
-from app.engine.compaction import Handles, StrategyContext
-from app.engine.formats.openai import OpenAIFormat
-from app.engine.ledger import build_ledger
-from app.engine.notes import groups
-from app.engine.outcomes import Outcomes
-from app.engine.runs import Runs
-from app.engine.tiers import TIER_BUDGETS, Tier
-from app.engine.transcript import call_results, segment
+from app.engine.compaction.base import Handles, StrategyContext
+from app.engine.compaction.ledger import build_ledger
+from app.engine.compaction.notes import groups
+from app.engine.compaction.runs import Runs
+from app.engine.compaction.tiers import TIER_BUDGETS, Tier
+from app.engine.reading.calls import CallSummaries
+from app.engine.reading.outcomes import Outcomes
+from app.engine.transcript.formats.openai import OpenAIFormat
+from app.engine.transcript.model import call_results, segment
 from tests.support.build import tool_turn
 from tests.support.corpus import load_named, transcript_files
 

@@ -4,8 +4,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.engine import salient
-from app.engine.salient import text_lines
+from app.engine.reading import salient
+from app.engine.reading.salient import text_lines
 
 
 def test_the_odd_line_of_a_listing_beats_its_rows():
@@ -52,7 +52,7 @@ def test_the_budget_holds_and_the_shown_line_is_not_repeated():
 
 
 def test_salient_lines_are_read_once_per_text():
-    from app.engine.salient import SalientLines
+    from app.engine.reading.salient import SalientLines
 
     text = "\n".join(f"row_{i}: {1000 + i} quota ok" for i in range(40)) + "\nbucket: JE41U"
     memo = SalientLines()

@@ -4,13 +4,13 @@ from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import TIER_BUDGETS, Tier
 from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
-from app.engine.modes import Mode
-from app.engine.phases import PhaseOptions
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tiers import TIER_BUDGETS, Tier
-from app.engine.tokens import TokenCounter
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.reading.phases import PhaseOptions
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
 from tests.support.plugin import DropsUsers, KeepLastTurns
 
@@ -243,11 +243,11 @@ def test_a_command_run_again_shows_its_new_outcome_on_later_steps(encoder, forma
 
 
 def test_the_recent_window_grows_by_tokens_when_a_tier_has_a_budget(encoder, formats):
-    from app.engine import fast
-    from app.engine.compaction import StrategyContext
-    from app.engine.synthesis import EngineCaches
-    from app.engine.tiers import TIER_BUDGETS
-    from app.engine.transcript import segment
+    from app.engine.compaction import rebuild as fast
+    from app.engine.compaction.base import StrategyContext
+    from app.engine.compaction.tiers import TIER_BUDGETS
+    from app.engine.jobs.synthesize.synthesizer import EngineCaches
+    from app.engine.transcript.model import segment
 
     messages = formats["openai"].parse({"messages": coding_run(10, output_chars=400)}).messages
     counter = TokenCounter(encoder)

@@ -5,13 +5,13 @@ import copy
 
 import pytest
 
-from app.engine.formats import build_formats
-from app.engine.strategies import builtin_strategies
-from app.engine.synthesis import SynthesisOptions, Synthesizer
-from app.engine.tails import Tails, Trimmed
-from app.engine.tiers import TIER_BUDGETS, Tier
-from app.engine.tokens import TokenCounter
-from app.engine.transcript import Message, Part
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tails import Tails, Trimmed
+from app.engine.compaction.tiers import TIER_BUDGETS, Tier
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.transcript.formats import build_formats
+from app.engine.transcript.model import Message, Part
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.build import coding_run
 from tests.support.convert import to_anthropic
 

@@ -1,6 +1,6 @@
 import pytest
 
-from app.engine.tiers import TIER_BUDGETS, Tier, infer_tier
+from app.engine.compaction.tiers import TIER_BUDGETS, Tier, infer_tier
 
 
 @pytest.mark.parametrize(("model", "tier"), [

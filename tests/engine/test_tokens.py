@@ -2,8 +2,8 @@ import pytest
 
 from app.adapters.tokenizer import load_encoding
 from app.engine.errors import InvalidOption
-from app.engine.tokens import MESSAGE_OVERHEAD, TOOL_CALL_OVERHEAD, TokenCounter
-from app.engine.transcript import Message, Part, ToolCall
+from app.engine.transcript.model import Message, Part, ToolCall
+from app.engine.transcript.tokens import MESSAGE_OVERHEAD, TOOL_CALL_OVERHEAD, TokenCounter
 
 
 class CountingEncoder:

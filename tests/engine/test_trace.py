@@ -1,10 +1,10 @@
 import pytest
 
-from app.engine.caches import EngineCaches
 from app.engine.errors import InvalidTranscript
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.trace.summarizer import Action, TraceOptions, TraceSummarizer, parse_scratchpad
 from app.engine.prompts import TRACE_CLOSE, TRACE_OPEN
-from app.engine.tokens import TokenCounter
-from app.engine.trace import Action, TraceOptions, TraceSummarizer, parse_scratchpad
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.corpus import load, transcript_files
 from tests.support.traces import to_actions
 

@@ -1,7 +1,7 @@
 import pytest
 
 from app.engine.errors import InvalidTranscript
-from app.engine.transcript import Message, Part, ToolCall, segment, validate_pairs
+from app.engine.transcript.model import Message, Part, ToolCall, segment, validate_pairs
 
 
 def user(text: str, index: int = 0) -> Message:

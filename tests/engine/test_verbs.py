@@ -1,6 +1,6 @@
 import pytest
 
-from app.engine.verbs import changes_state
+from app.engine.reading.verbs import changes_state
 
 
 @pytest.mark.parametrize(("name", "changes"), [

@@ -1,7 +1,7 @@
 import pytest
 
 from app.engine.errors import InvalidOption
-from app.engine.windows import context_window, share_of_window
+from app.engine.jobs.history.windows import context_window, share_of_window
 
 
 @pytest.mark.parametrize(("model", "tokens"), [

@@ -13,7 +13,7 @@ from app.engine.prompts import (
     MASKED_RESULT,
     PRIOR_WORK_HEADER,
 )
-from app.engine.tokens import Encoder
+from app.engine.transcript.tokens import Encoder
 from app.evaluation.needed import TokenSets
 from app.evaluation.parts import PartTally, add_parts, part_of, parts_table
 from app.evaluation.run import EvalOptions, evaluate

@@ -4,7 +4,7 @@ one needs a reason in the commit that does it."""
 
 import pytest
 
-from app.engine.tiers import Tier
+from app.engine.compaction.tiers import Tier
 from app.evaluation.report import summaries
 from app.evaluation.run import EvalOptions, evaluate
 

@@ -13,20 +13,20 @@ from prometheus_client import CollectorRegistry
 
 from app.adapters.llm.base import Completion, LLMBadResponse, LLMTimeout, Usage
 from app.adapters.metrics import Metrics
-from app.engine.caches import EngineCaches
+from app.engine.compaction.strategies import builtin_strategies
 from app.engine.errors import InvalidTranscript, LLMNotConfigured
-from app.engine.formats import build_formats
-from app.engine.history import HistoryOptions
-from app.engine.jobs.history import HistoryRequest
-from app.engine.jobs.recall import RecallRequest
-from app.engine.jobs.reflect import ReflectRequest
-from app.engine.jobs.trace import TraceRequest
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.history.compressor import HistoryOptions
+from app.engine.jobs.history.plan import HistoryRequest
+from app.engine.jobs.recall.answer import Memory
+from app.engine.jobs.recall.plan import RecallRequest
+from app.engine.jobs.reflect.plan import ReflectRequest
+from app.engine.jobs.reflect.reflector import Call
+from app.engine.jobs.trace.plan import TraceRequest
+from app.engine.jobs.trace.summarizer import Action, TraceOptions
 from app.engine.prompts import PromptMessage
-from app.engine.recall import Memory
-from app.engine.reflect import Call
-from app.engine.strategies import builtin_strategies
-from app.engine.tokens import TokenCounter
-from app.engine.trace import Action, TraceOptions
+from app.engine.transcript.formats import build_formats
+from app.engine.transcript.tokens import TokenCounter
 from app.service.jobs import Jobs
 from app.service.llm_call import Answer, CacheInfo, LLMOptions
 from app.service.runner import Runner

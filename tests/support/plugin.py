@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from app.engine.compaction import Compaction, StrategyContext
-from app.engine.transcript import Message, Part
+from app.engine.compaction.base import Compaction, StrategyContext
+from app.engine.transcript.model import Message, Part
 
 
 class KeepLastTurns:

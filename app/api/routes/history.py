@@ -14,7 +14,7 @@ from app.api.jobs import run_job
 from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
-from app.engine.jobs.history import Compressed
+from app.engine.jobs.history.plan import Compressed
 from app.service.receipts import receipt
 from app.service.runner import Ran
 

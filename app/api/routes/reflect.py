@@ -14,8 +14,8 @@ from app.api.jobs import run_job
 from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.reflect import ReflectRequest, ReflectResponse
-from app.engine.outcomes import shorten
-from app.engine.reflect import OUTPUT_CHARS
+from app.engine.jobs.reflect.reflector import OUTPUT_CHARS
+from app.engine.reading.outcomes import shorten
 
 router = APIRouter(route_class=JobRoute, generate_unique_id_function=operation_id)
 

@@ -14,8 +14,8 @@ from app.api.jobs import run_job
 from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
-from app.engine.jobs.synthesize import Synthesized
-from app.engine.outcomes import shorten
+from app.engine.jobs.synthesize.plan import Synthesized
+from app.engine.reading.outcomes import shorten
 from app.service.receipts import receipt
 from app.service.runner import Ran
 

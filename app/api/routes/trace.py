@@ -14,7 +14,7 @@ from app.api.jobs import run_job
 from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.trace import SummarizeTraceRequest, SummarizeTraceResponse
-from app.engine.jobs.trace import Summarized, action_dict
+from app.engine.jobs.trace.plan import Summarized, action_dict
 from app.service.receipts import receipt
 from app.service.runner import Ran
 

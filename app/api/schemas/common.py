@@ -16,7 +16,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from app.engine.formats import build_formats
+from app.engine.transcript.formats import build_formats
 from app.service.llm_call import LLMOptions
 
 # A short support chat, for the examples of the jobs that take a conversation.

@@ -14,10 +14,10 @@ from app.api.schemas.common import (
     ReceiptOut,
     StatsOut,
 )
-from app.engine.history import HistoryOptions
 from app.engine.jobs.base import LLMJobMode
-from app.engine.jobs.history import HistoryRequest
-from app.engine.windows import share_of_window
+from app.engine.jobs.history.compressor import HistoryOptions
+from app.engine.jobs.history.plan import HistoryRequest
+from app.engine.jobs.history.windows import share_of_window
 from app.settings import Settings
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
-from app.engine.jobs.recall import RecallMode, RecallRequest
-from app.engine.recall import Memory
+from app.engine.jobs.recall.answer import Memory
+from app.engine.jobs.recall.plan import RecallMode, RecallRequest
 
 
 class MemoryIn(BaseModel):

@@ -8,9 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
-from app.engine.jobs.reflect import ReflectMode
-from app.engine.jobs.reflect import ReflectRequest as ReflectJobRequest
-from app.engine.reflect import Call, PastIteration
+from app.engine.jobs.reflect.plan import ReflectMode
+from app.engine.jobs.reflect.plan import ReflectRequest as ReflectJobRequest
+from app.engine.jobs.reflect.reflector import Call, PastIteration
 
 
 class CallIn(BaseModel):

@@ -15,11 +15,11 @@ from app.api.schemas.common import (
     ReceiptOut,
     StatsOut,
 )
-from app.engine.jobs.synthesize import SynthesizeRequest as SynthesizeJobRequest
-from app.engine.modes import Mode
-from app.engine.phases import PhaseOptions
-from app.engine.reasoning import STRATEGIES, Bundle, Resolved, resolve
-from app.engine.tiers import Tier
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.jobs.synthesize.plan import SynthesizeRequest as SynthesizeJobRequest
+from app.engine.jobs.synthesize.reasoning import STRATEGIES, Bundle, Resolved, resolve
+from app.engine.reading.phases import PhaseOptions
 from app.service.llm_call import LLMOptions
 from app.settings import Settings
 

@@ -11,8 +11,8 @@ from pydantic_core import CoreSchema
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut, ReceiptOut
 from app.engine.jobs.base import LLMJobMode
-from app.engine.jobs.trace import TraceRequest
-from app.engine.trace import Action, TraceOptions
+from app.engine.jobs.trace.plan import TraceRequest
+from app.engine.jobs.trace.summarizer import Action, TraceOptions
 from app.settings import Settings
 
 T = TypeVar("T", int, float)

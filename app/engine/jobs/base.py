@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from app.engine.compaction import Span
-from app.engine.facts import Facts
-from app.engine.formats import Payload, WireFormat, resolve_format
+from app.engine.compaction.base import Span
 from app.engine.prompts import PromptMessage
-from app.engine.transcript import Transcript
+from app.engine.reading.facts import Facts
+from app.engine.transcript.formats import Payload, WireFormat, resolve_format
+from app.engine.transcript.model import Transcript
 
 Q = TypeVar("Q", contravariant=True)
 S = TypeVar("S")

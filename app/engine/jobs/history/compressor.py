@@ -1,0 +1,277 @@
+"""``/compress-history``: older messages become one sectioned summary, recent ones stay.
+
+The cut keeps the last ``keep_last_n`` messages and moves back so that no
+tool result is parted from its call. User and system messages keep their
+order and the summary block follows them, so no request appears after the work
+that answered it. A summary block from an earlier call is updated with only the
+messages after it (anchored, incremental), so a call costs what is new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from app.engine.compaction.base import Span, StrategyContext, span_of
+from app.engine.compaction.deep import PROMPT_CHARS
+from app.engine.compaction.evidence import render_evidence
+from app.engine.compaction.ledger import build_ledger
+from app.engine.compaction.notes import groups, render_ledger
+from app.engine.compaction.runs import Runs
+from app.engine.errors import InvalidTranscript
+from app.engine.jobs.accounting import account
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.synthesize.synthesizer import check_output
+from app.engine.prompts import (
+    HISTORY_FIRST,
+    HISTORY_HEADER,
+    HISTORY_MARKER,
+    HISTORY_SECTIONS,
+    HISTORY_SYSTEM,
+    HISTORY_UPDATE,
+    PromptMessage,
+    fence,
+)
+from app.engine.reading.calls import validate
+from app.engine.reading.facts import Facts
+from app.engine.reading.outcomes import shorten
+from app.engine.transcript.model import (
+    Message,
+    Part,
+    Transcript,
+    call_results,
+    segment,
+)
+from app.engine.transcript.tokens import TokenCounter
+
+_CONSTRAINT = re.compile(r"\b(must|must not|never|always|only|don't|do not|prefer|please|"
+                         r"should|without|instead|no more than|at least|at most)\b",
+                         re.IGNORECASE)
+_MAX_LINES = 45
+# Of the lines under a note's line (its code, its result's lines), what an entry of the
+# summary keeps (see ``_entry``).
+_UNDER_CHARS = 200
+_MAX_SHORT = 8
+# Every distinct error stays (an agent must not retry what failed, and the failure says
+# why), up to a bound for runs that fail hundreds of times.
+_MAX_ERRORS = 40
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    trigger_messages: int = 50
+    trigger_tokens: int | None = None
+    keep_last_n: int = 10
+
+
+@dataclass(frozen=True)
+class HistoryPlan:
+    transcript: Transcript
+    tokens_before: int
+    reason: str  # why it will compress, or why not
+    task: str
+    start: int = 0  # messages[start:stop] are replaced by the new summary block
+    stop: int = 0
+    previous: Message | None = None  # the block an earlier call wrote, if any
+    prompt: tuple[PromptMessage, ...] = ()
+
+    @property
+    def fired(self) -> bool:
+        return self.stop > self.start
+
+    @property
+    def span(self) -> tuple[Message, ...]:
+        """The messages the summary must cover: what is new since the previous block."""
+        return tuple(m for m in self.transcript.messages[self.start : self.stop]
+                     if m is not self.previous)
+
+
+@dataclass(frozen=True)
+class HistoryResult:
+    transcript: Transcript
+    compressed: bool
+    reason: str
+    incremental: bool
+    tokens_before: int
+    tokens_after: int
+    spans: tuple[Span, ...] = ()
+    lost: Facts = field(default_factory=Facts)
+
+
+class HistoryCompressor:
+    def __init__(self, counter: TokenCounter, caches: EngineCaches) -> None:
+        self._counter = counter
+        self._caches = caches
+        # Run summaries, as the notes keep them: an agent sends the same runs again.
+        self._runs = Runs()
+
+    def _context(self, messages: Sequence[Message]) -> StrategyContext:
+        return self._caches.context(messages)
+
+    def plan(self, transcript: Transcript, options: HistoryOptions) -> HistoryPlan:
+        messages = transcript.messages
+        if not messages:
+            raise InvalidTranscript("the conversation is empty; send at least one message.")
+        validate(messages, self._caches.calls)
+        tokens = self._counter.messages(messages)
+        seg = segment(messages)
+        task = messages[seg.task_index].text if seg.task_index is not None else ""
+        over_count = len(messages) > options.trigger_messages
+        over_tokens = options.trigger_tokens is not None and tokens > options.trigger_tokens
+        if not (over_count or over_tokens):
+            limit = f"{options.trigger_messages} messages"
+            if options.trigger_tokens is not None:
+                limit += f" or {options.trigger_tokens} tokens"
+            return HistoryPlan(transcript, tokens, f"under the trigger: {len(messages)} "
+                               f"messages and {tokens} tokens, below {limit}", task)
+        head = seg.task_index + 1 if seg.task_index is not None else 0
+        stop = max(len(messages) - options.keep_last_n, head)
+        while stop > head and messages[stop].role == "tool":
+            stop -= 1  # never part a tool result from its call
+        previous_at = next((i for i in range(stop - 1, head - 1, -1)
+                            if _is_block(messages[i])), None)
+        start = previous_at if previous_at is not None else head
+        region = messages[start:stop]
+        if not any(m.role in ("assistant", "tool") for m in region):
+            return HistoryPlan(transcript, tokens, "nothing older than the last "
+                               f"{options.keep_last_n} messages to summarize", task)
+        previous = messages[previous_at] if previous_at is not None else None
+        why = ("over the message trigger" if over_count
+               else f"over the token trigger ({tokens} > {options.trigger_tokens} tokens)")
+        plan = HistoryPlan(transcript, tokens, why, task, start, stop, previous)
+        return HistoryPlan(transcript, tokens, why, task, start, stop, previous,
+                           self._prompt(plan))
+
+    def _prompt(self, plan: HistoryPlan) -> tuple[PromptMessage, ...]:
+        text, _ = render_evidence(plan.span, self._context(plan.transcript.messages),
+                                  PROMPT_CHARS)
+        rendered = fence(text)
+        if plan.previous is not None:
+            user = HISTORY_UPDATE.format(summary=fence(_body(plan.previous)),
+                                         transcript=rendered)
+        else:
+            user = HISTORY_FIRST.format(task=fence(shorten(plan.task, 4_000), "task"),
+                                        transcript=rendered)
+        return (PromptMessage("system", HISTORY_SYSTEM), PromptMessage("user", user))
+
+    def fast_summary(self, plan: HistoryPlan) -> str:
+        """Sections by deterministic extraction, merged into the previous block's."""
+        context = self._context(plan.transcript.messages)
+        span = plan.span
+        sections = _sections(_body(plan.previous)) if plan.previous is not None else {}
+        pairs = call_results(span)
+        ledger = build_ledger(pairs, context.calls, context.outcomes)
+        errors, said = [], []
+        # The work as the prior-work notes of /synthesize tell it, one entry per line of
+        # theirs: each call with what it wrote and what came of it (the failure line, or
+        # the first and the salient lines of its result), the agent's own statements.
+        work = [_entry(part.text) for g in groups(span) if isinstance(g, list)
+                for part in self._runs.summary(g, context).lines]
+        for call, result in pairs:
+            if result is not None and context.outcomes.of(result).error:
+                errors.append(f"- {call.name}: {context.outcomes.of(result).line}")
+        for m in span:
+            if m.role == "assistant":
+                if m.text.strip():
+                    said.append(shorten(" ".join(m.text[:600].split()), 300))
+            elif m.role == "user":
+                found = [shorten(s.strip(), 200) for s in re.split(r"(?<=[.!?])\s+", m.text)
+                         if _CONSTRAINT.search(s)]
+                sections.setdefault("Decisions and constraints", []).extend(
+                    f"- {s}" for s in found)
+        sections.setdefault("Original request", [shorten(plan.task, 600)])
+        if ledger:
+            state = [line for line in render_ledger(ledger).splitlines()[1:]]
+            sections["Project / world state"] = _merge(
+                sections.get("Project / world state", []), state, _MAX_SHORT)
+        sections["Completed work"] = _merge(sections.get("Completed work", []), work,
+                                            _MAX_LINES)
+        sections["Decisions and constraints"] = _merge(
+            [], sections.get("Decisions and constraints", []), _MAX_SHORT)
+        sections["Errors"] = _merge(sections.get("Errors", []), errors, _MAX_ERRORS)
+        if said or work:
+            sections["Current state"] = [said[-1] if said else f"last action: {work[-1][2:]}"]
+        return "\n".join(f"## {name}\n" + ("\n".join(sections.get(name, [])) or "(none)")
+                         for name in HISTORY_SECTIONS)
+
+    def finish(self, plan: HistoryPlan, summary: str) -> HistoryResult:
+        messages = plan.transcript.messages
+        region = messages[plan.start : plan.stop]
+        replaced = [m for m in region if m.role in ("assistant", "tool")
+                    or m is plan.previous]
+        span = span_of("summarized", replaced, self._caches.handles)
+        lines = [HISTORY_HEADER.format(handle=span.handle), *summary.strip().splitlines()]
+        block = Message("user", tuple(Part("text", line) for line in lines))
+        gone = {id(m) for m in replaced}
+        kept = [m for m in region if id(m) not in gone]
+        # The block goes after the region's user messages: put before them, it would
+        # show work the user asked for later as done before they asked.
+        out = [*messages[: plan.start], *kept, block, *messages[plan.stop :]]
+        exempt = frozenset({id(plan.previous)}) if plan.previous is not None else frozenset()
+        check_output("compress-history", messages, out, exempt)
+        books = account(self._counter, self._caches.facts, messages, plan.tokens_before, out,
+                        replaced)
+        incremental = plan.previous is not None
+        if not books.shrunk:
+            return HistoryResult(plan.transcript, False, "the summary would not be smaller "
+                                 "than the messages it replaces", incremental,
+                                 books.tokens_before, books.tokens_before)
+        t = plan.transcript
+        return HistoryResult(Transcript(tuple(out), t.format, t.envelope), True, plan.reason,
+                             incremental, books.tokens_before, books.tokens_after, (span,),
+                             books.lost)
+
+    def unchanged(self, plan: HistoryPlan) -> HistoryResult:
+        return HistoryResult(plan.transcript, False, plan.reason, False, plan.tokens_before,
+                             plan.tokens_before)
+
+
+def _entry(line: str) -> str:
+    """A note's line as an entry of "Completed work": its first line and, in order, as
+    many of the lines under it (code, result lines) as fit _UNDER_CHARS. The summary
+    keeps many entries; at a note's length each, it would cost more than it saves."""
+    first, _, rest = line.partition("\n")
+    if not rest:
+        return line
+    kept = [first]
+    used = 0
+    for under in rest.split("\n"):
+        used += len(under)
+        if used > _UNDER_CHARS:
+            break
+        kept.append(under)
+    return "\n".join(kept)
+
+
+def _is_block(m: Message) -> bool:
+    return m.role == "user" and m.text.startswith(HISTORY_MARKER)
+
+
+def _body(block: Message) -> str:
+    """A summary block without its header line."""
+    return block.text.split("\n", 1)[1] if "\n" in block.text else ""
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """A summary's entries by section; an indented line belongs to the entry above it
+    (a result's salient lines, a JSON answer's rows)."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = found.setdefault(line[3:].strip(), [])
+        elif current is not None and line.startswith(" ") and current:
+            current[-1] += "\n" + line
+        elif current is not None and line.strip() and line.strip() != "(none)":
+            current.append(line)
+    return found
+
+
+def _merge(old: list[str], new: list[str], most: int) -> list[str]:
+    """Old lines then new ones, without repeats, keeping the newest ``most``."""
+    earlier = [line for line in old if not line.startswith("(+")]
+    merged = list(dict.fromkeys([*earlier, *new]))
+    if len(merged) <= most:
+        return merged
+    return [f"(+{len(merged) - most} earlier)", *merged[-most:]]

@@ -1,0 +1,1 @@
+"""``/summarize-recall``: memory selection, the cited answer's checks, and its plan."""

@@ -1,0 +1,192 @@
+"""``/summarize-recall``: top-K memories into one short, cited answer.
+
+Selection uses the given scores, else lexical relevance (BM25). The LLM's
+answer is checked: citations of ids that were not given are removed and
+reported, so every citation returned maps to a memory the caller sent.
+Extractive mode answers without an LLM, from the sentences that share the
+most terms with the query.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.engine.prompts import RECALL_SYSTEM, RECALL_USER, PromptMessage, fence
+from app.engine.reading.outcomes import shorten
+
+# Dots, dashes and slashes only inside a word ("app.py", "mia_li-3"): a sentence's
+# stop is not part of its last word.
+_WORD = re.compile(r"[a-z0-9](?:[a-z0-9_]|[\-./](?=[a-z0-9_]))*")
+_STOP = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how", "i",
+    "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were",
+    "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "do",
+    "does", "did",
+})
+# A citation is a run of bracket groups of ids ("[m7]", "[m7][m9]", "[m7, m9]") after a
+# claim; brackets around prose or a Markdown link's text are not citations.
+_ID_GROUP = r"\[\s*[^\[\]\s,;]{1,120}(?:\s*[,;]\s*[^\[\]\s,;]{1,120})*\s*\](?!\()"
+_CITATIONS = re.compile(rf"(?:\s*{_ID_GROUP})+")
+_GROUP = re.compile(r"\[([^\[\]]*)\]")
+_LIST_SEPARATOR = re.compile(r"\s*[,;]\s*")
+_STOP_MARK = re.compile(r"[.!?]\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SNIPPET_CHARS = 200
+REFUSAL = "INSUFFICIENT:"
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    text: str
+    score: float | None = None
+    layer: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    memory: Memory
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecallAnswer:
+    summary: str
+    citations: tuple[Citation, ...]
+    refused: bool
+    removed_citations: tuple[str, ...] = ()
+
+
+def _stem(word: str) -> str:
+    """Light suffix stripping, so 'lives' meets 'live' and 'books' meets 'book'."""
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+def select(memories: Sequence[Memory], query: str, k: int) -> list[Memory]:
+    """The top ``k``: by the caller's scores when every memory has one, else by BM25."""
+    if all(m.score is not None for m in memories):
+        return sorted(memories, key=lambda m: -(m.score or 0.0))[:k]
+    query_terms = set(terms(query))
+    docs = [terms(m.text) for m in memories]
+    average = sum(map(len, docs)) / max(len(docs), 1) or 1.0
+    frequency = Counter(t for d in docs for t in set(d))
+    n = len(docs)
+
+    def bm25(doc: list[str]) -> float:
+        counts = Counter(doc)
+        total = 0.0
+        for t in query_terms:
+            if counts[t]:
+                idf = math.log(1 + (n - frequency[t] + 0.5) / (frequency[t] + 0.5))
+                tf = counts[t] * 2.2 / (counts[t] + 1.2 * (0.25 + 0.75 * len(doc) / average))
+                total += idf * tf
+        return total
+
+    ranked = sorted(zip(memories, map(bm25, docs), strict=True), key=lambda p: -p[1])
+    return [m for m, _ in ranked[:k]]
+
+
+def prompt(query: str, chosen: Sequence[Memory]) -> tuple[PromptMessage, ...]:
+    ids = "ids: " + ", ".join(m.id for m in chosen)
+    body = "\n".join([ids, *(f"[{m.id}] {m.text}" for m in chosen)])
+    user = RECALL_USER.format(query=fence(query.strip(), "query"), count=len(chosen),
+                              memories=fence(body, "memories"))
+    return (PromptMessage("system", RECALL_SYSTEM), PromptMessage("user", user))
+
+
+def _tidy(text: str) -> str:
+    """Clear what removing a claim leaves: doubled spaces, stops and conjunctions, space
+    before punctuation, a conjunction left hanging before a stop or opening a sentence."""
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"\b(and|or|but)(\s+\1\b)+", r"\1", text, flags=re.IGNORECASE)
+    text = re.sub(r",?\s+(?:and|or|but)\s*(?=[.;:!?]|$)", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    text = re.sub(r"([,;:])(?=[.!?])", "", text)
+    text = re.sub(r"(?<!\.)([.!?])\s*\.(?!\.)", r"\1", text)  # a dropped claim's stop
+    return re.sub(r"(^|[.!?]\s+)[,;:]?\s*(?:and|or|but)\s+([a-z])",
+                  lambda m: m.group(1) + m.group(2).upper(), text).strip()
+
+
+def check(reply: str, chosen: Sequence[Memory]) -> RecallAnswer:
+    """Keep the claims the given memories support; strip and report unknown ids.
+
+    A claim is the text up to a citation (one or more bracket groups in a row). Unknown
+    ids are removed from every group; a claim left with no known id is removed whole, as
+    nothing the caller sent supports it. An answer left with no citation at all is
+    refused: the model answered from something other than the memories.
+    """
+    text = reply.strip()
+    if text.upper().startswith(REFUSAL):
+        return RecallAnswer(text[len(REFUSAL):].strip(), (), True)
+    known = {m.id: m for m in chosen}
+    cited: list[str] = []
+    removed: list[str] = []
+    kept: list[str] = []
+    at = 0
+    for match in _CITATIONS.finditer(text):
+        ids = [i for group in _GROUP.findall(match.group(0))
+               for i in _LIST_SEPARATOR.split(group.strip())]
+        good = [i for i in ids if i in known]
+        removed += [i for i in ids if i not in known]
+        # The claim is what this citation ends, back to the last sentence stop before it
+        # (or to the previous citation); sentences before that stop are not its claim.
+        segment = text[at : match.start()]
+        stops = list(_STOP_MARK.finditer(segment))
+        lead = segment[: stops[-1].end()] if stops else ""
+        if good:
+            cited += good
+            claim = segment[len(lead):].rstrip()
+            kept.append(f"{lead}{claim} " + "".join(f"[{i}]" for i in dict.fromkeys(good)))
+        else:
+            kept.append(lead)
+        at = match.end()
+    kept.append(text[at:])
+    summary = _tidy("".join(kept))
+    removed_ids = tuple(dict.fromkeys(removed))
+    if not cited:
+        why = (f"The answer cited only ids that were not given ({', '.join(removed_ids)})"
+               if removed_ids else "The answer cited none of the memories")
+        return RecallAnswer(f"{why}, so the memories do not support it.", (), True, removed_ids)
+    citations = tuple(Citation(known[i], shorten(known[i].text, _SNIPPET_CHARS))
+                      for i in dict.fromkeys(cited))
+    return RecallAnswer(summary, citations, False, removed_ids)
+
+
+def extractive(query: str, chosen: Sequence[Memory], max_chars: int) -> RecallAnswer:
+    """Sentences that share the most terms with the query, each cited, within a budget."""
+    wanted = set(terms(query))
+    scored: list[tuple[int, int, str, Memory]] = []
+    for order, memory in enumerate(chosen):
+        for sentence in _SENTENCE.split(memory.text):
+            overlap = len(wanted & set(terms(sentence)))
+            if overlap and sentence.strip():
+                scored.append((overlap, -order, sentence.strip(), memory))
+    if not scored:
+        return RecallAnswer("The recalled memories do not mention what the query asks about.",
+                            (), True)
+    scored.sort(key=lambda s: (-s[0], -s[1]))
+    # Sentences far weaker than the best one would pad the answer, not support it.
+    floor = max(1, math.ceil(scored[0][0] * 0.75))
+    scored = [s for s in scored if s[0] >= floor]
+    parts: list[str] = []
+    used: dict[str, Citation] = {}
+    size = 0
+    for _, _, sentence, memory in scored:
+        piece = f"{sentence} [{memory.id}]"
+        if parts and size + len(piece) > max_chars:
+            break
+        parts.append(piece)
+        size += len(piece) + 1
+        used.setdefault(memory.id, Citation(memory, shorten(sentence, _SNIPPET_CHARS)))
+    return RecallAnswer(" ".join(parts), tuple(used.values()), False)

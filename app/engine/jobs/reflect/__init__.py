@@ -1,0 +1,1 @@
+"""``/reflect``: the reflector and its plan."""

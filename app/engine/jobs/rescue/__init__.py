@@ -1,0 +1,1 @@
+"""``/rescue``: the evidence prompt and its plan."""

@@ -1,0 +1,70 @@
+"""``/rescue`` as a job: the evidence of an agent that ran out of steps, as one
+tools-free prompt, and the LLM's answer to the user's question."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from app.engine.jobs.base import (
+    ConversationJob,
+    ConversationRequest,
+    Done,
+    NeedsLLM,
+    Plan,
+    Reply,
+    Report,
+)
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.rescue.prompt import RescuePlan, plan
+from app.engine.transcript.formats import WireFormat
+
+
+@dataclass(frozen=True, slots=True)
+class RescueRequest(ConversationRequest):
+    question: str = ""
+    max_steps: int | None = None
+    dry_run: bool = False
+    evidence_chars: int = 24_000
+    max_tokens: int = 800
+
+
+@dataclass(frozen=True, slots=True)
+class Rescued:
+    plan: RescuePlan
+    answer: str | None  # None on a dry run
+
+
+class RescueJob(ConversationJob):
+    name = "rescue"
+
+    def __init__(self, caches: EngineCaches, formats: Mapping[str, WireFormat]) -> None:
+        super().__init__(formats)
+        self._caches = caches
+
+    def plan(self, request: RescueRequest, llm: bool) -> Plan[RescuePlan]:
+        messages = self._read(request)[1].messages
+        # Planning validates the transcript as every job does: a bad request is a 422
+        # whether or not an LLM is configured.
+        rescue = plan(messages, self._caches.context(messages), request.question,
+                      request.evidence_chars, request.max_steps)
+        if request.dry_run:
+            return Plan(rescue)
+        if not llm:
+            return Plan(rescue, needs_llm=NeedsLLM(
+                "/rescue (it answers with an LLM)",
+                "send 'dry_run': true for the prompt alone", pointer=None))
+        notice = {"reason": "the agent ran out of steps", "steps": rescue.steps,
+                  "max_steps": request.max_steps, "question": request.question[:500]}
+        return Plan(rescue, rescue.prompt, request.max_tokens,
+                    notices=(("fallback.notice", notice),))
+
+    def finish(self, plan: Plan[RescuePlan], reply: Reply | None) -> Done[Rescued]:
+        rescue = plan.state
+        if reply is None or reply.text is None:
+            return Done(Rescued(rescue, None), Report("dry_run"))
+        event = {"steps": rescue.steps, "evidence_chars": rescue.evidence_chars,
+                 "compacted": rescue.compacted, "model": reply.model,
+                 "answer_chars": len(reply.text), "cache_hit": reply.cache_hit}
+        return Done(Rescued(rescue, reply.text),
+                    Report("llm", event=("rescue.completed", event)))

@@ -1,0 +1,1 @@
+"""``/synthesize``: modes and the reasoning bundle, the synthesizer, and the stable prefix."""

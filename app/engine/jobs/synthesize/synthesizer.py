@@ -1,0 +1,276 @@
+"""``/synthesize``: phase, nudge, compaction (fast, custom, or deep with a summary the
+service got from an LLM), stats and receipt."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from app.engine.compaction import deep
+from app.engine.compaction.base import Compaction, Span, Strategy, StrategyContext
+from app.engine.compaction.deep import DeepPlan
+from app.engine.compaction.rebuild import older_and_recent
+from app.engine.compaction.tiers import TIER_BUDGETS, Tier
+from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
+from app.engine.jobs.accounting import account
+from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.synthesize.modes import Mode
+from app.engine.prompts import nudge
+from app.engine.reading.calls import validate
+from app.engine.reading.facts import Facts
+from app.engine.reading.phases import Phase, PhaseOptions, Signals, classify, observe
+from app.engine.transcript.model import (
+    Message,
+    Transcript,
+    text_message,
+    validate_pairs,
+)
+from app.engine.transcript.tokens import TokenCounter
+
+
+@dataclass(frozen=True)
+class SynthesisOptions:
+    mode: Mode = Mode.FAST  # fast, custom or off: auto and deep are decided before
+    tier: Tier = Tier.MID
+    strategy: str | None = None
+    phase: PhaseOptions = field(default_factory=PhaseOptions)
+    steer: bool = True
+    task: str | None = None  # the caller's statement of the task, else the first user message
+
+
+# Receipt, Synthesis and Prepared are made on every call: __init__ is written out so
+# that mypyc compiles it (see transcript.Transcript).
+@dataclass(frozen=True, init=False)
+class Receipt:
+    spans: tuple[Span, ...]
+    lost: Facts
+
+    def __init__(self, spans: tuple[Span, ...] = (), lost: Facts | None = None) -> None:
+        object.__setattr__(self, "spans", spans)
+        object.__setattr__(self, "lost", Facts() if lost is None else lost)
+
+
+@dataclass(frozen=True, init=False)
+class Synthesis:
+    transcript: Transcript
+    compacted: bool
+    phase: Phase
+    nudge: str | None
+    signals: Signals
+    tokens_before: int
+    tokens_after: int
+    receipt: Receipt
+    task: str | None  # the request's task, else the first user message
+    nudged: bool  # the transcript ends with the nudge this service appended
+    # Leading messages of ``transcript`` that later calls send again as they are, while
+    # the agent only appends: ``stable`` on every later call, ``steady`` until the next
+    # block of older turns closes (see ``blocks``).
+    stable: int
+    steady: int
+    noted: int  # leading messages through the last note (see Compaction.noted)
+
+    def __init__(self, transcript: Transcript, compacted: bool, phase: Phase,
+                 nudge: str | None, signals: Signals, tokens_before: int, tokens_after: int,
+                 receipt: Receipt, task: str | None = None, nudged: bool = False,
+                 stable: int = 0, steady: int = 0, noted: int = 0) -> None:
+        object.__setattr__(self, "transcript", transcript)
+        object.__setattr__(self, "compacted", compacted)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "nudge", nudge)
+        object.__setattr__(self, "signals", signals)
+        object.__setattr__(self, "tokens_before", tokens_before)
+        object.__setattr__(self, "tokens_after", tokens_after)
+        object.__setattr__(self, "receipt", receipt)
+        object.__setattr__(self, "task", task)
+        object.__setattr__(self, "nudged", nudged)
+        object.__setattr__(self, "stable", stable)
+        object.__setattr__(self, "steady", steady)
+        object.__setattr__(self, "noted", noted)
+
+
+@dataclass(frozen=True, init=False)
+class Prepared:
+    transcript: Transcript
+    options: SynthesisOptions
+    context: StrategyContext
+    signals: Signals
+    phase: Phase
+    nudge: str | None
+    task: str | None
+    tokens_before: int
+
+    def __init__(self, transcript: Transcript, options: SynthesisOptions,
+                 context: StrategyContext, signals: Signals, phase: Phase, nudge: str | None,
+                 task: str | None, tokens_before: int) -> None:
+        object.__setattr__(self, "transcript", transcript)
+        object.__setattr__(self, "options", options)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "signals", signals)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "nudge", nudge)
+        object.__setattr__(self, "task", task)
+        object.__setattr__(self, "tokens_before", tokens_before)
+
+    def unchanged(self) -> Synthesis:
+        # Sent back as it came: a later call that compacts keeps the head.
+        head = self.context.segments.head_stop
+        return Synthesis(self.transcript, False, self.phase, self.nudge, self.signals,
+                         self.tokens_before, self.tokens_before, Receipt(), self.task,
+                         stable=head, steady=head, noted=head)
+
+
+class Synthesizer:
+    def __init__(
+        self,
+        counter: TokenCounter,
+        strategies: Mapping[str, Strategy],
+        caches: EngineCaches | None = None,
+    ) -> None:
+        self._counter = counter
+        self._strategies = strategies
+        self._caches = caches or EngineCaches()
+
+    @property
+    def strategies(self) -> Mapping[str, Strategy]:
+        return self._strategies
+
+    def tokens(self, messages: Sequence[Message]) -> int:
+        """The tokens of some messages, as this synthesizer counts them."""
+        return self._counter.messages(messages)
+
+    def prepare(self, transcript: Transcript, options: SynthesisOptions) -> Prepared:
+        """Validate, read the phase and count the input: what every mode needs first."""
+        messages = transcript.messages
+        if not messages:
+            raise InvalidTranscript("'messages' is empty; send at least the task as a user "
+                                    "message.", pointer="/messages")
+        caches = self._caches
+        validate(messages, caches.calls)
+        signals = observe(messages, options.phase, caches.outcomes, caches.calls)
+        phase = classify(signals, options.phase)
+        budget = TIER_BUDGETS[options.tier]
+        text: str | None = None
+        if options.steer and (not budget.late_nudge_only or signals.max_iterations is None
+                              or signals.late):
+            text = nudge(phase, signals, options.phase.output_tools or ())
+        context = caches.context(messages, options.tier, self._counter.messages)
+        segments = context.segments
+        task = options.task
+        if task is None and segments.task_index is not None:
+            task = messages[segments.task_index].text
+        before = self._counter.messages(messages)
+        return Prepared(transcript, options, context, signals, phase, text, task, before)
+
+    def run(self, transcript: Transcript, options: SynthesisOptions) -> Synthesis:
+        """fast, custom or off."""
+        return self.compact(self.prepare(transcript, options))
+
+    def compact(self, prepared: Prepared, mode: Mode | None = None) -> Synthesis:
+        """Run ``mode`` (default: the prepared options') without an LLM."""
+        options = prepared.options if mode is None else replace(prepared.options, mode=mode)
+        if options.mode is Mode.OFF:
+            return prepared.unchanged()  # off leaves the messages as they are, nudge or not
+        strategy = self._strategy(options)
+        compaction = strategy.compact(prepared.transcript.messages, prepared.context)
+        return self._finish(prepared, compaction, strategy.name)
+
+    def plan_deep(self, prepared: Prepared) -> DeepPlan | None:
+        """The prompt for the older turns; None when everything fits the recent window."""
+        messages = prepared.transcript.messages
+        older, _ = older_and_recent(messages, prepared.context)
+        tokens = self._counter.messages(messages[older[0].start : older[-1].stop]) if older else 0
+        return deep.plan(messages, prepared.context, prepared.task or "", tokens)
+
+    def finish_deep(self, prepared: Prepared, plan: DeepPlan, summary: str) -> Synthesis:
+        compaction = deep.summarized(prepared.transcript.messages, prepared.context, plan,
+                                     summary)
+        return self._finish(prepared, compaction, "deep")
+
+    def _finish(self, prepared: Prepared, compaction: Compaction, name: str) -> Synthesis:
+        messages = prepared.transcript.messages
+        out = list(compaction.messages)
+        check_output(name, messages, out)
+        nudge_tokens = 0
+        if prepared.nudge is not None:
+            out.append(text_message("user", prepared.nudge))
+            nudge_tokens = self._counter.messages(out[-1:])
+        # Through the last note: the same messages on every call until a block closes.
+        recurs = compaction.noted if compaction.noted is not None else compaction.stable
+        books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
+                        out, compaction.dropped, settled=compaction.settled,
+                        recurring=recurs or 0)
+        head = prepared.context.segments.head_stop
+        stable = head if compaction.stable is None else compaction.stable
+        steady = stable if compaction.steady is None else compaction.steady
+        noted = stable if compaction.noted is None else compaction.noted
+        # The nudge comes either way (steer asks for it), so compaction is judged without
+        # it: a cut that saves fewer tokens than the nudge costs still stands, as it will
+        # on every later call, which keeps what later calls send again the same.
+        if books.tokens_after - nudge_tokens >= books.tokens_before:
+            # The input goes back as it came; a later call sends what the strategy would
+            # have sent, so only the messages it left as they were stay the same.
+            same = next((i for i, (a, b) in enumerate(zip(messages, out, strict=False))
+                         if a is not b), min(len(messages), len(out)))
+            return replace(self._steered(prepared), stable=min(stable, same),
+                           steady=min(steady, same), noted=min(noted, same))
+        t = prepared.transcript
+        result = Transcript(tuple(out), t.format, t.envelope)
+        return Synthesis(result, True, prepared.phase, prepared.nudge, prepared.signals,
+                         books.tokens_before, books.tokens_after,
+                         Receipt(compaction.spans, books.lost), prepared.task,
+                         nudged=prepared.nudge is not None, stable=stable, steady=steady,
+                         noted=noted)
+
+    def _steered(self, prepared: Prepared) -> Synthesis:
+        """Nothing to compact: the input as it was, with the nudge after it when there is
+        one (steer asks for the nudge whether or not the context shrank)."""
+        unchanged = prepared.unchanged()
+        if prepared.nudge is None:
+            return unchanged
+        nudge = text_message("user", prepared.nudge)
+        t = prepared.transcript
+        return replace(unchanged, transcript=Transcript((*t.messages, nudge), t.format,
+                                                        t.envelope),
+                       tokens_after=prepared.tokens_before + self._counter.messages([nudge]),
+                       nudged=True)
+
+    def _strategy(self, options: SynthesisOptions) -> Strategy:
+        if options.mode is Mode.FAST:
+            return self._strategies["fast"]
+        if options.mode is not Mode.CUSTOM:
+            raise InvalidOption(f"mode {options.mode.value!r} is decided before synthesis; "
+                                "the engine runs fast, custom or off.")
+        if not options.strategy:
+            raise InvalidOption(
+                "mode 'custom' needs 'synthesis_strategy' in 'reasoning' to name a strategy; "
+                f"available: {', '.join(sorted(self._strategies))}.",
+                pointer="/reasoning/synthesis_strategy",
+            )
+        found = self._strategies.get(options.strategy)
+        if found is None:
+            raise UnknownStrategy(
+                f"no strategy is registered as {options.strategy!r}; available: "
+                f"{', '.join(sorted(self._strategies))}. Plugins register in the "
+                "'contextsynth.strategies' entry-point group.",
+                pointer="/reasoning/synthesis_strategy",
+            )
+        return found
+
+
+def check_output(name: str, before: Sequence[Message], after: Sequence[Message],
+                 replaced: frozenset[int] = frozenset()) -> None:
+    """Hold every strategy, plugins included, to the invariants callers rely on.
+
+    ``replaced`` holds the ids of messages this service wrote on an earlier call and
+    may update (a history summary); every other system and user message must stay.
+    """
+    try:
+        validate_pairs(after)
+    except InvalidTranscript as exc:
+        raise StrategyFailed(f"strategy {name!r} broke tool-call pairing: {exc.detail}") from exc
+    kept = {id(m) for m in after}
+    for m in before:
+        if m.role in ("system", "user") and id(m) not in kept and id(m) not in replaced:
+            raise StrategyFailed(
+                f"strategy {name!r} dropped or changed messages[{m.index}] (role {m.role}); "
+                "system and user messages must be kept as they are.")

@@ -1,0 +1,1 @@
+"""``/summarize-trace``: the trace summarizer and its plan."""

@@ -1,0 +1,349 @@
+"""``/summarize-trace``: shrink a ReAct action trace, grouping older actions by tool.
+
+Strategies, from most to least ambitious: ``llm`` (outcome lines per tool from
+the synthesis model), ``deterministic`` (the same lines built from the
+actions), ``truncation`` (every observation cut) and ``none`` (under the
+trigger). A summary that saves too little falls back to truncation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from app.engine.compaction.base import Handles
+from app.engine.errors import InvalidTranscript
+from app.engine.jobs.caches import EngineCaches
+from app.engine.prompts import (
+    TRACE_CLOSE,
+    TRACE_OPEN,
+    TRACE_SYSTEM,
+    TRACE_USER,
+    PromptMessage,
+    fence,
+)
+from app.engine.reading.facts import Facts
+from app.engine.reading.outcomes import first_line, quoted, shorten
+from app.engine.transcript.model import Message, Part
+from app.engine.transcript.tokens import TokenCounter
+
+_STEP = re.compile(r"^(Thought|Action Input|Action|Observation|Outcome):[ \t]?", re.MULTILINE)
+_INPUT_CHARS = 60
+_LINE_CHARS = 100
+_OLD_OBSERVATION_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Action:
+    action: str
+    action_input: str = ""
+    observation: str = ""
+    outcome: str | None = None  # "success" / "error" when the caller knows
+    thought: str | None = None
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    trigger: int = 10
+    keep: int = 5
+    observation_chars: int = 1000
+    large_chars: int = 30_000  # past this size the trace counts as large
+    large_trigger: int = 5
+    large_keep: int = 3
+    min_llm_chars: int = 2_000  # under this an LLM call is not worth its cost
+    min_saving: float = 0.10
+
+
+@dataclass(frozen=True)
+class Group:
+    tool: str
+    calls: int
+    summary: str
+    paths: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TracePlan:
+    actions: tuple[Action, ...]
+    options: TraceOptions
+    trigger: int
+    keep: int
+    text: str  # the whole trace as given, observations in full
+    fired: bool
+    reason: str
+    llm_worth_it: bool
+    groups: tuple[Group, ...] = ()
+    prompt: tuple[PromptMessage, ...] = ()
+
+    @property
+    def chars_before(self) -> int:
+        return len(self.text)
+
+    @property
+    def older(self) -> tuple[Action, ...]:
+        return self.actions[: len(self.actions) - self.keep] if self.fired else ()
+
+    @property
+    def recent(self) -> tuple[Action, ...]:
+        return self.actions[len(self.older):]
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    text: str
+    strategy: str  # none | deterministic | llm | truncation
+    groups: tuple[Group, ...]
+    recent: tuple[Action, ...]
+    chars_before: int
+    chars_after: int
+    tokens_before: int
+    tokens_after: int
+    reason: str
+    handle: str | None = None  # names the older actions, when they were replaced
+    summarized: tuple[Action, ...] = ()
+    lost: Facts = field(default_factory=Facts)
+
+
+def parse_scratchpad(text: str) -> list[Action]:
+    """``Thought: / Action: / Action Input: / Observation:`` blocks into actions."""
+    marks = list(_STEP.finditer(text))
+    if not any(m.group(1) == "Action" for m in marks):
+        raise InvalidTranscript(
+            "the scratchpad has no 'Action:' line; send ReAct text with 'Thought:', "
+            "'Action:', 'Action Input:' and 'Observation:' lines, or send 'actions'.",
+            pointer="/scratchpad")
+    actions: list[Action] = []
+    current: dict[str, str] = {}
+    for n, mark in enumerate(marks):
+        end = marks[n + 1].start() if n + 1 < len(marks) else len(text)
+        key, value = mark.group(1), text[mark.end() : end].strip()
+        if key in ("Thought", "Action") and "Action" in current:
+            actions.append(_action(current))
+            current = {}
+        current[key] = value
+    if "Action" in current:
+        actions.append(_action(current))
+    return actions
+
+
+def _action(fields: dict[str, str]) -> Action:
+    return Action(fields["Action"], fields.get("Action Input", ""),
+                  fields.get("Observation", ""), fields.get("Outcome"), fields.get("Thought"))
+
+
+def render_action(action: Action, observation_chars: int) -> str:
+    lines = []
+    if action.thought:
+        lines.append(f"Thought: {action.thought}")
+    lines.append(f"Action: {action.action}")
+    lines.append(f"Action Input: {action.action_input}")
+    lines.append(f"Observation: {shorten(action.observation, observation_chars)}")
+    return "\n".join(lines)
+
+
+def render_trace(actions: Sequence[Action], observation_chars: int) -> str:
+    return "\n".join(render_action(a, observation_chars) for a in actions)
+
+
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+# A path-like word: it has a slash, or ends in a file extension ("setup.py", not "1.5").
+_PATH_WORD = re.compile(r"[\w./@~-]*[\w@~-]/?")
+_EXTENSION = re.compile(r"\w\.[A-Za-z]\w{0,4}$")
+
+
+def paths_in(action_input: str) -> list[str]:
+    """The file and directory paths a tool input names. Only the first line of each
+    value is read: what follows is usually a heredoc or script body, whose dotted
+    names (``sys.modules``) are code, not files. URLs are not paths."""
+    try:
+        value = json.loads(action_input)
+    except ValueError:
+        value = action_input
+    texts = [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) \
+        else [action_input]
+    found = []
+    for text in texts:
+        line = text.split("\n", 1)[0]
+        for match in _PATH_WORD.finditer(line):
+            word = match.group(0)
+            if word.startswith("//"):
+                continue  # the rest of a URL
+            if ("/" in word and any(c.isalpha() for c in word)) or _EXTENSION.search(word):
+                found.append(word)
+    return list(dict.fromkeys(found))
+
+
+def _counted(tool: str, calls: int) -> str:
+    return f"{tool} ({calls} call{'s' if calls != 1 else ''})"
+
+
+def _after_head(line: str) -> str:
+    """The model's line without its ``name (N calls):`` head, which the engine writes with
+    the true count."""
+    return re.sub(r"^[^(:]*(?:\([^)]*\))?\s*:?\s*", "", line, count=1) or line
+
+
+def _keeps(line: str, group: Group) -> bool:
+    """The line names every path of the group (its file name at least) and quotes the
+    start of every error line."""
+    lowered = line.lower()
+    # The engine's own words ("no output, exit 1", the "(at file:line)" it adds) are
+    # nothing a model could quote from the trace: only the failure's text is asked for.
+    said = [quoted(e) for e in group.errors]
+    return (all(p.rstrip("/").rsplit("/", 1)[-1].lower() in lowered for p in group.paths)
+            and all(e[:60].lower() in lowered for e in said))
+
+
+def trace_handle(actions: Sequence[Action]) -> str:
+    h = Handles.start()
+    for a in actions:
+        for value in (a.action, a.action_input, a.observation):
+            h.update(value.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+    return Handles.name(h)
+
+
+class TraceSummarizer:
+    def __init__(self, counter: TokenCounter, caches: EngineCaches) -> None:
+        self._counter = counter
+        self._outcomes = caches.outcomes
+        self._facts = caches.facts
+
+    def plan(self, actions: Sequence[Action], options: TraceOptions) -> TracePlan:
+        if not actions:
+            raise InvalidTranscript("the trace is empty; send at least one action.",
+                                    pointer="/actions")
+        actions = tuple(actions)
+        full = render_trace(actions, 10**9)
+        before = len(full)
+        large = before > options.large_chars
+        trigger = options.large_trigger if large else options.trigger
+        keep = options.large_keep if large else options.keep
+        size = f"{before} characters" + (" (large)" if large else "")
+        if len(actions) <= trigger:
+            return TracePlan(actions, options, trigger, keep, full, False,
+                             f"{len(actions)} actions, not over the trigger of {trigger} "
+                             f"for {size}", False)
+        if keep >= len(actions):
+            return TracePlan(actions, options, trigger, keep, full, False,
+                             f"keep ({keep}) covers all {len(actions)} actions: nothing older "
+                             "to summarize", False)
+        plan = TracePlan(actions, options, trigger, keep, full, True,
+                         f"{len(actions)} actions, over the trigger of {trigger} for {size}",
+                         before >= options.min_llm_chars)
+        groups = self._groups(plan.older)
+        return replace(plan, groups=groups, prompt=self._prompt(plan.older))
+
+    def _is_error(self, action: Action) -> tuple[bool, str]:
+        if action.outcome is not None:
+            failed = action.outcome.lower() in ("error", "failure", "failed")
+            outcome = self._outcomes.of(Message("tool", (Part("text", action.observation),),
+                                                is_error=failed))
+            return failed, outcome.line
+        outcome = self._outcomes.of(Message("tool", (Part("text", action.observation),)))
+        return outcome.error, outcome.line
+
+    def _groups(self, older: Sequence[Action]) -> tuple[Group, ...]:
+        by_tool: dict[str, list[Action]] = {}
+        for action in older:
+            by_tool.setdefault(action.action, []).append(action)
+        groups = []
+        for tool, calls in by_tool.items():
+            parts, paths, errors = [], [], []
+            for call in calls:
+                failed, line = self._is_error(call)
+                shown = shorten(" ".join(call.action_input.split()), _INPUT_CHARS)
+                result = f"failed: {shorten(line, _LINE_CHARS)}" if failed else shorten(
+                    first_line(call.observation) or "(no output)", _LINE_CHARS)
+                parts.append(f"{shown} -> {result}")
+                paths += paths_in(call.action_input)
+                if failed:
+                    errors.append(shorten(line, 200))
+            summary = f"{tool} ({len(calls)} call{'s' if len(calls) != 1 else ''}): " + \
+                "; ".join(parts)
+            groups.append(Group(tool, len(calls), summary, tuple(dict.fromkeys(paths)),
+                                tuple(dict.fromkeys(errors))))
+        return tuple(groups)
+
+    def _prompt(self, older: Sequence[Action]) -> tuple[PromptMessage, ...]:
+        """The older actions grouped by tool, each group headed by its name and count, as
+        the system prompt promises: the model summarizes, it does not sort or count."""
+        by_tool: dict[str, list[Action]] = {}
+        for action in older:
+            by_tool.setdefault(action.action, []).append(action)
+        blocks = [f"{_counted(tool, len(calls))}\n"
+                  + "\n".join(self._shown(a) for a in calls)
+                  for tool, calls in by_tool.items()]
+        text = "\n\n".join(blocks)
+        return (PromptMessage("system", TRACE_SYSTEM),
+                PromptMessage("user", TRACE_USER.format(transcript=fence(text))))
+
+    def _shown(self, action: Action) -> str:
+        """One action for the prompt, its observation cut; a failure's line is added when
+        the cut hides it, since the model is asked to quote it."""
+        chars = _OLD_OBSERVATION_CHARS * 4
+        text = render_action(action, chars)
+        failed, line = self._is_error(action)
+        own = quoted(line)
+        if failed and own and len(action.observation) > chars and own not in text:
+            text += f"\n{own}"
+        return text
+
+    def llm_groups(self, plan: TracePlan, reply: str) -> tuple[Group, ...] | None:
+        """Groups with the model's lines, where they keep what the deterministic line keeps.
+
+        A line belongs to a tool when it starts with that exact name (``read`` does not
+        take a ``read_file`` line). A group whose line is missing, or leaves out a path or
+        an error line of its input, keeps its deterministic line. None when no group
+        could use the model's line: the reply is unusable.
+        """
+        lines = [_LIST_MARK.sub("", line.strip()) for line in reply.splitlines()
+                 if line.strip()]
+        out = []
+        used = 0
+        for group in plan.groups:
+            named = re.compile(r"[`*_]*" + re.escape(group.tool) + r"[`*_]*\s*[(:]")
+            line = next((ln for ln in lines if named.match(ln)), None)
+            if line is None or not _keeps(line, group):
+                out.append(group)
+                continue
+            used += 1
+            out.append(replace(group, summary=f"{_counted(group.tool, group.calls)}: "
+                               + _after_head(line)))
+        return tuple(out) if used else None
+
+    def finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
+               strategy: str) -> TraceResult:
+        options = plan.options
+        tokens_before = self._counter.text(plan.text)
+        if not plan.fired or groups is None:
+            return TraceResult(plan.text, "none", (), plan.actions, plan.chars_before,
+                               plan.chars_before, tokens_before, tokens_before, plan.reason)
+        summary = "\n".join([TRACE_OPEN, *(g.summary for g in groups), TRACE_CLOSE])
+        text = summary + "\n" + render_trace(plan.recent, options.observation_chars)
+        if len(text) > plan.chars_before * (1 - options.min_saving):
+            return self._truncation(plan, tokens_before,
+                                    f"the summary saved under {options.min_saving:.0%}")
+        return self._replaced(plan, text, strategy, groups, tokens_before, plan.reason)
+
+    def _replaced(self, plan: TracePlan, text: str, strategy: str,
+                  groups: tuple[Group, ...], tokens_before: int, reason: str) -> TraceResult:
+        older = plan.older
+        dropped = [v for a in older for v in (a.action_input, a.observation)]
+        lost = self._facts.lost(dropped, [text])
+        return TraceResult(text, strategy, groups, plan.recent, plan.chars_before, len(text),
+                           tokens_before, self._counter.text(text), reason,
+                           trace_handle(older), older, lost)
+
+    def _truncation(self, plan: TracePlan, tokens_before: int, why: str) -> TraceResult:
+        older = render_trace(plan.older, _OLD_OBSERVATION_CHARS)
+        recent = render_trace(plan.recent, plan.options.observation_chars)
+        text = f"{older}\n{recent}" if older else recent
+        if len(text) >= plan.chars_before:
+            return TraceResult(plan.text, "none", (), plan.actions, plan.chars_before,
+                               plan.chars_before, tokens_before, tokens_before,
+                               f"{why}, and truncation would not shrink it either")
+        return self._replaced(plan, text, "truncation", (), tokens_before, why)

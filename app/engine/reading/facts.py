@@ -1,0 +1,240 @@
+"""Facts an agent may need later: paths, identifiers, numbers and error lines.
+
+The receipt lists facts that were in dropped text and are nowhere in the
+output, so a caller can see what compaction cost. This runs on every call
+over most of the input, so the work is shaped for speed:
+- texts become sets of candidate tokens in one pass over their UTF-8 bytes (see
+  ``factscan``); only tokens with a digit, a slash or a dot are kept;
+- older turns, which later calls drop again, are read once per agent run and
+  remembered under a hash of their texts; other texts are memoized one by one;
+  so is the part of the output that comes back on the next call;
+- only lost tokens are classified, each distinct token once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from app.engine.memo import Memo
+from app.engine.reading.factscan import Kinds, Sorted, error_lines, marked_lines, raw_tokens
+
+# New settled texts up to this many are read one by one through the per-text memo.
+_FEW = 16
+# How far back a call looks for the end of the run an earlier call cached.
+_PROBE = 64
+
+
+# Facts and _Settled are made on every call: __init__ is written out so that mypyc
+# compiles it (see transcript.Transcript).
+@dataclass(frozen=True, init=False)
+class Facts:
+    paths: frozenset[str]
+    identifiers: frozenset[str]
+    numbers: frozenset[str]
+    errors: frozenset[str]
+
+    def __init__(self, paths: frozenset[str] = frozenset(),
+                 identifiers: frozenset[str] = frozenset(),
+                 numbers: frozenset[str] = frozenset(),
+                 errors: frozenset[str] = frozenset()) -> None:
+        object.__setattr__(self, "paths", paths)
+        object.__setattr__(self, "identifiers", identifiers)
+        object.__setattr__(self, "numbers", numbers)
+        object.__setattr__(self, "errors", errors)
+
+    def __len__(self) -> int:
+        return len(self.paths) + len(self.identifiers) + len(self.numbers) + len(self.errors)
+
+
+# The facts of a settled run that an output lacks, by kind, as texts.
+Lost = tuple[frozenset[str], frozenset[str], frozenset[str]]
+
+
+@dataclass(frozen=True, init=False)
+class _Settled:
+    """Tokens, facts and error lines of a run of dropped texts that later calls drop
+    too. Its facts are sorted once, so a call only checks which of them the output
+    still holds: before, every call sorted every token of the run again."""
+
+    texts: int
+    tokens: frozenset[bytes]
+    errors: frozenset[str]
+    facts: Sorted
+    keys: frozenset[bytes]  # the facts' tokens, of every kind
+    # What an output lacks, by which of the facts it holds: calls within a block send
+    # the same notes, which hold the same few facts, and find the answer here.
+    lost: dict[frozenset[bytes], Lost] = field(compare=False)
+
+    def __init__(self, texts: int, tokens: frozenset[bytes], errors: frozenset[str],
+                 facts: Sorted | None = None, keys: frozenset[bytes] = frozenset(),
+                 lost: dict[frozenset[bytes], Lost] | None = None) -> None:
+        object.__setattr__(self, "texts", texts)
+        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "errors", errors)
+        object.__setattr__(self, "facts", ({}, {}, {}) if facts is None else facts)
+        object.__setattr__(self, "keys", keys)
+        object.__setattr__(self, "lost", {} if lost is None else lost)
+
+
+_LOST_KEPT = 4
+
+
+class _Recurring:
+    """The part of an output that comes again on the next call (the head and the notes):
+    its texts, their tokens, and which error lines its marked lines hold, each error
+    line searched for once."""
+
+    def __init__(self, texts: tuple[str, ...], tokens: frozenset[bytes]) -> None:
+        self.texts = texts
+        self.tokens = tokens
+        self._marked: str | None = None
+        self._shows: dict[str, bool] = {}
+
+    def shows(self, error: str, marked: Memo[str, str]) -> bool:
+        """Whether the marked lines of these texts hold ``error`` (see ``lost``)."""
+        known = self._shows.get(error)
+        if known is None:
+            if self._marked is None:
+                self._marked = "\n".join([marked.get(t, marked_lines) for t in self.texts])
+            known = error in self._marked
+            self._shows[error] = known  # at most one per error line of the run
+        return known
+
+
+class FactExtractor:
+    def __init__(self, *, cache_chars: int = 32_000_000, cache_tokens: int = 500_000,
+                 cache_runs: int = 64) -> None:
+        self._tokens: Memo[str, frozenset[bytes]] = Memo(cache_chars)
+        self._errors: Memo[str, frozenset[str]] = Memo(cache_chars)
+        self._marked: Memo[str, str] = Memo(cache_chars)
+        self._kinds = Kinds(cache_tokens)
+        # Keyed by the hash of the run's texts; a process-local cache, so Python's
+        # seeded str hash is enough. An entry holds a run's token set (up to a few MB
+        # for the longest runs), and there is one per agent run in progress.
+        self._settled: dict[int, _Settled] = {}
+        # The tokens of the part of an output that recurs (see ``_held``), by the hash
+        # of its texts: one entry per agent run in progress, as ``_settled``.
+        self._recurring: dict[int, _Recurring] = {}
+        self._max_runs = cache_runs
+        self._lock = threading.Lock()
+
+    def lost(self, dropped: Sequence[str], kept: Sequence[str], *, settled: int = 0,
+             recurring: int = 0) -> Facts:
+        """Facts of the dropped texts that occur nowhere in the kept ones.
+
+        The first ``settled`` dropped texts are the ones a longer transcript with
+        the same start drops too (older turns): what they hold is remembered for
+        the whole run, so the next call reads only what is new. The first ``recurring``
+        kept texts come again on the next call (the head and the notes): the tokens
+        they hold are remembered too.
+        """
+        run = self._settle([t for t in dropped[:settled] if t])
+        fresh = [t for t in dropped[settled:] if t]
+        tokens, errors = self._tokens, self._errors
+        again = self._held([t for t in kept[:recurring] if t])
+        held_before = again.tokens
+        rest = [t for t in kept[recurring:] if t]
+        # Lists, not generators, as star-arguments: compiled, a generator is an object
+        # driven through the interpreter's protocol.
+        held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in rest])
+        new = frozenset().union(*[tokens.get(t, raw_tokens) for t in fresh])
+        new = new.difference(run.tokens, held_before, held)
+        paths, idents, numbers = _run_lost(run, held_before, held)
+        if new:
+            more = self._kinds.sort(new)
+            paths = paths.union(more[0].values())
+            idents = idents.union(more[1].values())
+            numbers = numbers.union(more[2].values())
+        found = run.errors.union(*[errors.get(t, error_lines) for t in fresh])
+        facts = Facts(paths, idents, numbers)
+        if found:
+            # An error line often survives inside a note line; only report real losses.
+            # A line holding one holds a marker, so the output's marked lines suffice.
+            # An error line has no newline, so it is in the joined marked lines when it
+            # is in those of the recurring part or in those of the rest: the first
+            # answer is remembered with the part, a search of its text per error line
+            # and call being most of the receipt's time on a long run.
+            marked = self._marked
+            output = "\n".join([marked.get(t, marked_lines) for t in rest])
+            found = frozenset([e for e in found if not again.shows(e, marked)
+                               and e not in output])
+        return Facts(facts.paths, facts.identifiers, facts.numbers, found)
+
+    def _held(self, texts: list[str]) -> _Recurring:
+        """``texts``, the part of an output that recurs from call to call, with their
+        tokens: their union is most of what a call would build anew, over every line of
+        every note (profiled, the largest single cost of a call on a resent transcript)."""
+        if not texts:
+            return _Recurring((), frozenset())
+        key = tuple(texts)
+        at = hash(key)
+        found = self._recurring.get(at)
+        if found is not None and found.texts == key:
+            return found
+        tokens = self._tokens
+        held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in texts])
+        made = _Recurring(key, held)
+        with self._lock:
+            self._recurring[at] = made
+            while len(self._recurring) > self._max_runs:
+                del self._recurring[next(iter(self._recurring))]
+        return made
+
+    def _settle(self, texts: list[str]) -> _Settled:
+        # A tuple of strings hashes from their cached hashes, in C. The run cached by
+        # the last call usually ends a step or two before this one: probe back that far.
+        run = tuple(texts)
+        base, base_key = _Settled(0, frozenset(), frozenset()), None
+        for n in range(len(run), max(len(run) - _PROBE, 0), -1):
+            key = hash(run[:n])
+            hit = self._settled.get(key)
+            if hit is not None and hit.texts == n:
+                base, base_key = hit, key
+                break
+        rest = texts[base.texts :]
+        if not rest:
+            return base
+        if len(rest) <= _FEW:  # a step or two: these were kept text last call, and cached
+            tokens = base.tokens.union(*[self._tokens.get(t, raw_tokens) for t in rest])
+            errors = base.errors.union(*[self._errors.get(t, error_lines) for t in rest])
+        else:
+            # Tokens and error lines live within a line, so the texts are read joined:
+            # one scan, and nothing kept per text of a run no later call reads again.
+            joined = "\n".join(rest)
+            tokens = base.tokens | raw_tokens(joined)
+            errors = base.errors | error_lines(joined)
+        added = self._kinds.sort(tokens.difference(base.tokens))
+        # A step that brings no new fact (most do not) shares the run's sorted facts,
+        # and what outputs lacked of them.
+        if any(added):
+            facts: Sorted = ({**base.facts[0], **added[0]}, {**base.facts[1], **added[1]},
+                             {**base.facts[2], **added[2]})
+            keys = base.keys.union(added[0], added[1], added[2])
+            settled = _Settled(len(texts), tokens, errors, facts, keys)
+        else:
+            settled = _Settled(len(texts), tokens, errors, base.facts, base.keys, base.lost)
+        with self._lock:
+            # The run that was extended is only a prefix of this one now: one entry per
+            # agent run in progress, not one per step.
+            if base_key is not None:
+                self._settled.pop(base_key, None)
+            self._settled[hash(run)] = settled
+            while len(self._settled) > self._max_runs:
+                del self._settled[next(iter(self._settled))]
+        return settled
+
+
+def _run_lost(run: _Settled, held: frozenset[bytes], more: frozenset[bytes]) -> Lost:
+    """The settled run's facts that neither ``held`` nor ``more`` hold, by kind."""
+    hit = run.keys.intersection(held).union(run.keys.intersection(more))
+    lost = run.lost.get(hit)
+    if lost is None:
+        kinds = [frozenset([text for raw, text in facts.items() if raw not in hit])
+                 for facts in run.facts]
+        lost = (kinds[0], kinds[1], kinds[2])
+        if len(run.lost) >= _LOST_KEPT:
+            run.lost.clear()
+        run.lost[hit] = lost
+    return lost

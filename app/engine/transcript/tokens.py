@@ -1,0 +1,145 @@
+"""Token counting with a per-content cache.
+
+The encoder is handed in (the shell loads tiktoken's offline encoding) so the
+engine never touches files. Counts include tool-call names and arguments and
+a small per-message overhead, as the providers' own accounting does.
+
+A text the cache has not seen is counted piece by piece when the shell also hands
+in the encoding's pre-split (a ``Pretokenizer``, see ``pieces``): a BPE encoder
+splits text into pieces with a regex and encodes each piece on its own, so a text's
+count is the sum of its pieces' counts, and each distinct piece is encoded once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from app.engine.memo import Memo
+from app.engine.transcript.model import Message
+
+# Role markers and separators cost a few tokens per message and per call.
+MESSAGE_OVERHEAD = 4
+TOOL_CALL_OVERHEAD = 3
+
+
+class Encoder(Protocol):
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+
+# Stretches of lines longer than this are counted without being remembered.
+_MAX_LINES = 2000
+_INDENT = " \t\x0b\x0c"
+_NEWLINES = "\r\n"
+
+# The count of ASCII bytes by an encoding's pieces, each piece's count looked up in or
+# added to the dict, the last argument counting a piece not seen yet.
+PieceCount = Callable[[bytes, dict[bytes, int], Callable[[bytes], int]], int]
+
+
+@dataclass(frozen=True)
+class Pretokenizer:
+    """How an encoding counts ASCII text piece by piece (see ``pieces``), and the token
+    count of one piece. Texts with other characters go to the encoder whole.
+
+    The counter also cuts a text into stretches of lines and remembers each stretch's
+    count, which holds for an encoding whose pieces never run from a newline into the
+    first non-blank character of the next line: cl100k's do not (its only pieces with
+    a newline are whitespace or end with it; tests/adapters/test_tokenizer.py checks
+    the counts against the encoder on random text and on the corpus)."""
+
+    count: PieceCount
+    piece_tokens: Callable[[bytes], int]
+
+
+class TokenCounter:
+    def __init__(self, encoder: Encoder, *, cache_chars: int = 64_000_000,
+                 pretokenizer: Pretokenizer | None = None, max_pieces: int = 1 << 18) -> None:
+        self._encoder = encoder
+        self._memo: Memo[str, int] = Memo(cache_chars)
+        self._pretokenizer = pretokenizer
+        # Each bounded by its entries (a piece is at most a few dozen bytes, a stretch
+        # of lines _MAX_LINES characters): past it, it starts over.
+        self._pieces: dict[bytes, int] = {}
+        self._lines: dict[str, int] = {}
+        self._max_pieces = max_pieces
+        self._max_lines = max(max_pieces >> 4, 1)
+
+    @property
+    def cache(self) -> Memo[str, int]:
+        return self._memo
+
+    def _encode_len(self, text: str) -> int:
+        pre = self._pretokenizer
+        if pre is None or not text.isascii():
+            return len(self._encoder.encode_ordinary(text))
+        if len(self._pieces) > self._max_pieces:
+            self._pieces.clear()
+        if len(self._lines) > self._max_lines:
+            self._lines.clear()
+        at = text.find("\n")
+        if at < 0:
+            return self._pieces_len(pre, text)
+        # Lines recur (a file read twice, a result quoted in a note): the text is cut
+        # where no piece can straddle, after a line's last newline when the next line
+        # has a non-blank character, and each stretch is remembered whole.
+        total = 0
+        start = 0
+        end = len(text)
+        while at >= 0:
+            after = at + 1
+            while after < end and text[after] in _INDENT:
+                after += 1
+            if after < end and text[after] not in _NEWLINES:
+                total += self._lines_len(pre, text[start:at + 1])
+                start = at + 1
+            at = text.find("\n", after)
+        return total + self._lines_len(pre, text[start:])
+
+    def _lines_len(self, pre: Pretokenizer, lines: str) -> int:
+        n = self._lines.get(lines)
+        if n is None:
+            n = self._pieces_len(pre, lines)
+            if len(lines) <= _MAX_LINES:
+                self._lines[lines] = n
+        return n
+
+    def _pieces_len(self, pre: Pretokenizer, text: str) -> int:
+        return pre.count(text.encode("ascii"), self._pieces, pre.piece_tokens)
+
+    def text(self, text: str) -> int:
+        if not text:
+            return 0
+        return self._memo.get(text, self._encode_len)
+
+    def message(self, message: Message) -> int:
+        return self.messages((message,))
+
+    def messages(self, messages: Iterable[Message]) -> int:
+        # One loop over every message of every request. The memo is called as itself,
+        # not as a bound method: compiled, that is a direct call instead of a Python one.
+        memo, count = self._memo, self._encode_len
+        total = 0
+        for m in messages:
+            parts = m.parts
+            total += MESSAGE_OVERHEAD + max(len(parts) - 1, 0)
+            for part in parts:
+                if part.text:
+                    total += memo.get(part.text, count)
+            for call in m.tool_calls:
+                total += TOOL_CALL_OVERHEAD + memo.get(call.name, count)
+                if call.arguments:
+                    total += memo.get(call.arguments, count)
+        return total
+
+    def exact(self, messages: Iterable[Message]) -> int:
+        """Count as rendered: multi-part text joined, for decisions at the margin. The
+        joined text goes through the memo too: early in a run, when little is dropped,
+        every call decides at the margin, over a transcript the last call counted."""
+        total = 0
+        for m in messages:
+            total += MESSAGE_OVERHEAD + self.text(m.text)
+            for call in m.tool_calls:
+                total += TOOL_CALL_OVERHEAD + self.text(call.name) + self.text(call.arguments)
+        return total
