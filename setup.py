@@ -15,7 +15,7 @@ from setuptools import setup
 
 # The modules a /synthesize, /compress-history or /summarize-trace call runs
 # through on every message, or on every call (caches.py makes each call's context,
-# prompts.py its nudge). Exception classes (errors.py) and the LLM-facing modules
+# nudge.py its nudge). Exception classes (errors.py) and the LLM-facing modules
 # stay interpreted: they are not hot, and plugins may subclass them.
 COMPILED = [
     "app/engine/compaction/base.py",
@@ -30,6 +30,7 @@ COMPILED = [
     "app/engine/jobs/accounting.py",
     "app/engine/jobs/caches.py",
     "app/engine/jobs/history/compressor.py",
+    "app/engine/jobs/synthesize/nudge.py",
     "app/engine/jobs/synthesize/synthesizer.py",
     "app/engine/jobs/trace/summarizer.py",
     "app/engine/jsontext.py",

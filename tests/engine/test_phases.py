@@ -1,6 +1,6 @@
 import pytest
 
-from app.engine.prompts import nudge
+from app.engine.jobs.synthesize.nudge import nudge
 from app.engine.reading.phases import Phase, PhaseOptions, classify, observe
 from tests.support.build import tool_turn
 

@@ -15,7 +15,7 @@ from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, 
 from app.engine.jobs.accounting import account
 from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.synthesize.modes import Mode
-from app.engine.prompts import nudge
+from app.engine.jobs.synthesize.nudge import nudge
 from app.engine.reading.calls import validate
 from app.engine.reading.facts import Facts
 from app.engine.reading.phases import Phase, PhaseOptions, Signals, classify, observe
