@@ -14,7 +14,7 @@ TRANSCRIPTS = corpus.CORPUS_DIR
 
 def transcript_files() -> list[Path]:
     files = corpus.transcript_files()
-    assert len(files) == 31, f"expected the corpus's 31 transcripts in {TRANSCRIPTS}"
+    assert len(files) >= 100, f"expected the corpus's transcripts in {TRANSCRIPTS}"
     return files
 
 
