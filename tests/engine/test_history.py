@@ -108,12 +108,17 @@ def test_second_call_updates_the_block_with_only_the_new_span(compressor, format
     check_openai(grown, second_out)
 
 
-@pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])
+@pytest.mark.parametrize("path", [p for p in transcript_files() if len(load(p)) > 21],
+                         ids=lambda p: p.stem[:48])
 def test_real_transcripts_compress_validly(compressor, formats, path):
     messages = load(path)
     result, out, _ = compress(compressor, formats, messages, trigger_messages=20)
-    assert result.compressed, result.reason
     check_openai(messages, out)
+    if not result.compressed:
+        # A chat whose older part is mostly the user's own words (kept whole) may have
+        # nothing a summary would shorten: it comes back as it was.
+        assert "would not be smaller" in result.reason and out == messages
+        return
     assert result.tokens_after < result.tokens_before
 
 

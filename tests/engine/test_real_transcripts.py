@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from app.corpus import families, runs
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.synthesize.modes import Mode
@@ -26,6 +27,9 @@ def engine(encoder):
     return Synthesizer(TokenCounter(encoder), builtin_strategies())
 
 
+SHAPES = {run.path.name: families()[run.family]["shape"] for run in runs()}
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])
 def test_every_transcript_compacts_validly(engine, formats, path, case):
@@ -37,7 +41,9 @@ def test_every_transcript_compacts_validly(engine, formats, path, case):
         result = engine.run(wire.parse(payload), SynthesisOptions(tier=tier))
         check(payload, wire.render(result.transcript))
         if not result.compacted:  # a short run may close no block and cut no result
-            assert result.tokens_before < 10_000, f"{case}/{tier}: nothing compacted"
+            # (a chat whose user writes most of it, as an Aider session, may reach more
+            # before a block closes: the user's words are kept whole)
+            assert result.tokens_before < 15_000, f"{case}/{tier}: nothing compacted"
             continue
         assert result.tokens_after < result.tokens_before
     mid = engine.run(wire.parse(payload), SynthesisOptions(tier=Tier.MID))
@@ -46,8 +52,10 @@ def test_every_transcript_compacts_validly(engine, formats, path, case):
     # last closed block grow until the next block closes, so one step's reduction swings
     # by a block's worth: 62% at worst for a long run, 80% or more on its other steps
     # (the eval pools them). Trading recall back for reduction would be the regression.
-    # A short run may close no block at all: it comes back as it was, with the nudge.
-    if len(messages) >= 80:
+    # A short run may close no block at all: it comes back as it was, without the nudge.
+    # Held for the coding agents that call tools; other shapes are held per family by the
+    # eval's floors (tests/evaluation), where one step's swing does not decide.
+    if len(messages) >= 80 and SHAPES[path.name] == "coding, tool calls":
         assert reduction >= 0.6, f"{case}: {reduction:.0%}"
 
 
@@ -58,7 +66,10 @@ def test_observation_mask_on_real_transcripts(engine, formats, path):
                         SynthesisOptions(mode=Mode.CUSTOM, strategy="observation-mask"))
     out = formats["openai"].render(result.transcript)["messages"]
     check_openai(messages, out)
-    assert result.tokens_after < result.tokens_before
+    # A run with no tool output old enough to hide (a chat, a short run) comes back as it
+    # was; anything the mask does shrinks it.
+    assert result.tokens_after < result.tokens_before or (
+        not result.compacted and out == messages)
 
 
 def _snapshot(engine, formats, messages):
@@ -115,10 +126,9 @@ def test_the_engine_writes_only_ascii_of_its_own(engine, formats, path):
     quoted |= {c for m in transcript.messages for call in m.tool_calls
                for c in json.dumps(json.loads(call.arguments), ensure_ascii=False)
                if ord(c) > 127}
-    # A required tool that never ran: the nudge names it, so the engine writes something
-    # on every run, the short ones it leaves uncompacted included.
+    # A required tool that never ran: the nudge names it, so the engine writes it too
+    # wherever the compaction pays for it.
     options = SynthesisOptions(phase=PhaseOptions(required_tools=("never_called_tool",)))
     result = engine.run(transcript, options)
     written = [p.text for m in result.transcript.messages if not m.authored for p in m.parts]
-    assert written
     assert {c for text in written for c in text if ord(c) > 127} <= quoted

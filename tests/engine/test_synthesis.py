@@ -141,14 +141,25 @@ def test_nothing_to_gain_returns_the_input_unchanged(synthesizer, formats):
     assert not result.compacted and not result.nudged and out == messages
 
 
-def test_steer_appends_the_nudge_even_when_nothing_was_compacted(synthesizer, formats):
+def test_nothing_compacted_comes_back_as_it_was_without_the_nudge(synthesizer, formats):
+    # The output is never larger than the input: the nudge rides only on what a
+    # compaction saved. The phase and the nudge's text are still in the response.
     messages = [{"role": "user", "content": "hi"}]
     result, out = synth(synthesizer, formats, messages)
-    assert not result.compacted and result.nudged
-    assert out == [*messages, {"role": "user", "content": result.nudge}]
-    assert result.tokens_after > result.tokens_before  # the nudge is what was asked for
+    assert not result.compacted and not result.nudged and result.nudge
+    assert out == messages and result.tokens_after == result.tokens_before
     off, out = synth(synthesizer, formats, messages, mode=Mode.OFF)
     assert out == messages and not off.nudged  # off leaves the messages alone
+
+
+def test_the_nudge_comes_only_when_the_compaction_pays_for_it(synthesizer, formats):
+    messages = coding_run(40)
+    # A required tool that never ran: there is something to say.
+    result, out = synth(synthesizer, formats, messages,
+                        phase=PhaseOptions(required_tools=("deploy",)))
+    assert result.compacted and result.nudged
+    assert out[-1]["content"] == result.nudge
+    assert result.tokens_after < result.tokens_before
 
 
 def test_the_requests_task_is_the_task(synthesizer, formats):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from app.engine.compaction import deep
 from app.engine.compaction.base import Compaction, Span, Strategy, StrategyContext
 from app.engine.compaction.deep import DeepPlan
+from app.engine.compaction.lifting import Lifted, lift
 from app.engine.compaction.rebuild import older_and_recent
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
 from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
@@ -91,6 +92,7 @@ class Synthesis:
 @dataclass(frozen=True, init=False)
 class Prepared:
     transcript: Transcript
+    lifted: Lifted  # the messages as strategies see them (text actions as calls)
     options: SynthesisOptions
     context: StrategyContext
     signals: Signals
@@ -99,10 +101,11 @@ class Prepared:
     task: str | None
     tokens_before: int
 
-    def __init__(self, transcript: Transcript, options: SynthesisOptions,
+    def __init__(self, transcript: Transcript, lifted: Lifted, options: SynthesisOptions,
                  context: StrategyContext, signals: Signals, phase: Phase, nudge: str | None,
                  task: str | None, tokens_before: int) -> None:
         object.__setattr__(self, "transcript", transcript)
+        object.__setattr__(self, "lifted", lifted)
         object.__setattr__(self, "options", options)
         object.__setattr__(self, "context", context)
         object.__setattr__(self, "signals", signals)
@@ -146,20 +149,22 @@ class Synthesizer:
                                     "message.", pointer="/messages")
         caches = self._caches
         validate(messages, caches.calls)
-        signals = observe(messages, options.phase, caches.outcomes, caches.calls)
+        lifted = lift(messages)
+        signals = observe(lifted.messages, options.phase, caches.outcomes, caches.calls)
         phase = classify(signals, options.phase)
         budget = TIER_BUDGETS[options.tier]
         text: str | None = None
         if options.steer and (not budget.late_nudge_only or signals.max_iterations is None
                               or signals.late):
             text = nudge(phase, signals, options.phase.output_tools or ())
-        context = caches.context(messages, options.tier, self._counter.messages)
+        context = caches.context(lifted.messages, options.tier, self._counter.messages)
         segments = context.segments
         task = options.task
         if task is None and segments.task_index is not None:
             task = messages[segments.task_index].text
         before = self._counter.messages(messages)
-        return Prepared(transcript, options, context, signals, phase, text, task, before)
+        return Prepared(transcript, lifted, options, context, signals, phase, text, task,
+                        before)
 
     def run(self, transcript: Transcript, options: SynthesisOptions) -> Synthesis:
         """fast, custom or off."""
@@ -170,30 +175,29 @@ class Synthesizer:
         options = prepared.options if mode is None else replace(prepared.options, mode=mode)
         if options.mode is Mode.OFF:
             return prepared.unchanged()  # off leaves the messages as they are, nudge or not
+        if prepared.tokens_before < TIER_BUDGETS[options.tier].compact_from_tokens:
+            return prepared.unchanged()  # too short to pay for compaction (see TierBudget)
         strategy = self._strategy(options)
-        compaction = strategy.compact(prepared.transcript.messages, prepared.context)
+        compaction = strategy.compact(prepared.lifted.messages, prepared.context)
         return self._finish(prepared, compaction, strategy.name)
 
     def plan_deep(self, prepared: Prepared) -> DeepPlan | None:
         """The prompt for the older turns; None when everything fits the recent window."""
-        messages = prepared.transcript.messages
+        messages = prepared.lifted.messages
         older, _ = older_and_recent(messages, prepared.context)
         tokens = self._counter.messages(messages[older[0].start : older[-1].stop]) if older else 0
         return deep.plan(messages, prepared.context, prepared.task or "", tokens)
 
     def finish_deep(self, prepared: Prepared, plan: DeepPlan, summary: str) -> Synthesis:
-        compaction = deep.summarized(prepared.transcript.messages, prepared.context, plan,
+        compaction = deep.summarized(prepared.lifted.messages, prepared.context, plan,
                                      summary)
         return self._finish(prepared, compaction, "deep")
 
     def _finish(self, prepared: Prepared, compaction: Compaction, name: str) -> Synthesis:
         messages = prepared.transcript.messages
+        compaction = prepared.lifted.lower_compaction(compaction)
         out = list(compaction.messages)
-        check_output(name, messages, out)
-        nudge_tokens = 0
-        if prepared.nudge is not None:
-            out.append(text_message("user", prepared.nudge))
-            nudge_tokens = self._counter.messages(out[-1:])
+        check_output(name, messages, out, prepared.lifted.foldable)
         # Through the last note: the same messages on every call until a block closes.
         recurs = compaction.noted if compaction.noted is not None else compaction.stable
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
@@ -203,36 +207,30 @@ class Synthesizer:
         stable = head if compaction.stable is None else compaction.stable
         steady = stable if compaction.steady is None else compaction.steady
         noted = stable if compaction.noted is None else compaction.noted
-        # The nudge comes either way (steer asks for it), so compaction is judged without
-        # it: a cut that saves fewer tokens than the nudge costs still stands, as it will
-        # on every later call, which keeps what later calls send again the same.
-        if books.tokens_after - nudge_tokens >= books.tokens_before:
-            # The input goes back as it came; a later call sends what the strategy would
-            # have sent, so only the messages it left as they were stay the same.
+        if books.tokens_after >= books.tokens_before:
+            # The input goes back as it came, without the nudge: the output is never
+            # larger than the input. A later call sends what the strategy would have sent,
+            # so only the messages it left as they were stay the same.
             same = next((i for i, (a, b) in enumerate(zip(messages, out, strict=False))
                          if a is not b), min(len(messages), len(out)))
-            return replace(self._steered(prepared), stable=min(stable, same),
+            return replace(prepared.unchanged(), stable=min(stable, same),
                            steady=min(steady, same), noted=min(noted, same))
+        after = books.tokens_after
+        nudged = False
+        if prepared.nudge is not None:
+            # The nudge rides on what the compaction saved, never past it.
+            nudge = text_message("user", prepared.nudge)
+            cost = self._counter.messages([nudge])
+            if after + cost < books.tokens_before:
+                out.append(nudge)
+                after += cost
+                nudged = True
         t = prepared.transcript
         result = Transcript(tuple(out), t.format, t.envelope)
         return Synthesis(result, True, prepared.phase, prepared.nudge, prepared.signals,
-                         books.tokens_before, books.tokens_after,
-                         Receipt(compaction.spans, books.lost), prepared.task,
-                         nudged=prepared.nudge is not None, stable=stable, steady=steady,
+                         books.tokens_before, after, Receipt(compaction.spans, books.lost),
+                         prepared.task, nudged=nudged, stable=stable, steady=steady,
                          noted=noted)
-
-    def _steered(self, prepared: Prepared) -> Synthesis:
-        """Nothing to compact: the input as it was, with the nudge after it when there is
-        one (steer asks for the nudge whether or not the context shrank)."""
-        unchanged = prepared.unchanged()
-        if prepared.nudge is None:
-            return unchanged
-        nudge = text_message("user", prepared.nudge)
-        t = prepared.transcript
-        return replace(unchanged, transcript=Transcript((*t.messages, nudge), t.format,
-                                                        t.envelope),
-                       tokens_after=prepared.tokens_before + self._counter.messages([nudge]),
-                       nudged=True)
 
     def _strategy(self, options: SynthesisOptions) -> Strategy:
         if options.mode is Mode.FAST:
@@ -261,8 +259,10 @@ def check_output(name: str, before: Sequence[Message], after: Sequence[Message],
                  replaced: frozenset[int] = frozenset()) -> None:
     """Hold every strategy, plugins included, to the invariants callers rely on.
 
-    ``replaced`` holds the ids of messages this service wrote on an earlier call and
-    may update (a history summary); every other system and user message must stay.
+    ``replaced`` holds the ids of user messages a strategy may fold or update: one this
+    service wrote on an earlier call (a history summary), or a tool's output that came
+    back as a user message (a text action's observation); every other system and user
+    message must stay.
     """
     try:
         validate_pairs(after)

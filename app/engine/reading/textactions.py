@@ -1,0 +1,120 @@
+"""Text actions: agents that act in their text and hear back in user messages.
+
+Many agents never use a tools API. mini-swe-agent and SWE-agent in text mode
+write a shell command in a fenced block, ReAct agents an ``Action:`` line, step
+agents a JSON object with a ``kind``; the harness runs it and sends what came
+back as the next user message. Read as plain chat, every such result would be
+"the user" and stay forever, and the agent would seem never to have called a
+tool. Read here, each (action, observation) pair is a call and its result.
+
+An observation is recognised by the shape harnesses give it (a return code tag,
+an ``Observation:`` label, a JSON observation step, a shell prompt at its end),
+never by length or guesswork: a user message that is not plainly a tool's
+output is the user's, and the user's words are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.engine.transcript.model import Message
+
+# How harnesses open the text they send back.
+_OBSERVATION_START = re.compile(
+    r"\s*(?:<returncode>|<output>|<observation>|(?:observation|tool output|tool result"
+    r"|execution result|command output)\s*:|\{\s*\"kind\"\s*:\s*\"[\w.-]*"
+    r"(?:observation|_result)\")",
+    re.IGNORECASE)
+# And how they close it: the shell's prompt after what ran (SWE-agent's
+# "(Current directory: /repo)\nbash-$").
+_OBSERVATION_END = re.compile(r"\(Current directory: [^\n]*\)\s*\n\s*[\w.-]*[$#]\s*\Z")
+_END_CHARS = 200
+
+_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
+_SHELLS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
+_ACTION_LINE = re.compile(r"^[ \t]*(?:Action|ACTION)[ \t]*:[ \t]*(.+)", re.MULTILINE | re.DOTALL)
+_VERB = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True, slots=True)
+class TextAction:
+    """What an assistant message did, read from its text: a call in all but the wire."""
+
+    name: str
+    arguments: str  # JSON text, as a tool call carries it
+    thought: str  # the text around the action: the agent's reasoning
+
+
+def is_observation(text: str) -> bool:
+    """Whether ``text`` has the shape of what a harness sends back after an action."""
+    return bool(_OBSERVATION_START.match(text)
+                or _OBSERVATION_END.search(text[-_END_CHARS:]))
+
+
+def _json_step(text: str) -> TextAction | None:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
+        return None
+    return TextAction(value["kind"], stripped, "")
+
+
+def _fenced(text: str) -> TextAction | None:
+    blocks = list(_FENCE.finditer(text))
+    if not blocks:
+        return None
+    last = blocks[-1]
+    language = last.group(1).lower()
+    name = "bash" if language in _SHELLS else language
+    key = "command" if name == "bash" else "code"
+    thought = (text[: last.start()] + text[last.end():]).strip()
+    return TextAction(name, json.dumps({key: last.group(2)}, ensure_ascii=False), thought)
+
+
+def _action_line(text: str) -> TextAction | None:
+    found = _ACTION_LINE.search(text)
+    if found is None:
+        return None
+    action = found.group(1).strip()
+    verb = _VERB.search(action)
+    name = verb.group(0).lower() if verb else "act"
+    return TextAction(name, json.dumps({"action": action}, ensure_ascii=False),
+                      text[: found.start()].strip())
+
+
+# Tried in order; the first that reads the text wins.
+READERS: tuple[Callable[[str], TextAction | None], ...] = (_json_step, _fenced, _action_line)
+
+
+def read_action(text: str) -> TextAction:
+    """The action in an assistant's text that an observation answered."""
+    for reader in READERS:
+        found = reader(text)
+        if found is not None:
+            return found
+    return TextAction("act", json.dumps({"text": text.strip()}, ensure_ascii=False), "")
+
+
+def observations(messages: Sequence[Message]) -> list[int]:
+    """Positions of user messages that answer a text action: each right after an
+    assistant message without tool calls, and shaped as a harness's output. The task
+    (the first user message) is never one."""
+    found: list[int] = []
+    task_seen = False
+    previous: Message | None = None
+    for i, m in enumerate(messages):
+        if m.role == "user":
+            if (task_seen and previous is not None and previous.role == "assistant"
+                    and not previous.tool_calls and is_observation(m.text)):
+                found.append(i)
+            task_seen = True
+        previous = m
+    return found
