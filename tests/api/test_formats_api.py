@@ -37,7 +37,8 @@ async def test_unchanged_gemini_comes_back_as_sent(client):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-async def test_steer_appends_the_nudge_to_an_uncompacted_conversation(client, case):
+async def test_an_uncompacted_conversation_comes_back_as_sent_with_its_nudge_beside(client,
+                                                                                   case):
     name, convert, check = CASES[case]
     payload = convert([{"role": "user", "content": "Book me a flight to Austin."}])
     # One plain user message reads as OpenAI too: name the format.
@@ -45,7 +46,8 @@ async def test_steer_appends_the_nudge_to_an_uncompacted_conversation(client, ca
     assert not body["compacted"] and body["nudge"].startswith("[contextsynth] Phase: orient")
     out = {k: body[k] for k in payload}
     check(payload, out)
-    assert body["nudge"] in json.dumps(out)
+    # Never larger than what was sent: the nudge is in the response, not in the messages.
+    assert out == payload and body["nudge"] not in json.dumps(out)
 
 
 async def test_gemini_system_instruction_in_snake_case_round_trips(client):

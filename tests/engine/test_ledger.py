@@ -60,3 +60,39 @@ def test_the_ledger_shows_the_newest_commands_a_line_each():
     text = render_ledger(ledger(*[f"cat f{i}.py" for i in range(9)]))
     assert "- commands run (9), latest last:\n" + "\n".join(
         f"  cat f{i}.py" for i in range(7, 9)) in text
+
+
+def results(*steps):
+    """(command, output) pairs as calls and their results."""
+    raw = [m for i, (c, out) in enumerate(steps)
+           for m in tool_turn(f"c{i}", "bash", {"command": c}, out)]
+    return call_results(OpenAIFormat().parse({"messages": raw}).messages)
+
+
+def test_the_last_error_is_the_newest_failure_not_fixed_since():
+    failed = ("python run.py", "Traceback (most recent call last):\nValueError: bad month")
+    fixed = ("python run.py", "done")
+    got = build_ledger(results(failed, ("cat notes.txt", "x"), fixed), CallSummaries(),
+                       Outcomes())
+    assert got.last_error is None  # the same command succeeded after it failed
+    other = build_ledger(results(failed, ("cat notes.txt", "x")), CallSummaries(),
+                         Outcomes())
+    assert other.last_error == "bash -> ValueError: bad month"
+
+
+def test_an_edit_that_failed_then_succeeded_on_the_same_file_is_no_last_error():
+    def edit(i, path, out):
+        return tool_turn(f"e{i}", "str_replace_editor",
+                         {"command": "str_replace", "path": path, "old_str": "a",
+                          "new_str": "b"}, out)
+    raw = [*edit(0, "src/a.py", "ERROR:\nNo replacement was performed, old_str `a` did not "
+                 "appear verbatim in src/a.py."),
+           *edit(1, "src/a.py", "The file src/a.py has been edited.")]
+    pairs = call_results(OpenAIFormat().parse({"messages": raw}).messages)
+    assert build_ledger(pairs, CallSummaries(), Outcomes()).last_error is None
+    # Across runs joined, a later run's success fixes an earlier run's failure too.
+    first, second = build_ledger(pairs[:1], CallSummaries(), Outcomes()), \
+        build_ledger(pairs[1:], CallSummaries(), Outcomes())
+    assert "did not appear verbatim" in (first.last_error or "")
+    assert joined([first, second]).last_error is None
+    assert joined([second, first]).last_error == first.last_error

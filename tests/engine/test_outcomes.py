@@ -102,3 +102,14 @@ def test_a_chained_traceback_says_the_exception_it_started_from():
 def test_paths_are_shortened_in_the_middle_keeping_the_file_name():
     assert short_path("/testbed/django/db/migrations/state.py") == ".../db/migrations/state.py"
     assert short_path("src/app.py") == "src/app.py"
+
+
+def test_a_bare_error_label_gives_the_reason_on_the_next_line():
+    # The editor tool of OpenHands and SWE-agent puts the reason under "ERROR:"; the
+    # label alone would tell the agent nothing about why its edit did not apply.
+    text = ("ERROR:\nNo replacement was performed, old_str `return x` did not appear "
+            "verbatim in /repo/src/a.py.")
+    outcome = read(text, flagged=True)
+    assert outcome.error
+    assert outcome.line == text.splitlines()[1]
+    assert read("ERROR:\n", flagged=True).line == "ERROR:"  # nothing after: the label

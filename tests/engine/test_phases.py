@@ -126,3 +126,26 @@ def test_scratch_files_are_not_changes():
     assert is_scratch("reproduce_issue.py") and is_scratch("/tmp/out.json")
     assert is_scratch("./pydicom/config.py.backup") and is_scratch("test_fix.py")
     assert not is_scratch("src/dates.py") and not is_scratch("tests/test_dates.py")
+
+
+def test_a_new_request_after_the_deliverable_opens_the_work_again(formats):
+    # A support agent books, then the customer asks for more: "then finish" would end
+    # the conversation with the new request open.
+    booked = TASK + tool_turn("a", "send_email", {"to": "m@x"}, "sent")
+    asked = [*booked, {"role": "user", "content": "Also add a bag to that booking."}]
+    phase, signals = run(formats, asked)
+    assert phase is Phase.GATHER and signals.outputs_done == ()
+    assert nudge(phase, signals, ()) is None  # nothing to name: no "finish"
+    # Delivered again after the request: the deliverable is back.
+    again = asked + tool_turn("b", "send_email", {"to": "m@x"}, "sent")
+    assert run(formats, again)[0] is Phase.VERIFY
+
+
+def test_edits_before_the_users_next_instruction_do_not_make_it_verify(formats):
+    edit = tool_turn("a", "bash", {"command": "sed -i 's/a/b/' src/app.py"}, "")
+    tested = tool_turn("b", "bash", {"command": "pytest tests"}, "3 passed")
+    done = TASK + edit + tested
+    assert run(formats, done)[0] is Phase.VERIFY
+    more = [*done, {"role": "user", "content": "Now make the same change in src/cli.py."}]
+    phase, signals = run(formats, more)
+    assert phase is Phase.GATHER and signals.edited == ()

@@ -20,7 +20,9 @@ def test_a_listing_gives_a_few_rows_of_each_shape_and_its_budget_to_other_lines(
                      + ["SETTLE_MODE = 'strict'  # read by settle_batch"])
     kept = text_lines(code, 1000)
     assert sum(line.startswith("def step_") for line in kept) == salient._SHAPE_LINES
-    assert sum(line.startswith("return ctx.quota[") for line in kept) == salient._SHAPE_LINES
+    # Shown indented as in the code, under their def lines.
+    assert sum(line.startswith("    return ctx.quota[") for line in kept) == \
+        salient._SHAPE_LINES
     assert "SETTLE_MODE = 'strict'  # read by settle_batch" in kept
     assert sum(len(line) + 1 for line in kept) < 400  # the budget is not filled with rows
 
@@ -115,3 +117,22 @@ def test_a_long_texts_start_and_end_are_cut_where_lines_end():
     kept = text_lines(text, 5000)
     whole = {line.strip() for line in text.split("\n")}
     assert kept and all(line in whole for line in kept)  # no fragment of a line
+
+
+def test_code_lines_keep_their_indentation_less_what_all_share():
+    code = "\n".join([
+        "class Parser:",
+        "    def parse_week(self, text):",
+        "        week = int(text.split('W')[1])",
+        "        if week > 53:",
+        "            raise ValueError('ISO week out of range: 54')",
+    ])
+    lines = text_lines(code, 1000, per_shape=0)
+    assert lines[0] == "def parse_week(self, text):"
+    assert "        raise ValueError('ISO week out of range: 54')" in lines
+    # Lines that all sit in one method lose the margin they share, not their structure.
+    inner = text_lines("\n".join("    " + line for line in code.splitlines()[2:]), 1000,
+                       per_shape=0)
+    assert "        week = int(text.split('W')[1])" not in inner
+    assert "week = int(text.split('W')[1])" in inner
+    assert "    raise ValueError('ISO week out of range: 54')" in inner

@@ -105,9 +105,10 @@ class SynthesizeRequest(Conversation):
         "create, save, send, submit or commit.")
     strategy: AgentStrategy = "reactive"
     reasoning: Reasoning = Field(default_factory=Reasoning)
-    steer: StrictBool = Field(True, description="Append the phase nudge as the last user message, "
-                        "whether or not the context was compacted (mode off leaves the "
-                        "messages untouched).")
+    steer: StrictBool = Field(True, description="Append the phase nudge as the last user message "
+                        "when the compaction saved more than the nudge costs: the messages "
+                        "never grow. The nudge is in the response either way (mode off "
+                        "leaves the messages untouched).")
     on_llm_error: Literal["fallback", "error"] = Field(
         "fallback", description="When the LLM fails in deep mode: fall back to fast and say "
         "so (degraded), or answer 502/504.")

@@ -29,11 +29,18 @@ class Ledger:
     # Files first met being written, not read: the ones the agent created, as against
     # the files it changed (a subset of files_written).
     files_created: Items
+    # What the last error's call touched (its commands and files, else its tool), and
+    # what every call that succeeded touched: an error whose command or file later
+    # succeeded was fixed, and "last error" would send the agent back to it.
+    error_subjects: frozenset[str]
+    succeeded: set[str]
 
     def __init__(self, files_read: Items | None = None, files_written: Items | None = None,
                  commands: Items | None = None, urls: Items | None = None,
                  command_count: int = 0, last_error: str | None = None,
-                 files_created: Items | None = None) -> None:
+                 files_created: Items | None = None,
+                 error_subjects: frozenset[str] = frozenset(),
+                 succeeded: set[str] | None = None) -> None:
         self.files_read = {} if files_read is None else files_read
         self.files_written = {} if files_written is None else files_written
         self.commands = {} if commands is None else commands
@@ -41,6 +48,8 @@ class Ledger:
         self.command_count = command_count
         self.last_error = last_error
         self.files_created = {} if files_created is None else files_created
+        self.error_subjects = error_subjects
+        self.succeeded = set() if succeeded is None else succeeded
 
     def __bool__(self) -> bool:
         return bool(self.files_read or self.files_written or self.commands or self.urls
@@ -79,9 +88,15 @@ def extend_ledger(ledger: Ledger, pairs: Iterable[tuple[ToolCall, Message | None
         for url in summary.urls:
             _add(ledger.urls, url)
         if result is not None:
-            outcome = outcomes.of(result)
-            if outcome.error:
-                ledger.last_error = f"{call.name} -> {outcome.line}"
+            subjects = frozenset((*summary.commands, *summary.writes, *summary.reads)
+                                 or (call.name,))
+            if outcomes.of(result).error:
+                ledger.last_error = f"{call.name} -> {outcomes.of(result).line}"
+                ledger.error_subjects = subjects
+            else:
+                ledger.succeeded.update(subjects)
+                if ledger.error_subjects & subjects:
+                    ledger.last_error, ledger.error_subjects = None, frozenset()
 
 
 def joined(ledgers: Iterable[Ledger]) -> Ledger:
@@ -98,14 +113,18 @@ def joined(ledgers: Iterable[Ledger]) -> Ledger:
             for item in theirs:
                 _add(mine, item)
         out.command_count += ledger.command_count
-        out.last_error = ledger.last_error or out.last_error
+        if out.error_subjects & ledger.succeeded:
+            out.last_error, out.error_subjects = None, frozenset()  # fixed since
+        if ledger.last_error:
+            out.last_error, out.error_subjects = ledger.last_error, ledger.error_subjects
+        out.succeeded |= ledger.succeeded
     return out
 
 
 def copied(ledger: Ledger) -> Ledger:
     return Ledger(dict(ledger.files_read), dict(ledger.files_written), dict(ledger.commands),
                   dict(ledger.urls), ledger.command_count, ledger.last_error,
-                  dict(ledger.files_created))
+                  dict(ledger.files_created), ledger.error_subjects, set(ledger.succeeded))
 
 
 def changed_and_created(ledger: Ledger) -> tuple[Items, Items]:

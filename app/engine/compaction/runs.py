@@ -375,5 +375,6 @@ def _ranked(result: Message, outcome: Outcome, first: str) -> Ranked:
 def _values(head: str, ranked: Ranked) -> str | None:
     """What an aged read keeps of what it reported (a setting, a count, an id): the
     "key: value" lines among its most salient ones, without the code it showed."""
-    values = [line for line in chosen_lines(ranked, _AGED_VALUE_CHARS) if _is_value(line)]
+    values = [line.strip() for line in chosen_lines(ranked, _AGED_VALUE_CHARS)
+              if _is_value(line.strip())]
     return "\n".join([head, *(f"    {line}" for line in values)]) if values else None

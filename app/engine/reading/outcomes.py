@@ -37,6 +37,8 @@ _FAILURE = re.compile(
 # after a traceback's frames is the exception it raised, whatever its name
 # (``django.core.exceptions.ImproperlyConfigured: ...`` names no Error).
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
+# A line that only says a failure follows ("ERROR:", "Error:", "fatal:").
+_BARE_LABEL = re.compile(r"\W*\w+(?:\[\w+\])?\s*:\s*")
 _UNINDENTED = re.compile(r"^[^\s].*$", re.MULTILINE)
 # A traceback frame, to say where in the project a failure happened.
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
@@ -131,6 +133,10 @@ def failure_line(text: str) -> str:
     # With no marked line, a failed command says why at its end ("patch: **** malformed
     # patch at line 39"), after what it printed while it worked ("patching file a.py").
     line = _line_at(text, found.start()) if found is not None else last_line(text)
+    if found is not None and _BARE_LABEL.fullmatch(line):
+        # "ERROR:" alone on its line: the reason is on the next ("No replacement was
+        # performed, old_str `x` did not appear verbatim in a.py.").
+        line = _next_line(text, found.start()) or line
     if line.startswith(_TRACEBACK_HEADER[:-1]):
         line = ""
     if not line or _RETURN_CODE.fullmatch(line):
@@ -138,6 +144,17 @@ def failure_line(text: str) -> str:
         status = (code.group(1) or code.group(2)) if code is not None else None
         return f"{NO_OUTPUT}, exit {status}" if status else NO_OUTPUT
     return shorten(line, _LINE_CHARS)
+
+
+def _next_line(text: str, position: int) -> str:
+    """The first line with content after the line at ``position``; empty if none."""
+    end = text.find("\n", position)
+    while end >= 0:
+        start, end = end + 1, text.find("\n", end + 1)
+        line = text[start : end if end >= 0 else len(text)].strip()
+        if line:
+            return line
+    return ""
 
 
 def _raised(text: str, at: int) -> tuple[int, str] | None:

@@ -103,11 +103,21 @@ def observe(
     tested = False
     called: dict[str, int] = {}
     succeeded: set[str] = set()
+    # Output tools that ran since the user last spoke: a customer's new request after a
+    # booking, or a user's next instruction after an edit, opens the work again.
+    delivered: set[str] = set()
     calls = calls_by_result(messages)
     errors: list[tuple[int, str]] = []
     turn = 0
+    task_seen = False
     for m in messages:
-        if m.role == "assistant":
+        if m.role == "user" and m.authored:
+            if task_seen:
+                delivered.clear()
+                edited.clear()
+                tested = False
+            task_seen = True
+        elif m.role == "assistant":
             turn += 1
             for call in m.tool_calls:
                 called[call.name] = called.get(call.name, 0) + 1
@@ -126,10 +136,11 @@ def observe(
                 errors.append((turn, f"{name} -> {outcome.line}"))
             else:
                 succeeded.add(name)
+                delivered.add(name)
     iteration = options.iteration if options.iteration is not None else turn
     missing = tuple(t for t in options.required_tools
                     if not _is_output(t, options) and t not in succeeded)
-    outputs = tuple(sorted(n for n in succeeded if _is_output(n, options)))
+    outputs = tuple(sorted(n for n in delivered if _is_output(n, options)))
     recent = tuple(text for at, text in errors if at > turn - RECENT_TURNS)
     return Signals(iteration, options.max_iterations, called, options.required_tools,
                    missing, outputs, recent, tuple(edited), tested)

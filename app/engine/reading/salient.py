@@ -213,7 +213,8 @@ def ranked_lines(text: str, skip: str = "") -> Ranked:
         end = window.find("\n", start)
         if end < 0:
             end = len(window)
-        line = window[start:end].strip()
+        shown = window[start:end].rstrip()
+        line = shown.lstrip()
         # Bare wrapper tags (<output>, </output>, <returncode>0</returncode>) hold no fact,
         # nor does a script's interpreter line (#!/usr/bin/env python3).
         bare_tag = line.startswith("<") and line.endswith(">") and " " not in line
@@ -222,7 +223,9 @@ def ranked_lines(text: str, skip: str = "") -> Ranked:
             if score:
                 shape = _shape(line)
                 shapes[shape] = shapes.get(shape, 0) + 1
-                scored.append((score, start, line, shape))
+                # Shown with its indentation: in code it is meaning (which block a line
+                # belongs to), and a note's reader may copy the line back into an edit.
+                scored.append((score, start, shown, shape))
         start = end + 1
     ranked = sorted([(-(score * 2 // shapes[shape] + score), at, line, shape)
                      for score, at, line, shape in scored])
@@ -269,7 +272,7 @@ def chosen_lines(ranked: Ranked, limit: int, *, per_shape: int = _SHAPE_LINES) -
     of_shapes: dict[str, int] = {}
     for at, line, shape in ranked:
         shown = shorten(line, _LINE_CHARS)
-        if used + len(shown) > limit:
+        if used + len(shown) - _indent(shown) > limit:
             continue
         of_shape = of_shapes.get(shape, 0)
         if per_shape and of_shape >= per_shape:
@@ -280,8 +283,15 @@ def chosen_lines(ranked: Ranked, limit: int, *, per_shape: int = _SHAPE_LINES) -
         shown_words |= words
         of_shapes[shape] = of_shape + 1
         chosen.append((at, shown))
-        used += len(shown) + 1
-    return [line for _, line in sorted(chosen)]
+        used += len(shown) - _indent(shown) + 1
+    # The indentation every chosen line shares costs room and says nothing; what is
+    # left still shows which block each line belongs to.
+    margin = min((_indent(line) for _, line in chosen), default=0)
+    return [line[margin:] for _, line in sorted(chosen)]
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _specifics(line: str) -> set[str]:
