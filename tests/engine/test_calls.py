@@ -66,9 +66,12 @@ def test_head_shows_the_first_arguments_shortened():
                    cabin="economy").head
     assert head == 'search_flights(origin="JFK", destination="SEA", date="2024-05-20", ...)'
     assert summary("bash", command="x" * 500).head == "bash: " + "x" * 57 + "..."
-    # A lone shell command reads as itself: no key, quotes or escapes, no leading cd.
+    # A lone shell command reads as itself: no key, quotes or escapes; a leading cd stays
+    # (a note shows it where the directory changes), its long directory shortened.
     assert summary("bash", command='cd /testbed && grep -n "_order" a.py').head \
-        == 'bash: grep -n "_order" a.py'
+        == 'bash: cd /testbed && grep -n "_order" a.py'
+    assert summary("bash", command="cd /srv/app/backend/api && ls").head \
+        == "bash: cd .../backend/api && ls"
     assert summary("get_user", user_id="omar_3817").head == 'get_user(user_id="omar_3817")'
 
 

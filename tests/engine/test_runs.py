@@ -244,3 +244,16 @@ def test_an_aged_repeat_keeps_its_count_and_not_its_code():
     aged = run.brief[0].text
     assert aged.endswith("-> failed: KeyError: 't_0'  [same again, 3 times in a row]")
     assert "\n" not in aged
+
+
+def test_a_commands_directory_shows_where_it_first_comes_in_a_note():
+    steps = [("cd /testbed/src && ls", "a.py"), ("cd /testbed/src && cat a.py", "x = 1"),
+             ("cd /testbed/docs && ls", "index.md"), ("cd /testbed/src && ls -la", "a.py")]
+    raw = [m for i, (c, out) in enumerate(steps)
+           for m in tool_turn(f"c{i}", "bash", {"command": c}, out)]
+    run = OpenAIFormat().parse({"messages": raw}).messages
+    heads = [p.text.split("\n")[0] for p in Runs().summary(run, context(run)).lines]
+    # "ls" alone would not say which folder it listed.
+    assert heads == ["- bash: cd /testbed/src && ls -> a.py", "- bash: cat a.py -> x = 1",
+                     "- bash: cd /testbed/docs && ls -> index.md",
+                     "- bash: cd /testbed/src && ls -la -> a.py"]

@@ -283,13 +283,28 @@ class Runs:
                           frozenset(shown), last, whole)
 
 
+# A note line of a command that starts in a directory: "- bash: cd /testbed && ls".
+_CD_HEAD = re.compile(r"(- [\w.-]+: )cd (\S+) && ")
+
+
 def _new_lines(line: str, shown: set[str]) -> str:
     """A call's line without the lines under it that the note shows already (a script
-    rewritten with a change, a file region read again); those it shows are added."""
+    rewritten with a change, a file region read again); those it shows are added. A
+    command's ``cd DIR &&`` is shown where the directory changes, not on every line."""
     head, *under = line.split("\n")
+    cd = _CD_HEAD.match(head)
+    if cd is not None:
+        where = "\0" + cd.group(2)  # no line of text holds a NUL: a key of its own
+        if where in shown:
+            head = cd.group(1) + head[cd.end():]
+        else:  # another directory: forget the one before (a scan, as rare as a cd)
+            shown.difference_update([k for k in shown if k.startswith("\0")])
+            shown.add(where)
     new = [u for u in under if u not in shown]
     shown.update(new)
-    return "\n".join([head, *new]) if len(new) < len(under) else line
+    if len(new) == len(under) and cd is None:
+        return line
+    return "\n".join([head, *new])
 
 
 def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext,

@@ -135,11 +135,12 @@ def _parse(arguments: str) -> Any:
 
 def _flat(text: str) -> str:
     """An argument on one line, within ``_ARG_CHARS``. A command's leading ``cd DIR &&``
-    goes: the paths after it are spelled relative to DIR (see ``summarize``), and it
-    would spend a quarter of the budget on every line of a note."""
+    stays, its DIR shortened in the middle, outside the budget: the paths after it are
+    spelled relative to DIR, so without it "ls src" would not say which src."""
     cd = _CD.match(text) if text.startswith("cd") else None
     if cd is not None:
-        text = text[cd.end():].lstrip()
+        where = short_path(cd.group(1), 2)
+        return f"cd {where} && {_flat(text[cd.end():].lstrip())}"
     flat = " ".join(text[: _ARG_CHARS * 2].split())
     if len(flat) > _ARG_CHARS and "/" in flat:
         # Long paths lose their middle, not their file name: a reader must still tell
