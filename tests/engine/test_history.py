@@ -62,7 +62,7 @@ def test_fast_summary_has_every_section_and_keeps_users(compressor, formats):
     for section in HISTORY_SECTIONS:
         assert f"## {section}" in block
     # the work as the notes tell it: each call with its answer's fields, the agent's words
-    assert "- search_flights(day=0) ->\n    flight=HAT000, price=100\n- said: Found HAT000." \
+    assert "- search_flights(day=0) ->\n    flight=HAT000, price=100\n- you said: Found HAT000." \
         in block
     assert "I must fly economy only" in block  # a constraint, quoted
     assert out[at + 1:] == messages[-6:]

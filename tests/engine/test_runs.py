@@ -114,7 +114,7 @@ def test_the_agents_words_sit_beside_the_calls_they_explain():
                          "FAILED test_parse - ValueError: bad month",
                          text="The parser fails because the month slice is off by one.")
     lines = _lines(messages)
-    assert lines[0] == "- said: The parser fails because the month slice is off by one."
+    assert lines[0] == "- you said: The parser fails because the month slice is off by one."
     assert lines[1] == ('- bash: pytest -x -> failed: FAILED test_parse - '
                         "ValueError: bad month")
 

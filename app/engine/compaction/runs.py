@@ -243,7 +243,9 @@ class Runs:
             if not said and not m.tool_calls and m.text.strip():  # a reply to the user
                 said = shorten(" ".join(m.text[: _SAID_CHARS * 2].split()), _SAID_CHARS)
             if said:
-                part = Part("text", f"- said: {said}")
+                # "you": the note sits in a user message, and what the agent said must not
+                # read as the user's words (the user's own messages stay where they were).
+                part = Part("text", f"- you said: {said}")
                 if whole:
                     lines.append(part)
                 brief.append(part)  # an aged part keeps what the agent said
