@@ -33,3 +33,34 @@ def test_only_an_object_or_a_list_is_read_as_json():
     assert json_value('{"a": 1}') == {"a": 1} and json_value(" [1, 2]") == [1, 2]
     assert json_value("42") is None and json_value("{not json") is None
 
+
+
+RECORD = {
+    "email": "sofia@example.com", "membership": "silver",
+    "payment_methods": {
+        "certificate_8544743": {"source": "certificate", "amount": 250,
+                                "id": "certificate_8544743"},
+        "credit_card_9879898": {"source": "credit_card", "brand": "mastercard",
+                                "last_four": "9725", "id": "credit_card_9879898"},
+        "gift_card_7091239": {"source": "gift_card", "amount": 157, "id": "gift_card_7091239"},
+    },
+    "reservations": ["OI5L9G", "AQLBTL", "KA7I60", "I57WUD", "OBUT9V", "4BMN53", "Q0ZF0J"],
+}
+
+
+def test_a_records_ids_and_amounts_survive_as_fields():
+    lines = json_lines(json.dumps(RECORD), 480)
+    assert lines is not None
+    # Seven reservation ids, not "reservations=[7]": the customer names them next.
+    assert lines[0] == ("email=sofia@example.com, membership=silver, reservations=[OI5L9G, "
+                        "AQLBTL, KA7I60, I57WUD, OBUT9V, 4BMN53, Q0ZF0J]")
+    # Payment methods keyed by their ids: a table, each method's id and amount on its row.
+    assert lines[1] == "payment_methods: 3 rows: source | amount | id | brand | last_four"
+    assert "gift_card | 157 | gift_card_7091239 | - | -" in lines
+    assert not any(line.startswith("reservations: ") for line in lines)  # said once
+
+
+def test_a_long_list_of_scalars_is_still_counted():
+    lines = json_lines(json.dumps({"ids": [f"order-{i:05d}-long-identifier" for i in range(40)]}),
+                       480)
+    assert lines is not None and lines[0] == "ids=[40]"
