@@ -4,10 +4,11 @@ Strategies know tool calls and their results: notes list them, the ledger reads
 their paths and commands, the tail cuts their results, phases count them. A
 text-action agent (see ``reading.textactions``) has none on the wire, so before
 a strategy runs, each (action, observation) pair becomes an assistant message
-with one call and a tool result answering it; after, every message goes back to
-its wire shape: an action message as the agent wrote it, an observation as the
-user message it was (cut, when the strategy cut it). Nothing a call id names
-here ever reaches the caller.
+with one call and a tool result answering it, and each edit block an assistant
+wrote becomes an ``edit`` call with an empty result made here; after, every
+message goes back to its wire shape: an action message as the agent wrote it,
+an observation as the user message it was (cut, when the strategy cut it), and
+the results made here gone. Nothing a call id names here reaches the caller.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.engine.compaction.base import Compaction, Span
-from app.engine.reading.textactions import observations, read_action
+from app.engine.reading.textactions import EDIT_MARK, edit_blocks, observations, read_action
 from app.engine.transcript.model import Message, Part, ToolCall
 
 # Ids of the calls lifting makes; a wire id never starts so, as none is lowered back.
@@ -37,7 +38,13 @@ class Lifted:
     def lower(self, messages: Sequence[Message]) -> tuple[Message, ...]:
         if not self.originals:
             return tuple(messages)
-        return tuple(self._lower(m) for m in messages)
+        return tuple(self._lower(m) for m in messages if not _made_here(m))
+
+    def _kept(self, messages: Sequence[Message], count: int | None) -> int | None:
+        """``count`` leading messages of ``messages``, as many once lowered."""
+        if count is None:
+            return None
+        return count - sum(1 for m in messages[:count] if _made_here(m))
 
     def _lower(self, message: Message) -> Message:
         original = self.originals.get(message.index) if message.index >= 0 else None
@@ -58,31 +65,62 @@ class Lifted:
             return compaction
         spans = tuple(Span(s.handle, s.kind, s.first, s.last, s.messages, s.tools,
                            self.lower(s.originals)) for s in compaction.spans)
-        return Compaction(self.lower(compaction.messages), spans,
-                          self.lower(compaction.dropped), compaction.settled,
-                          compaction.stable, compaction.steady, compaction.noted)
+        out = compaction.messages
+        return Compaction(self.lower(out), spans, self.lower(compaction.dropped),
+                          compaction.settled, self._kept(out, compaction.stable),
+                          self._kept(out, compaction.steady), self._kept(out, compaction.noted))
+
+
+def _made_here(message: Message) -> bool:
+    """A result this module made for an edit block: never on the wire."""
+    return (message.role == "tool" and message.index < 0 and message.tool_call_id is not None
+            and message.tool_call_id.startswith(LIFTED_CALL))
 
 
 def lift(messages: Sequence[Message]) -> Lifted:
-    """Each text action answered by an observation as a call and its result."""
-    found = observations(messages)
-    if not found:
+    """Each text action answered by an observation as a call and its result, and each
+    edit block as a call with an empty result."""
+    answered = set(observations(messages))
+    if not answered and not any(EDIT_MARK in m.text for m in messages
+                                if m.role == "assistant" and not m.tool_calls):
         return Lifted(tuple(messages), {}, frozenset())
-    out = list(messages)
+    out: list[Message] = []
     originals: dict[int, Message] = {}
-    for position in found:
-        action, answer = messages[position - 1], messages[position]
-        if action.index < 0 or answer.index < 0:
-            continue  # only what the caller sent is lifted, so only that is lowered
-        read = read_action(action.text)
-        call_id = f"{LIFTED_CALL}{action.index}"
-        parts = (Part("text", read.thought),) if read.thought else ()
-        out[position - 1] = Message("assistant", parts,
-                                    (ToolCall(call_id, read.name, read.arguments),),
-                                    raw=action.raw, index=action.index)
-        out[position] = Message("tool", answer.parts, tool_call_id=call_id, raw=answer.raw,
-                                index=answer.index)
-        originals[action.index] = action
-        originals[answer.index] = answer
-    foldable = frozenset(id(messages[p]) for p in found if messages[p].index in originals)
+    answering = ""  # the call id the next message answers, right after its action
+    for position, m in enumerate(messages):
+        if m.index < 0:  # only what the caller sent is lifted, so only that is lowered
+            out.append(m)
+        elif position + 1 in answered and messages[position + 1].index >= 0:
+            read = read_action(m.text)
+            parts = (Part("text", read.thought),) if read.thought else ()
+            answering = f"{LIFTED_CALL}{m.index}"
+            out.append(Message("assistant", parts,
+                               (ToolCall(answering, read.name, read.arguments),),
+                               raw=m.raw, index=m.index))
+            originals[m.index] = m
+            continue
+        elif position in answered and answering:
+            out.append(Message("tool", m.parts, tool_call_id=answering, raw=m.raw,
+                               index=m.index))
+            originals[m.index] = m
+        elif m.role == "assistant" and not m.tool_calls and EDIT_MARK in m.text:
+            out.extend(_edits(m, originals))
+        else:
+            out.append(m)
+        answering = ""
+    foldable = frozenset(id(messages[p]) for p in answered
+                         if messages[p].index in originals)
     return Lifted(tuple(out), originals, foldable)
+
+
+def _edits(message: Message, originals: dict[int, Message]) -> list[Message]:
+    """An assistant message with edit blocks, as calls each with an empty result."""
+    edits, thought = edit_blocks(message.text)
+    if not edits:
+        return [message]
+    originals[message.index] = message
+    calls = tuple(ToolCall(f"{LIFTED_CALL}{message.index}_{k}", e.name, e.arguments)
+                  for k, e in enumerate(edits))
+    parts = (Part("text", thought),) if thought else ()
+    return [Message("assistant", parts, calls, raw=message.raw, index=message.index),
+            *(Message("tool", (), tool_call_id=c.id) for c in calls)]

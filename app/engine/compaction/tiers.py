@@ -52,12 +52,6 @@ class TierBudget:
     # result_chars). Those turns grow to a whole block before they become a note, where
     # ``fast-rebuild``'s window holds a few turns: each result's share is smaller.
     tail_result_chars: int = -1
-    # A transcript under this many tokens is sent as it is. Providers bill a cached prefix
-    # at about a tenth, so resending a short run costs little, while each block closing
-    # rewrites the output from the new note on: under this size the rewrites cost more
-    # under prompt caching than the cut saves. Transcripts only grow in an agent loop, so
-    # a run crosses it once.
-    compact_from_tokens: int = 0
 
     @property
     def tail(self) -> TierBudget:

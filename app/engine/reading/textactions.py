@@ -103,6 +103,29 @@ def read_action(text: str) -> TextAction:
     return TextAction("act", json.dumps({"text": text.strip()}, ensure_ascii=False), "")
 
 
+# An edit block: the file's path on the line before (a fence may sit between), the text
+# to find, the text to put in its place. Aider's SEARCH/REPLACE and its older
+# ORIGINAL/UPDATED; Cline and others write the same shape.
+_EDIT_BLOCK = re.compile(
+    r"^[ \t]*([^\n`<>=]*?\S)[ \t]*\n(?:[ \t]*```[\w+-]*[ \t]*\n)?"
+    r"<<<<<<< ?(?:SEARCH|ORIGINAL)[ \t]*\n(.*?)^=======[ \t]*\n(.*?)"
+    r"^>>>>>>> ?(?:REPLACE|UPDATED)[ \t]*$(?:\n[ \t]*```[ \t]*$)?",
+    re.MULTILINE | re.DOTALL)
+EDIT_MARK = "<<<<<<<"
+
+
+def edit_blocks(text: str) -> tuple[list[TextAction], str]:
+    """The edits an assistant wrote as blocks in its text, each an ``edit`` of its file
+    (the path, the text it replaced, the new text), and the text around them."""
+    if EDIT_MARK not in text:
+        return [], text
+    found = [TextAction("edit", json.dumps(
+        {"path": m.group(1).strip().strip("*`'\""), "old_str": m.group(2).rstrip("\n"),
+         "new_str": m.group(3).rstrip("\n")}, ensure_ascii=False), "")
+        for m in _EDIT_BLOCK.finditer(text)]
+    return found, _EDIT_BLOCK.sub("", text).strip() if found else text
+
+
 def observations(messages: Sequence[Message]) -> list[int]:
     """Positions of user messages that answer a text action: each right after an
     assistant message without tool calls, and shaped as a harness's output. The task

@@ -175,8 +175,6 @@ class Synthesizer:
         options = prepared.options if mode is None else replace(prepared.options, mode=mode)
         if options.mode is Mode.OFF:
             return prepared.unchanged()  # off leaves the messages as they are, nudge or not
-        if prepared.tokens_before < TIER_BUDGETS[options.tier].compact_from_tokens:
-            return prepared.unchanged()  # too short to pay for compaction (see TierBudget)
         strategy = self._strategy(options)
         compaction = strategy.compact(prepared.lifted.messages, prepared.context)
         return self._finish(prepared, compaction, strategy.name)

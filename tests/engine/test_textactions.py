@@ -1,0 +1,129 @@
+"""Agents that act in their text: actions and observations read as calls and results,
+edit blocks as edits, and the wire given back as the agent sent it."""
+
+import json
+
+import pytest
+
+from app.engine.compaction.lifting import LIFTED_CALL, lift
+from app.engine.compaction.strategies import builtin_strategies
+from app.engine.compaction.tiers import Tier
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.reading.phases import Phase
+from app.engine.reading.textactions import edit_blocks, is_observation, read_action
+from app.engine.transcript.tokens import TokenCounter
+from tests.support.invariants import check_openai
+
+EDIT = """I'll make parse() accept ISO weeks.
+
+src/parser.py
+```python
+<<<<<<< SEARCH
+def parse_week(text):
+    return int(text)
+=======
+def parse_week(text):
+    year, week = text.split("-W")
+    return int(year), int(week)
+>>>>>>> REPLACE
+```
+"""
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<returncode>0</returncode>\n<output>\nok\n</output>", True),
+    ("Observation: the page shows 3 results", True),
+    ('{\n  "kind": "search_results_observation",\n  "query": "x"\n}', True),
+    ("a.py\nb.py\n\n(Open file: n/a)\n(Current directory: /repo)\nbash-$", True),
+    ("Please also keep the public API unchanged.", False),
+    ("Make the ball faster.", False),
+    ('{"kind": "question", "content": "What species?"}', False),
+])
+def test_an_observation_is_known_by_the_shape_a_harness_gives_it(text, expected):
+    assert is_observation(text) is expected
+
+
+def test_actions_are_read_from_a_fence_an_action_line_or_a_json_step():
+    fenced = read_action("THOUGHT: list the files.\n\n```bash\nls -la src\n```")
+    assert (fenced.name, json.loads(fenced.arguments), fenced.thought) == \
+        ("bash", {"command": "ls -la src"}, "THOUGHT: list the files.")
+    line = read_action("Thought: search first.\nAction: Type [5]; ISO week parsing")
+    assert line.name == "type" and line.thought == "Thought: search first."
+    step = read_action('{"kind": "search_action", "query": "iso week"}')
+    assert step.name == "search_action" and json.loads(step.arguments)["query"] == "iso week"
+
+
+def test_edit_blocks_are_edits_of_their_files():
+    edits, thought = edit_blocks(EDIT)
+    [edit] = edits
+    args = json.loads(edit.arguments)
+    assert edit.name == "edit" and args["path"] == "src/parser.py"
+    assert "year, week = text.split" in args["new_str"] and "<<<<" not in thought
+    assert thought == "I'll make parse() accept ISO weeks."
+    assert edit_blocks("No edits here.") == ([], "No edits here.")
+
+
+def mini_swe_run(steps):
+    messages = [{"role": "system", "content": "Act with one bash block per reply."},
+                {"role": "user", "content": "Fix the crash in src/parser.py."}]
+    for i in range(steps):
+        messages += [
+            {"role": "assistant",
+             "content": f"THOUGHT: step {i}.\n\n```bash\ncat src/m{i}.py\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>\n"
+             + "\n".join(f"def helper_{i}_{j}(): return {j}" for j in range(60)) + "\n</output>"},
+        ]
+    return messages
+
+
+@pytest.fixture
+def synthesizer(encoder):
+    return Synthesizer(TokenCounter(encoder), builtin_strategies())
+
+
+def test_a_text_action_run_is_compacted_and_comes_back_in_its_own_shape(synthesizer, formats):
+    messages = mini_swe_run(30)
+    wire = formats["openai"]
+    result = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions())
+    out = wire.render(result.transcript)["messages"]
+    assert result.compacted and result.tokens_after < result.tokens_before / 2
+    check_openai(messages, out)
+    # No call reaches the wire: the agent never used a tools API.
+    assert not any(m.get("tool_calls") or m["role"] == "tool" for m in out)
+    assert LIFTED_CALL not in json.dumps(out)
+    # Older steps became notes naming their commands; the task is kept.
+    notes = [m["content"] for m in out if m["content"].startswith("[contextsynth]")]
+    assert any("cat src/m0.py" in n for n in notes)
+    assert out[1] == messages[1]
+    # Recent actions come back as the agent wrote them.
+    assert messages[-2] in out
+    assert result.phase is not Phase.ORIENT  # it has been working all along
+
+
+def test_edit_blocks_are_writes_and_leave_nothing_made_on_the_wire(synthesizer, formats):
+    messages = [{"role": "user", "content": "Accept ISO weeks in parse_week."}]
+    body = "\n".join(f"    check_{j} = validate(text, {j})" for j in range(150))
+    for i in range(12):
+        edit = EDIT.replace("parse_week", f"week_{i}").replace(
+            "    year, week", f"{body}\n    year, week")
+        messages += [{"role": "assistant", "content": edit},
+                     {"role": "user", "content": f"Now do the same for week_{i + 1}."}]
+    wire = formats["openai"]
+    parsed = wire.parse({"messages": messages})
+    lifted = lift(parsed.messages)
+    assert len(lifted.messages) == len(messages) + 12  # a made result per edit
+    result = synthesizer.run(parsed, SynthesisOptions(tier=Tier.LOCAL))
+    out = wire.render(result.transcript)["messages"]
+    check_openai(messages, out)
+    assert not any(m.get("tool_calls") or m["role"] == "tool" for m in out)
+    # Every user message stays; the older edits are notes naming the file and the code.
+    assert [m for m in out if m["role"] == "user" and not m["content"].startswith("[")] == \
+        [m for m in messages if m["role"] == "user"]
+    notes = "\n".join(m["content"] for m in out if m["content"].startswith("[contextsynth]"))
+    assert "edit(path=\"src/parser.py\"" in notes and "def week_0(text):" in notes
+    assert result.stable <= len(out) and result.steady <= len(out)
+    # Its edits say where it is: producing, not "orient, no tool has run yet"; the user's
+    # next instruction opens the work again.
+    assert result.phase is Phase.GATHER and result.signals.edited == ()
+    mid_edit = synthesizer.run(wire.parse({"messages": messages[:-1]}), SynthesisOptions())
+    assert mid_edit.phase is Phase.PRODUCE and mid_edit.signals.edited == ("src/parser.py",)
