@@ -1,132 +1,78 @@
 """The quick eval in CI: quality scores are deterministic, so a change that makes
 compaction forget fails here. Raise a floor when a change lifts a score; lowering
-one needs a reason in the commit that does it."""
+one needs a reason in the commit that does it.
+
+The corpus is split by agent family (corpus/families.json): budgets are chosen on
+``tune``, and ``test`` holds families the engine was not fitted to. Both are held
+to floors here, ``test`` family by family against its own keep-last line too. The
+floors before the split (issue 15's, on the corpus's first 31 runs) are in git's
+history with the reason for every change; those runs keep their targets below.
+"""
 
 import pytest
 
 from app.engine.compaction.tiers import Tier
+from app.evaluation.families import score_families
 from app.evaluation.report import summaries
 from app.evaluation.run import EvalOptions, evaluate
 
-# Every transcript of the corpus, 8 calls each spread over the run, and 8 planted runs.
-QUICK = EvalOptions(steps=8, planted_runs=8, tier=Tier.MID)
-
 KEYS = ("reduction", "recall", "planted_survival", "error_retention")
-# Quality floors are today's scores; reduction floors sit half a point lower, so that
-# rewording a nudge does not fail CI, while a change that gives up reduction does.
-FLOORS = {  # reduction, recall, planted survival, error retention
-    # Lowered reduction (local, mid, large, frontier): the recent window keeps tool
-    # arguments whole and a tier's tokens, and ``fast`` closes older turns into blocks
-    # whose notes stay the same bytes (the turns after the last block grow until the next
-    # closes); recall rose 14 to 26 points for it and the cost under prompt caching fell.
-    # Recall 0.1 point lower (mid, large, frontier, masks): a short run's cut that saves
-    # fewer tokens than the nudge now stands, where it came and went from call to call.
-    # Raised (every fast tier): the recent turns point back to lines shown above instead
-    # of repeating them, and a cut result spends its budget on new lines.
-    # Local: blocks of 10 turns, an 800-token window and 200-character results (were 8,
-    # 1,000 and 300): more reduction and recall on the whole corpus, and 2.7 points less
-    # cost under prompt caching.
-    # Raised (every tier): the agent's sentences that only announce a look ("Let me
-    # check the `X` class:") leave the notes, since the call beside them says as much, and
-    # each tier's window takes some of the tokens saved (local 1,000, mid 1,200, large
-    # 3,300, frontier 6,300).
-    # Raised again: a note's line for a lone shell command reads "bash: ls src", without
-    # the key, the quotes and their escapes, and without a leading "cd DIR &&".
-    # Raised recall (every tier): the text an agent writes beside its calls becomes its
-    # gist in the recent turns (300 characters at local and mid, 400 large, 800 frontier),
-    # cut the same way from the first call that sends it, and the windows take the
-    # tokens saved (1,600, 1,800, 4,000 and 7,000). Lowered reduction for rebuild (it
-    # slides mid's wider window): recall rose 4 points for it. Frontier's reduction floor
-    # back to 0.440: its sample lost 0.4 points while the whole corpus gained 0.3.
-    # Raised (mid, large, frontier): a recent result is cut only when that saves a third
-    # of it, to 750, 700 and 750 characters (800 before).
-    # Raised reduction (every tier): the agent's words in a note take 130 characters (160
-    # before). Recall 0.1 point lower for rebuild and compress-history (below) in this
-    # sample only: over every call of the corpus both gain recall (55.7% -> 55.8%, 79.7% ->
-    # 79.8%) and reduction.
-    # Raised (mid): the agent's text beside its calls is gisted to 150 characters (300
-    # before) and the window takes 1,900 tokens (1,800): over every call of the corpus
-    # reduction 66.2% -> 66.4%, recall 74.9% held, cost 50.9% -> 50.5%. Rebuild and the
-    # observation mask share mid's budgets; both gain (rebuild 75.0%/55.8% -> 74.9%/56.3%,
-    # the mask 44.3%/78.5% -> 45.6%/78.1%, above the keep-last line, and cheaper).
-    # Raised recall (local, mid): closed blocks age a batch at a time (mid: the
-    # newest block whole, the older ones aged three at a time), so a note stays whole
-    # for longer on average and the output is rewritten at one closing in three; handles
-    # are 64 bits in decimal (9 tokens, 13 before). Over every call of the corpus mid
-    # goes 66.4%/74.9% -> 66.1%/75.1% and its cost 50.5% -> 49.7%; the observation mask,
-    # whose markers carry handles, gains 0.7 points of reduction.
-    # Raised (every fast tier and rebuild): a note's line shows the lines worth most of
-    # the code the call carries (a script, a heredoc, a written file; 1,000 characters)
-    # and of what a read showed (1,000), lines already in the note or saying nothing new
-    # are left out, an aged read keeps its "key: value" lines and a call whose tool
-    # changes state (set_config, cancel_order) keeps its line. The richer notes let the
-    # blocks be shorter and age two at a time: mid closes a block of 11 turns once one
-    # turn follows it. Mid's recall is 1.1 points lower in this sample; over every call
-    # of the corpus (asserted below) it gains 1.4 points with 4.3 of reduction, and its
-    # cost falls 2.5 points.
-    # Recall 0.1 to 0.3 points lower: the start and the end of a long result or script
-    # are cut where a line ends, so a note shows no fragment of a line ("nitial_state,
-    # final_state)"); over every call of the corpus mid goes 70.4%/76.5% -> 70.5%/76.3%.
-    # Frontier's recall 0.1 point lower: a result's salient lines take at most four of
-    # one shape (a listing's rows), so a read of repetitive code is a third as long; over
-    # every call of the corpus each fast tier gives 0.1 of recall for 0.1 of reduction,
-    # and the planted runs' reduction rises 1.6 to 5 points.
-    # Raised recall (every tier, rebuild and the mask): a recent result cut to its budget
-    # keeps a third more when its call read a file and half when it ran tests
-    # (compaction.result_chars); over every call of the corpus each tier gains 0.2 points
-    # of recall at the same reduction.
-    # Raised recall again: a whole note shows 1,600 characters of the code a call carries
-    # (1,000 before); over every call each fast tier gains 0.2 to 0.5 points of recall
-    # for 0.03 to 0.07 of reduction.
-    # Raised recall again: a note shows 1,300 characters of a read's result (1,000),
-    # 100 of a test run's and 50 of any other's (100 each before).
-    "synthesize-fast-local": (0.645, 0.730, 1.0, 1.0),
-    # Mid lowered (recall 1.7 points in this sample, 0.26 over every call of the corpus,
-    # 76.84% -> 76.58%, reduction 70.60% -> 70.65%): blocks of 7 turns, the newest two
-    # notes whole and older ones aged three at a time, the turns after the last block cut
-    # to 450 characters (11, 1, 2 and 750 before). For issue 15's planted target: the
-    # planted runs' reduction over their steps went 76.4% -> 80.1%, every fact kept.
-    "synthesize-fast-mid": (0.620, 0.783, 1.0, 1.0),
-    "synthesize-fast-large": (0.526, 0.890, 1.0, 1.0),
-    "synthesize-fast-frontier": (0.495, 0.903, 1.0, 1.0),
-    "synthesize-rebuild-mid": (0.643, 0.692, 1.0, 1.0),
-    # Raised: older actions keep their reasoning's gist, as the recent turns show it.
-    "observation-mask-mid": (0.424, 0.803, 0.857, 1.0),
-    # Replayed as agents use it now (the answer kept as the history, new messages
-    # appended), not rebuilt from the whole transcript at every call: less reduction,
-    # more recall, and what it costs under prompt caching (below) fell from 115%.
-    # Lowered reduction: its summary tells the work as the notes do (each call with its
-    # answer's salient lines, the agent's own statements, what it wrote), 45 entries, for
-    # 3.5 points of recall and every planted fact (71.4% before).
-    # Raised error retention: the summary keeps every distinct error (up to 40), not the
-    # newest eight (97.5% over every call before).
-    # Lowered reduction: each entry of its work keeps 200 characters of the lines under
-    # a note's line (code, result lines), for 2.7 points of recall over every call.
-    "compress-history-fast": (0.492, 0.830, 1.0, 1.0),
+WINDOWS = ("keep-last-4", "keep-last-8", "keep-last-16", "keep-last-32")
+
+
+def quick(split: str) -> EvalOptions:
+    """Every transcript of the split, 8 calls each spread over the run, and 8 planted
+    runs."""
+    return EvalOptions(split=split, steps=8, planted_runs=8, tier=Tier.MID)
+
+
+def every_call(**options: object) -> EvalOptions:
+    """Every call of each run: prefix reuse, cost and the families' margins need it."""
+    return EvalOptions(only=("synthesize-fast-mid", "compress-history-fast", *WINDOWS),
+                       planted_runs=0, **options)  # type: ignore[arg-type]
+
+
+# Today's scores; reduction floors sit half a point lower, so that rewording a nudge
+# does not fail CI, while a change that gives up reduction does. (split, compactor):
+# reduction, recall, planted survival, error retention.
+FLOORS = {
+    # Text actions read as calls (the text-action families were at 10-29% reduction),
+    # JSON records with their ids whole and 480 characters (320), kept code indented,
+    # a command's directory kept.
+    ("tune", "synthesize-fast-local"): (0.588, 0.749, 1.0, 1.0),
+    ("tune", "synthesize-fast-mid"): (0.569, 0.803, 1.0, 1.0),
+    ("tune", "synthesize-fast-large"): (0.495, 0.893, 1.0, 1.0),
+    ("tune", "synthesize-fast-frontier"): (0.465, 0.908, 1.0, 1.0),
+    ("tune", "synthesize-rebuild-mid"): (0.592, 0.732, 1.0, 1.0),
+    ("tune", "observation-mask-mid"): (0.380, 0.840, 0.868, 1.0),
+    ("tune", "compress-history-fast"): (0.348, 0.805, 1.0, 1.0),
+    # Error retention under 100% on the test split: failure lines of OpenHands' results
+    # are lost (noticed, not yet fixed; see the README's per-family table).
+    ("test", "synthesize-fast-local"): (0.562, 0.824, 1.0, 0.897),
+    ("test", "synthesize-fast-mid"): (0.551, 0.838, 1.0, 0.895),
+    ("test", "synthesize-fast-large"): (0.497, 0.896, 1.0, 0.891),
+    ("test", "synthesize-fast-frontier"): (0.488, 0.897, 1.0, 0.928),
+    ("test", "synthesize-rebuild-mid"): (0.580, 0.798, 1.0, 0.903),
+    ("test", "observation-mask-mid"): (0.453, 0.859, 0.868, 0.903),
+    ("test", "compress-history-fast"): (0.234, 0.914, 1.0, 0.932),
 }
-# Prefix reuse and cost need every call of a run (a sample skips steps, and what the
-# previous call sent is the point): the default tier's fast mode, replayed whole.
-CACHED = EvalOptions(only=("synthesize-fast-mid", "compress-history-fast"), planted_runs=0)
-CEILINGS = {  # prefix reuse floor, cost ceilings (share of sending everything)
-    # Lowered cost ceilings: the nudge, after the newest turn and so never cached, no
-    # longer repeats the files edited and the last failure that the turns above show, and
-    # is left out while the agent gathers with nothing missing.
-    # Lowered again: mid's shorter reasoning gist (150 characters) and wider window.
-    # Lowered again, under issue 16's 50%: notes age three blocks at a time (the output
-    # is rewritten from the oldest note that ages) and handles cost 9 tokens, not 13.
-    # Lowered cost ceilings (issue 16: at most 50% and 60%): the notes' richer lines
-    # let mid's blocks be shorter (see FLOORS); reuse is 1.7 points lower, as notes age
-    # two blocks at a time.
-    # Raised (47.0% -> 48.7%, 50.9% -> 52.9%), with reuse 89.6% -> 88.8%: mid's blocks
-    # of 7 turns close more often (see FLOORS), still within issue 16's 50% and 60%.
-    "synthesize-fast-mid": (0.887, 0.488, 0.530),
-    # Raised cost ceilings, for the richer summary above (55.8% -> 59.2% at OpenAI's prices).
-    # Raised again (58.8% -> 60.1%): each work entry keeps the lines under its note line.
-    "compress-history-fast": (0.929, 0.603, 0.637),
+# The test split's families, every call at mid: recall minus the keep-last line's at
+# the same reduction, in points of recall, at least (today's, half a point lower).
+# Issue 36 asks for 8 points above the line in every family; aider and webvoyager are
+# not there yet, and this holds them where they are.
+MARGINS = {"aider": -0.117, "openhands-codeact": 0.105, "tau2-bench": 0.131,
+           "webvoyager": 0.034}
+CEILINGS = {  # (split, compactor): prefix reuse floor, cost ceilings (share of none)
+    ("tune", "synthesize-fast-mid"): (0.885, 0.538, 0.582),
+    ("tune", "compress-history-fast"): (0.873, 0.973, 1.059),
+    ("test", "synthesize-fast-mid"): (0.811, 0.629, 0.679),
+    ("test", "compress-history-fast"): (0.898, 0.872, 0.907),
 }
-# Issue 15's targets, over every call of the corpus at the default tier: needed-fact
-# recall at least 75% at 70% or more token reduction.
-TARGETS = {"synthesize-fast-mid": (0.70, 0.75)}
+# Issue 15's targets, over every call of the corpus's first 31 runs (tau-bench airline,
+# SWE-agent, mini-swe-agent on deepseek): needed-fact recall at least 75% at 70% or more
+# token reduction; cost under prompt caching at most 50% and 55% (OpenAI, Anthropic).
+FIRST_RUNS = ("tau-airline-gpt4o", "sweagent-", "minisweagent-")
+TARGETS = {"synthesize-fast-mid": (0.70, 0.75, 0.50, 0.55)}
 # And over the planted runs, at every step once all facts are in: reduction at least 80%,
 # at least 95% of the facts kept, and 90% of each kind.
 PLANTED_TARGETS = {"synthesize-fast-mid": (0.80, 0.95, 0.90)}
@@ -134,53 +80,68 @@ PLANTED_TARGETS = {"synthesize-fast-mid": (0.80, 0.95, 0.90)}
 
 @pytest.fixture(scope="module")
 def rows(encoder):
-    return summaries(evaluate(QUICK, encoder, progress=lambda _: None).total)
+    return {split: summaries(evaluate(quick(split), encoder, progress=lambda _: None).total)
+            for split in ("tune", "test")}
 
 
-@pytest.mark.parametrize("name", sorted(FLOORS))
-def test_quality_stays_above_its_floor(rows, name):
-    scores = rows[name]
-    below = {k: (round(scores[k], 4), floor) for k, floor in zip(KEYS, FLOORS[name], strict=True)
+@pytest.fixture(scope="module")
+def every(encoder):
+    return {split: evaluate(every_call(split=split), encoder, progress=lambda _: None)
+            for split in ("tune", "test")}
+
+
+@pytest.mark.parametrize(("split", "name"), sorted(FLOORS))
+def test_quality_stays_above_its_floor(rows, split, name):
+    scores = rows[split][name]
+    floors = FLOORS[split, name]
+    below = {k: (round(scores[k], 4), floor) for k, floor in zip(KEYS, floors, strict=True)
              if scores[k] < floor}
-    assert below == {}, f"{name} fell below its floors (score, floor): {below}"
+    assert below == {}, f"{name} on {split} fell below its floors (score, floor): {below}"
 
 
-def test_the_baselines_behave_as_baselines(rows):
-    assert rows["none"]["recall"] == 1.0 and rows["none"]["reduction"] == 0.0
-    assert rows["none"]["planted_survival"] == 1.0
-    windows = [rows[f"keep-last-{n}"] for n in (4, 8, 16, 32)]
+@pytest.mark.parametrize("split", ["tune", "test"])
+def test_the_baselines_behave_as_baselines(rows, split):
+    assert rows[split]["none"]["recall"] == 1.0 and rows[split]["none"]["reduction"] == 0.0
+    assert rows[split]["none"]["planted_survival"] == 1.0
+    windows = [rows[split][name] for name in WINDOWS]
     # A wider window keeps more and cuts less.
     assert [w["recall"] for w in windows] == sorted(w["recall"] for w in windows)
     assert [w["reduction"] for w in windows] == sorted((w["reduction"] for w in windows),
                                                        reverse=True)
 
 
-@pytest.fixture(scope="module")
-def cached_rows(encoder):
-    return summaries(evaluate(CACHED, encoder, progress=lambda _: None).total)
+def test_every_test_family_holds_its_margin_over_the_window(every):
+    families = {f.family: f for f in score_families(every["test"].runs,
+                                                    "synthesize-fast-mid")}
+    assert set(families) == set(MARGINS)
+    below = {name: round(f.margin, 4) for name, f in families.items()
+             if f.margin < MARGINS[name]}
+    assert below == {}, f"families under their margin floors: {below}"
 
 
-@pytest.mark.parametrize("name", sorted(CEILINGS))
-def test_cost_under_prompt_caching_stays_under_its_ceiling(cached_rows, name):
-    scores = cached_rows[name]
-    reuse, openai, anthropic = CEILINGS[name]
+@pytest.mark.parametrize(("split", "name"), sorted(CEILINGS))
+def test_cost_under_prompt_caching_stays_under_its_ceiling(every, split, name):
+    scores = summaries(every[split].total)[name]
+    reuse, openai, anthropic = CEILINGS[split, name]
     assert scores["prefix_reuse"] >= reuse, scores["prefix_reuse"]
     assert scores["cost"]["openai"] <= openai, scores["cost"]
     assert scores["cost"]["anthropic"] <= anthropic, scores["cost"]
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
-def test_the_default_keeps_what_agents_need_at_the_target_reduction(cached_rows, name):
-    reduction, recall = TARGETS[name]
-    scores = cached_rows[name]
+def test_the_first_runs_keep_what_agents_need_at_the_target_reduction(encoder, name):
+    options = EvalOptions(files=FIRST_RUNS, only=(name,), planted_runs=0)
+    scores = summaries(evaluate(options, encoder, progress=lambda _: None).total)[name]
+    reduction, recall, openai, anthropic = TARGETS[name]
     assert scores["reduction"] >= reduction, scores["reduction"]
     assert scores["recall"] >= recall, scores["recall"]
+    assert scores["cost"]["openai"] <= openai and scores["cost"]["anthropic"] <= anthropic
 
 
 @pytest.mark.parametrize("name", sorted(PLANTED_TARGETS))
 def test_the_default_keeps_planted_facts_at_the_target_reduction(rows, name):
     reduction, survival, each = PLANTED_TARGETS[name]
-    scores = rows[name]
+    scores = rows["test"][name]
     assert scores["planted_reduction"] >= reduction, scores["planted_reduction"]
     assert scores["planted_survival"] >= survival, scores["planted_survival"]
     assert min(scores["planted_by_kind"].values()) >= each, scores["planted_by_kind"]
