@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.engine.compaction.base import Compaction, Span
-from app.engine.reading.textactions import EDIT_MARK, edit_blocks, observations, read_action
+from app.engine.reading.textactions import EDIT_MARK, TextActions
 from app.engine.transcript.model import Message, Part, ToolCall
 
 # Ids of the calls lifting makes; a wire id never starts so, as none is lowered back.
@@ -77,10 +77,11 @@ def _made_here(message: Message) -> bool:
             and message.tool_call_id.startswith(LIFTED_CALL))
 
 
-def lift(messages: Sequence[Message]) -> Lifted:
+def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lifted:
     """Each text action answered by an observation as a call and its result, and each
     edit block as a call with an empty result."""
-    answered = set(observations(messages))
+    actions = actions or TextActions()
+    answered = set(actions.observations(messages))
     if not answered and not any(EDIT_MARK in m.text for m in messages
                                 if m.role == "assistant" and not m.tool_calls):
         return Lifted(tuple(messages), {}, frozenset())
@@ -91,7 +92,7 @@ def lift(messages: Sequence[Message]) -> Lifted:
         if m.index < 0:  # only what the caller sent is lifted, so only that is lowered
             out.append(m)
         elif position + 1 in answered and messages[position + 1].index >= 0:
-            read = read_action(m.text)
+            read = actions.action(m.text)
             parts = (Part("text", read.thought),) if read.thought else ()
             answering = f"{LIFTED_CALL}{m.index}"
             out.append(Message("assistant", parts,
@@ -104,7 +105,7 @@ def lift(messages: Sequence[Message]) -> Lifted:
                                index=m.index))
             originals[m.index] = m
         elif m.role == "assistant" and not m.tool_calls and EDIT_MARK in m.text:
-            out.extend(_edits(m, originals))
+            out.extend(_edits(m, actions, originals))
         else:
             out.append(m)
         answering = ""
@@ -113,9 +114,10 @@ def lift(messages: Sequence[Message]) -> Lifted:
     return Lifted(tuple(out), originals, foldable)
 
 
-def _edits(message: Message, originals: dict[int, Message]) -> list[Message]:
+def _edits(message: Message, actions: TextActions,
+           originals: dict[int, Message]) -> list[Message]:
     """An assistant message with edit blocks, as calls each with an empty result."""
-    edits, thought = edit_blocks(message.text)
+    edits, thought = actions.edits(message.text)
     if not edits:
         return [message]
     originals[message.index] = message

@@ -12,6 +12,7 @@ from app.engine.reading.gist import Gists
 from app.engine.reading.outcomes import Outcomes
 from app.engine.reading.repeats import LineMemo
 from app.engine.reading.salient import SalientLines
+from app.engine.reading.textactions import TextActions
 from app.engine.transcript.model import Message, segment
 
 
@@ -27,6 +28,7 @@ class EngineCaches:
         self.lines = LineMemo()
         self.salient = SalientLines()
         self.gists = Gists()
+        self.actions = TextActions()
 
     def context(self, messages: Sequence[Message], tier: Tier = Tier.MID,
                 tokens: Callable[[Sequence[Message]], int] | None = None) -> StrategyContext:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from app.engine.memo import Memo
 from app.engine.transcript.model import Message
 
 # How harnesses open the text they send back.
@@ -126,18 +127,43 @@ def edit_blocks(text: str) -> tuple[list[TextAction], str]:
     return found, _EDIT_BLOCK.sub("", text).strip() if found else text
 
 
-def observations(messages: Sequence[Message]) -> list[int]:
-    """Positions of user messages that answer a text action: each right after an
-    assistant message without tool calls, and shaped as a harness's output. The task
-    (the first user message) is never one."""
-    found: list[int] = []
-    task_seen = False
-    previous: Message | None = None
-    for i, m in enumerate(messages):
-        if m.role == "user":
-            if (task_seen and previous is not None and previous.role == "assistant"
-                    and not previous.tool_calls and is_observation(m.text)):
-                found.append(i)
-            task_seen = True
-        previous = m
-    return found
+def _edit_blocks(text: str) -> tuple[tuple[TextAction, ...], str]:
+    edits, rest = edit_blocks(text)
+    return tuple(edits), rest
+
+
+class TextActions:
+    """The readings above, memoized by text: an agent resends every action and every
+    observation on every step, and a warm call should read only its new ones."""
+
+    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
+        self._observations: Memo[str, bool] = Memo(cache_chars)
+        self._actions: Memo[str, TextAction] = Memo(cache_chars)
+        self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(cache_chars)
+
+    def is_observation(self, text: str) -> bool:
+        return self._observations.get(text, is_observation)
+
+    def action(self, text: str) -> TextAction:
+        return self._actions.get(text, read_action)
+
+    def edits(self, text: str) -> tuple[tuple[TextAction, ...], str]:
+        if EDIT_MARK not in text:
+            return (), text
+        return self._edits.get(text, _edit_blocks)
+
+    def observations(self, messages: Sequence[Message]) -> list[int]:
+        """Positions of user messages that answer a text action: each right after an
+        assistant message without tool calls, and shaped as a harness's output. The
+        task (the first user message) is never one."""
+        found: list[int] = []
+        task_seen = False
+        previous: Message | None = None
+        for i, m in enumerate(messages):
+            if m.role == "user":
+                if (task_seen and previous is not None and previous.role == "assistant"
+                        and not previous.tool_calls and self.is_observation(m.text)):
+                    found.append(i)
+                task_seen = True
+            previous = m
+        return found

@@ -149,7 +149,7 @@ class Synthesizer:
                                     "message.", pointer="/messages")
         caches = self._caches
         validate(messages, caches.calls)
-        lifted = lift(messages)
+        lifted = lift(messages, caches.actions)
         signals = observe(lifted.messages, options.phase, caches.outcomes, caches.calls)
         phase = classify(signals, options.phase)
         budget = TIER_BUDGETS[options.tier]
