@@ -169,17 +169,20 @@ def jobs(directory: Path) -> int:
         plan = history.plan(transcript, HistoryOptions())
         h = history.finish(plan, history.fast_summary(plan)) if plan.fired else \
             history.unchanged(plan)
-        tplan = trace.plan(_actions(transcript), TraceOptions())
-        t = trace.finish(tplan, tplan.groups if tplan.fired else None, "deterministic")
         row = {"synthesize": 1 - s.tokens_after / s.tokens_before,
-               "history": 1 - h.tokens_after / h.tokens_before,
-               "trace": 1 - t.tokens_after / t.tokens_before}
+               "history": 1 - h.tokens_after / h.tokens_before}
+        actions = _actions(transcript)
+        if actions:  # an agent that acts in its text has no trace of tool calls
+            tplan = trace.plan(actions, TraceOptions())
+            t = trace.finish(tplan, tplan.groups if tplan.fired else None, "deterministic")
+            row["trace"] = 1 - t.tokens_after / t.tokens_before
         for k, v in row.items():
             columns[k].append(v)
+        shown = f"{row['trace']:>9.1%}" if "trace" in row else f"{'-':>9}"
         print(f"{path.name[:58]:58} {len(messages):>5} {row['synthesize']:>10.1%} "
-              f"{row['history']:>9.1%} {row['trace']:>9.1%}")
+              f"{row['history']:>9.1%} {shown}")
     print("-" * len(header))
     print(f"{'median':58} {'':>5} " + " ".join(
-        f"{statistics.median(v):>{w}.1%}" for v, w in zip(columns.values(), (10, 9, 9),
-                                                           strict=True)))
+        f"{statistics.median(v) if v else 0.0:>{w}.1%}"
+        for v, w in zip(columns.values(), (10, 9, 9), strict=True)))
     return 0

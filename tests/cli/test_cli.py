@@ -44,13 +44,18 @@ def test_serve_answers_over_real_http():
 
 
 def test_bench_runs_on_a_small_corpus(tmp_path, capsys):
-    for name in ("sweagent-ctf-crypto-eps.jsonl", "tau-airline-gpt4o-task017-trial1.jsonl"):
+    # A text-action run too (actions in its text, results as user messages): no trace.
+    text_run = "mini-swe-agent-text-nanoswea-test-repo-missing-colon.jsonl"
+    for name in ("sweagent-ctf-crypto-eps.jsonl", "tau-airline-gpt4o-task017-trial1.jsonl",
+                 text_run):
         (tmp_path / name).write_text((TRANSCRIPTS / name).read_text())
     assert main(["bench", "--dir", str(tmp_path), "--repeat", "1"]) == 0
     assert "median cold/floor" in capsys.readouterr().out
     assert main(["bench", "--dir", str(tmp_path), "--jobs"]) == 0
     out = capsys.readouterr().out
     assert "synthesize" in out and "median" in out
+    [row] = [line for line in out.splitlines() if line.startswith(text_run[:40])]
+    assert row.split()[-1] == "-"
 
 
 def test_a_missing_or_malformed_file_is_one_clear_line(tmp_path, capsys):
