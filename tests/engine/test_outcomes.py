@@ -97,6 +97,22 @@ def test_a_chained_traceback_says_the_exception_it_started_from():
     apart = CHAINED.replace("During handling of the above exception, another exception "
                             "occurred:", "retrying")
     assert "caused by" not in read(apart).line
+    assert outcome.quoted_lines() == ("ModuleNotFoundError: No module named 'sqlparse'",
+                                      quoted(outcome.line))
+
+
+def test_a_long_final_exception_still_names_its_cause_to_a_cut():
+    # The final line takes the room the note's line has, so the line cannot name the
+    # cause; a cut result keeps both lines all the same (OpenHands' runs, with
+    # ImproperlyConfigured messages of 250 characters).
+    long = CHAINED.replace("isn't an available database backend.",
+                           "isn't an available database backend; " + "try " * 60 + ".")
+    outcome = read(long)
+    assert "caused by" not in outcome.line
+    assert outcome.cause == "ModuleNotFoundError: No module named 'sqlparse'"
+    cause, own = outcome.quoted_lines()
+    assert cause == outcome.cause and cause in long
+    assert own.startswith("django.core.exceptions.ImproperlyConfigured: 'django.db")
 
 
 def test_paths_are_shortened_in_the_middle_keeping_the_file_name():

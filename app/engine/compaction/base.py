@@ -13,7 +13,7 @@ from app.engine.prompts import CUT_MARKER, JSON_MARKER
 from app.engine.reading.answers import JSON_CHARS, json_lines
 from app.engine.reading.calls import CallSummaries, CallSummary
 from app.engine.reading.gist import Gists
-from app.engine.reading.outcomes import Outcomes, quoted_lines
+from app.engine.reading.outcomes import Outcomes
 from app.engine.reading.repeats import LineMemo, Shown
 from app.engine.reading.salient import SalientLines
 from app.engine.transcript.model import Message, Part, Segments, ToolCall, calls_by_result
@@ -252,7 +252,7 @@ def cut_result(message: Message, context: StrategyContext, original: Message,
     if len(text) * 2 <= limit * 3:
         return message, None
     span = span_of("truncated", [original], context.handles)
-    keep = quoted_lines(outcome.line) if outcome.error \
+    keep = outcome.quoted_lines() if outcome.error \
         else context.salient.of(text, limit // 3, outcome.line)
     cut = cut_text(text, limit, span.handle, keep)
     if len(cut) >= len(text):  # just over the budget: the marker would cost more

@@ -66,10 +66,21 @@ NO_OUTPUT = "no output"
 class Outcome:
     error: bool
     line: str  # the error line when it failed, else the first line with content
+    # The exception a failed result's chain of tracebacks started from, whole as the
+    # result holds it ("" without one): ``line`` names it only when both fit.
+    cause: str
 
-    def __init__(self, error: bool, line: str) -> None:
+    def __init__(self, error: bool, line: str, cause: str = "") -> None:
         self.error = error
         self.line = line
+        self.cause = cause
+
+    def quoted_lines(self) -> tuple[str, ...]:
+        """The lines of a failure the result itself holds, in its order: the exception
+        the chain started from, then ``quoted`` of the line. A cut result keeps both:
+        what was raised last often only wraps what to act on."""
+        own = quoted(self.line)
+        return (self.cause, own) if self.cause and self.cause != own else (own,)
 
 
 def _find_error(text: str) -> re.Match[str] | None:
@@ -107,13 +118,18 @@ def read(text: str, *, flagged: bool = False) -> Outcome:
             raised = failure_line(text)
             line = line if raised.startswith(NO_OUTPUT) else raised
         return Outcome(False, line)
-    return Outcome(True, failure_line(text))
+    return Outcome(True, *_failure(text))
 
 
 def failure_line(text: str) -> str:
     """What a failed result says went wrong, in a line: its last failure line (with the
     deepest traceback frame in the project's own files), else its first marked line,
     else its first line; ``no output`` (and the exit code) when it is empty."""
+    return _failure(text)[0]
+
+
+def _failure(text: str) -> tuple[str, str]:
+    """``failure_line`` and the exception its chain started from (see Outcome.cause)."""
     tail = text[-_TAIL:]
     matches = [(m.start(), m.group(0)) for m in _FAILURE.finditer(tail)]
     raised = _raised(tail, tail.rfind(_TRACEBACK_HEADER))
@@ -126,9 +142,10 @@ def failure_line(text: str) -> str:
         if frame and len(line) + len(frame) + len(_AT) + 1 <= _LINE_CHARS:
             line = f"{line}{_AT}{frame})"
         cause = _cause(tail, failure.strip())
-        if cause and len(line) + len(cause) + len(_CAUSED) + 1 <= _LINE_CHARS:
-            line = f"{line}{_CAUSED}{cause})"
-        return line
+        short = shorten(cause, _CAUSE_CHARS)
+        if cause and len(line) + len(short) + len(_CAUSED) + 1 <= _LINE_CHARS:
+            line = f"{line}{_CAUSED}{short})"
+        return line, cause
     found = _find_error(text)
     # With no marked line, a failed command says why at its end ("patch: **** malformed
     # patch at line 39"), after what it printed while it worked ("patching file a.py").
@@ -142,8 +159,8 @@ def failure_line(text: str) -> str:
     if not line or _RETURN_CODE.fullmatch(line):
         code = _RETURN_CODE.search(text[:_HEAD])
         status = (code.group(1) or code.group(2)) if code is not None else None
-        return f"{NO_OUTPUT}, exit {status}" if status else NO_OUTPUT
-    return shorten(line, _LINE_CHARS)
+        return (f"{NO_OUTPUT}, exit {status}" if status else NO_OUTPUT), ""
+    return shorten(line, _LINE_CHARS), ""
 
 
 def _next_line(text: str, position: int) -> str:
@@ -187,7 +204,7 @@ def _cause(text: str, final: str) -> str:
     after = text[raised[0] : text.find(_TRACEBACK_HEADER, raised[0])]
     if not any(link in after for link in _CHAINED):
         return ""  # two tracebacks, one after the other: the last says what failed
-    return shorten(raised[1], _CAUSE_CHARS)
+    return raised[1]
 
 
 def quoted(line: str) -> str:
@@ -196,17 +213,6 @@ def quoted(line: str) -> str:
     if line.startswith(NO_OUTPUT):
         return ""
     return line.split(_AT, 1)[0].split(_CAUSED, 1)[0]
-
-
-def quoted_lines(line: str) -> tuple[str, ...]:
-    """The lines of a failure the result itself holds, in its order: the exception the
-    chain started from, when the line names one whole, then ``quoted``. A cut result
-    keeps both: what was raised last often only wraps what to act on."""
-    own = quoted(line)
-    cause = line.partition(_CAUSED)[2][:-1]
-    if not cause or cause.endswith(ELLIPSIS):
-        return (own,)
-    return (cause, own)
 
 
 def _project_frame(text: str) -> str:
