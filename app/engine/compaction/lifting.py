@@ -20,7 +20,8 @@ from app.engine.compaction.base import Compaction, Span
 from app.engine.reading.textactions import EDIT_MARK, TextActions
 from app.engine.transcript.model import Message, Part, ToolCall
 
-# Ids of the calls lifting makes; a wire id never starts so, as none is lowered back.
+# The ids of the calls lifting makes. None reaches the wire: every message that holds
+# one is lowered back, or dropped when it was made here.
 LIFTED_CALL = "cs_text_"
 
 
@@ -88,10 +89,17 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
     out: list[Message] = []
     originals: dict[int, Message] = {}
     answering = ""  # the call id the next message answers, right after its action
+    # Lowering finds a message's original by its wire index: a wire message read as
+    # several (an Anthropic turn with results and text) is left as it is.
+    seen: set[int] = set()
+    shared: set[int] = set()
+    for m in messages:
+        (shared if m.index in seen else seen).add(m.index)
     for position, m in enumerate(messages):
-        if m.index < 0:  # only what the caller sent is lifted, so only that is lowered
+        if m.index < 0 or m.index in shared:  # only what is lifted is lowered
             out.append(m)
-        elif position + 1 in answered and messages[position + 1].index >= 0:
+        elif position + 1 in answered and messages[position + 1].index >= 0 \
+                and messages[position + 1].index not in shared:
             read = actions.action(m.text)
             parts = (Part("text", read.thought),) if read.thought else ()
             answering = f"{LIFTED_CALL}{m.index}"
