@@ -5,7 +5,8 @@ write a shell command in a fenced block, ReAct agents an ``Action:`` line, step
 agents a JSON object with a ``kind``; the harness runs it and sends what came
 back as the next user message. Read as plain chat, every such result would be
 "the user" and stay forever, and the agent would seem never to have called a
-tool. Read here, each (action, observation) pair is a call and its result.
+tool. Read here, each (action, observation) pair is a call and its result, and
+each edit block an assistant writes (Aider's SEARCH/REPLACE) an edit of its file.
 
 An observation is recognised by the shape harnesses give it (a return code tag,
 an ``Observation:`` label, a JSON observation step, a shell prompt at its end),
