@@ -47,9 +47,11 @@ FLOORS = {
     ("tune", "observation-mask-mid"): (0.380, 0.840, 0.868, 1.0),
     ("tune", "compress-history-fast"): (0.348, 0.805, 1.0, 1.0),
     # Error retention under 100% on the test split: failure lines of OpenHands' results
-    # are lost (noticed, not yet fixed; see the README's per-family table).
-    ("test", "synthesize-fast-local"): (0.562, 0.824, 1.0, 0.897),
-    ("test", "synthesize-fast-mid"): (0.551, 0.838, 1.0, 0.895),
+    # are lost (noticed, not yet fixed; see the README's per-family table). Raised
+    # (local, mid): a cut keeps the exception a chain started from even when the final
+    # exception's line is too long to name it.
+    ("test", "synthesize-fast-local"): (0.562, 0.824, 1.0, 0.904),
+    ("test", "synthesize-fast-mid"): (0.551, 0.838, 1.0, 0.902),
     ("test", "synthesize-fast-large"): (0.497, 0.896, 1.0, 0.891),
     ("test", "synthesize-fast-frontier"): (0.488, 0.897, 1.0, 0.928),
     ("test", "synthesize-rebuild-mid"): (0.580, 0.798, 1.0, 0.903),
