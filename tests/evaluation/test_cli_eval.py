@@ -58,3 +58,21 @@ def test_through_a_running_service_the_scores_are_the_engines(encoder):
         for key in ("reduction", "recall", "planted_survival", "error_retention",
                     "prefix_reuse"):
             assert remote[name][key] == pytest.approx(scores[key]), (name, key)
+
+
+def test_a_split_and_a_family_are_chosen_and_scored_per_family(tmp_path, capsys):
+    out_json = tmp_path / "eval.json"
+    assert main(["eval", "--split", "test", "--family", "webvoyager", "--steps", "2",
+                 "--planted", "0", "--compactors", "keep-last-8,synthesize-fast-mid",
+                 "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "synthesize-fast-mid, per agent family" in out
+    [row] = [line for line in out.splitlines() if line.startswith("webvoyager ")]
+    assert row.split()[1] == "test"
+    data = json.loads(out_json.read_text())
+    assert data["options"]["split"] == "test" and list(data["families"]) == ["webvoyager"]
+    family = data["families"]["webvoyager"]
+    assert family["margin"] == pytest.approx(family["recall"] - family["window_recall"])
+    # A family of the other split is not there: said, not an empty table.
+    assert main(["eval", "--split", "tune", "--family", "webvoyager"]) == 2
+    assert "no runs of family webvoyager" in capsys.readouterr().err
