@@ -21,7 +21,7 @@ def test_entry_points_add_strategies_but_cannot_replace_builtins():
         entry("fast", "tests.support.plugin:DropsUsers"),
     ])
     assert set(found) == {"fast", "fast-rebuild", "observation-mask", "keep-last"}
-    assert type(found["fast"]).__name__ == "BlockStrategy"
+    assert type(found["fast"]).__name__ == "FastStrategy"
 
 
 def test_objects_without_compact_are_skipped():

@@ -36,7 +36,7 @@ from app.engine.transcript.model import Message, Part, Turn
 Block = tuple[Turn, ...]
 
 
-class BlockStrategy:
+class FastStrategy:
     name = "fast"
 
     def __init__(self, notes: Notes | None = None, tails: Tails | None = None) -> None:

@@ -19,7 +19,7 @@ from app.engine.reading.repeats import Shown
 from app.engine.transcript.model import Message, Turn
 
 
-class FastStrategy:
+class RebuildStrategy:
     name = "fast-rebuild"
 
     def __init__(self, notes: Notes | None = None) -> None:
