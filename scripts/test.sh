@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+if [ "${1:-}" = "--fast" ]; then
+    # While working: the tests that need no server, Redis or whole-corpus replay.
+    shift
+    exec .venv/bin/python -m pytest -m "not slow" "$@"
+fi
 .venv/bin/ruff check app tests scripts setup.py
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

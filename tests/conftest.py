@@ -28,9 +28,26 @@ settings.register_profile("contextsynth", deadline=None)
 settings.load_profile("contextsynth")
 
 
+# Tests that start servers, Redis instances or builds, or replay the whole corpus: marked
+# ``slow`` so that ``scripts/test.sh --fast`` leaves them out while working (CI runs all).
+SLOW = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
+        "tests/test_readme.py", "tests/evaluation/test_quality_floors.py",
+        "tests/evaluation/test_cli_eval.py", "tests/cli/test_bench_http.py",
+        "tests/cli/test_cli.py", "tests/adapters/test_events.py",
+        "tests/adapters/test_cache.py", "tests/api/test_cache_api.py",
+        "tests/test_contract.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if str(Path(item.path).relative_to(ROOT)).startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse to test stale compiled modules: an extension shadows its source, so an
     edit to an engine module would otherwise go untested until the next build."""
+    config.addinivalue_line("markers", "slow: starts servers or Redis, or replays the corpus")
     stale = [str(source.relative_to(ROOT)) for built in (ROOT / "app").rglob("*.so")
              if (source := built.parent / (built.name.split(".")[0] + ".py")).exists()
              and source.stat().st_mtime > built.stat().st_mtime]
