@@ -113,6 +113,9 @@ def test_a_long_final_exception_still_names_its_cause_to_a_cut():
     cause, own = outcome.quoted_lines()
     assert cause == outcome.cause and cause in long
     assert own.startswith("django.core.exceptions.ImproperlyConfigured: 'django.db")
+    # A cause longer than a line is not kept whole: a cut must stay within its budget.
+    huge = long.replace("No module named 'sqlparse'", "No module named " + "x" * 400)
+    assert read(huge).cause == "" and read(huge).quoted_lines() == (quoted(read(huge).line),)
 
 
 def test_paths_are_shortened_in_the_middle_keeping_the_file_name():

@@ -90,8 +90,9 @@ def extend_ledger(ledger: Ledger, pairs: Iterable[tuple[ToolCall, Message | None
         if result is not None:
             subjects = frozenset((*summary.commands, *summary.writes, *summary.reads)
                                  or (call.name,))
-            if outcomes.of(result).error:
-                ledger.last_error = f"{call.name} -> {outcomes.of(result).line}"
+            outcome = outcomes.of(result)
+            if outcome.error:
+                ledger.last_error = f"{call.name} -> {outcome.line}"
                 ledger.error_subjects = subjects
             else:
                 ledger.succeeded.update(subjects)

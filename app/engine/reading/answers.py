@@ -48,12 +48,14 @@ def _listed(value: list[Any]) -> str | None:
     """A short list of scalars whole (a customer's reservation ids, a card's last
     digits): the ids are what the conversation goes on to name, and ``[7]`` says only
     how many there were. None for a list of objects, or one too long for a line."""
-    scalars = [_scalar(v) for v in value]
-    if not scalars or any(s is None or (isinstance(v, str) and len(v) > _MAX_ITEM)
-                          for s, v in zip(scalars, value, strict=True)):
-        return None
-    shown = f"[{', '.join(s for s in scalars if s is not None)}]"
-    return shown if len(shown) <= _MAX_LIST else None
+    shown: list[str] = []
+    for v in value:
+        scalar = _scalar(v)
+        if scalar is None or len(scalar) > _MAX_ITEM:
+            return None
+        shown.append(scalar)
+    joined = f"[{', '.join(shown)}]"
+    return joined if shown and len(joined) <= _MAX_LIST else None
 
 
 def _fields(item: dict[str, Any]) -> str:

@@ -67,7 +67,8 @@ class Outcome:
     error: bool
     line: str  # the error line when it failed, else the first line with content
     # The exception a failed result's chain of tracebacks started from, whole as the
-    # result holds it ("" without one): ``line`` names it only when both fit.
+    # result holds it ("" without one, or when longer than a line): ``line`` names it
+    # only when both fit.
     cause: str
 
     def __init__(self, error: bool, line: str, cause: str = "") -> None:
@@ -145,7 +146,8 @@ def _failure(text: str) -> tuple[str, str]:
         short = shorten(cause, _CAUSE_CHARS)
         if cause and len(line) + len(short) + len(_CAUSED) + 1 <= _LINE_CHARS:
             line = f"{line}{_CAUSED}{short})"
-        return line, cause
+        # A cut keeps the cause whole in its middle: only one of a line's length.
+        return line, cause if len(cause) <= _LINE_CHARS else ""
     found = _find_error(text)
     # With no marked line, a failed command says why at its end ("patch: **** malformed
     # patch at line 39"), after what it printed while it worked ("patching file a.py").
