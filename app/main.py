@@ -95,7 +95,7 @@ def create_app(
         proxy=ProxyService(runner, jobs.synthesize, formats, upstream, settings, metrics,
                            cache, os.environ if environ is None else environ),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
-        bodies=Resends(settings.resend_cache_bytes),
+        bodies=Resends(settings.resend_cache_bytes, settings.max_json_depth),
     )
 
     @asynccontextmanager

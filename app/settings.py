@@ -33,6 +33,8 @@ class Settings(BaseSettings):
                                 "closed after this many seconds.")
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024,
                                 description="Largest request body accepted (413 above).")
+    max_json_depth: int = Field(64, ge=8, le=256, description="Deepest nesting of lists "
+                                "and objects in a request body (400 above).")
     max_messages: int = Field(5000, ge=1, description="Most messages in one request (422 above).")
     max_message_chars: int = Field(2_000_000, ge=1,
                                    description="Largest single message, in characters.")

@@ -81,19 +81,22 @@ class _Body:
 
 
 class Resends:
-    def __init__(self, max_bytes: int = 64 << 20) -> None:
+    def __init__(self, max_bytes: int = 64 << 20, max_depth: int | None = None) -> None:
         self._max_bytes = max_bytes
+        # Only what a body adds is parsed, so only that is measured for depth: the
+        # reused messages were measured when their body was read.
+        self._max_depth = max_depth
         self._bytes = 0
         self._by_start: OrderedDict[bytes, list[_Body]] = OrderedDict()
 
     def loads(self, body: bytes) -> Any:
-        """The body as ``loads_fast`` reads it (UNREAD included)."""
+        """The body as ``loads_fast`` reads it (UNREAD and NestedTooDeep included)."""
         if len(body) < MIN_BYTES or not self._max_bytes:
-            return loads_fast(body)
+            return loads_fast(body, self._max_depth)
         start = body[:_START]
         known = self._by_start.get(start, [])
         base, reused = _best(known, body)
-        value = _spliced(body, base, reused) if base is not None else None
+        value = _spliced(body, base, reused, self._max_depth) if base is not None else None
         # A body that repeats all of another's messages carries on its conversation and
         # takes its place; one that shares only the first few (another agent with the
         # same prompt, or an edited history) is remembered beside it.
@@ -102,7 +105,7 @@ class Resends:
             new = _Body(body, list(value["messages"]), base.start,
                         ends=base.ends[:reused])
         else:
-            value = loads_fast(body)
+            value = loads_fast(body, self._max_depth)
             if isinstance(value, Unread) or not isinstance(value, dict):
                 return value
             messages = value.get("messages")
@@ -178,7 +181,8 @@ def _repeated(b: _Body, body: bytes) -> int:
     return lo
 
 
-def _spliced(body: bytes, base: _Body, reused: int) -> dict[str, Any] | None:
+def _spliced(body: bytes, base: _Body, reused: int, max_depth: int | None,
+             ) -> dict[str, Any] | None:
     """The body parsed with its first ``reused`` messages taken from ``base``, or None
     when only a whole parse can say what it holds."""
     if not reused:
@@ -193,7 +197,7 @@ def _spliced(body: bytes, base: _Body, reused: int) -> dict[str, Any] | None:
     # the body replaces it. (The key has no comma or brace, so it cannot straddle.)
     if _KEY[:-1] in rest:
         return None
-    value = loads_fast(body[: base.start] + rest)
+    value = loads_fast(body[: base.start] + rest, max_depth)
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         return None
     value["messages"] = base.messages[:reused] + value["messages"]

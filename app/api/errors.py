@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.adapters.llm import base as llm
 from app.context import request_id
@@ -32,6 +33,7 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.AmbiguousFormat: 422,
     e.InvalidOption: 422,
     e.InvalidNumber: 422,
+    e.MalformedBody: 400,
     e.UnknownStrategy: 422,
     e.LimitExceeded: 422,
     e.StrategyFailed: 500,
@@ -135,13 +137,50 @@ async def http_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     ref = uuid.uuid4().hex[:12]
-    log.exception("unhandled error %s on %s", ref, request.url.path)
+    log.error("unhandled error %s on %s", ref, request.url.path, exc_info=exc)
     return problem(500, "internal-error", "Internal error",
                    f"the service failed unexpectedly; the logs have the details under {ref}. "
                    "Retrying will not help until it is fixed.", request, reference=ref)
 
 
+class Contained:
+    """A bug's 500 that leaves the connection open.
+
+    Starlette answers an unhandled exception with a 500 and raises it again, and the
+    server then closes the connection: a client's next request on that keep-alive
+    connection fails with a reset, for a fault of one request. Here the exception
+    stops once its 500 is sent. Only an answer that had already begun (a stream cut
+    short) goes on up, since the client cannot tell it from a whole one otherwise.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_started(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_started)
+        except Exception as exc:
+            if started:
+                raise
+            response = await unexpected_error(Request(scope), exc)
+            await response(scope, receive, send)
+
+
 def install(app: FastAPI) -> None:
+    """The handlers, and the middleware that keeps a 500's connection open: install
+    before any other middleware, so that it sits innermost, inside the request id, the
+    metrics and the access log."""
+    app.add_middleware(Contained)
     app.add_exception_handler(e.ContextsynthError, domain_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)

@@ -1,5 +1,7 @@
-"""Parse JSON bodies once, fast, and refuse numbers that are not finite (NaN,
-Infinity, 1e999).
+"""Parse JSON bodies once, fast, and refuse what is not JSON a job can hold: numbers
+that are not finite (NaN, Infinity, 1e999) or too long to convert, text that is not
+UTF-8, and nesting past ``max_json_depth`` (every walker of a transcript recurses once
+per level; a body nested 100,000 deep would end in a RecursionError, a 500).
 
 Python's JSON parser accepts ``NaN`` and ``Infinity`` and reads ``1e999`` as
 infinity, but they are not JSON: a caller that sends them gets a 422 that
@@ -9,9 +11,10 @@ is strict JSON, could otherwise not be written).
 Bodies are parsed with orjson (``adapters.jsoncodec``), three times faster than the
 standard parser, and strict: it refuses every non-finite number. Its result is what
 the route reads. Only a body orjson refuses (or that holds an integer too long for it
-to keep exact) is read again by the standard parser, which finds the bad number or
-reports the syntax error as before. A body that resends an earlier body's messages is
-parsed only past them (``adapters.resends``), with the same result.
+to keep exact) is read again by the standard parser (``read_strictly``), which names
+what is wrong: each failure is a problem document, a 400 or a 422, never a 500. A
+body that resends an earlier body's messages is parsed only past them
+(``adapters.resends``), with the same result.
 """
 
 from __future__ import annotations
@@ -26,12 +29,16 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
 from app.adapters import jsoncodec
+from app.adapters.jsoncodec import check_depth
 from app.adapters.resends import Resends
 from app.api.deps import Services
-from app.engine.errors import InvalidNumber
+from app.engine.errors import InvalidNumber, MalformedBody, NestedTooDeep, NotUTF8
 
 # An exponent of three digits or more is the only way a finite-looking number overflows.
 _SUSPECT = re.compile(rb"NaN|Infinity|[eE][+]?\d{3,}")
+# Python converts integers of at most this many digits (sys.get_int_max_str_digits).
+_INT_DIGITS = 4300
+_LONG_DIGITS = re.compile(rb"\d{%d}" % (_INT_DIGITS + 1))
 
 
 class _NonFinite:
@@ -39,14 +46,23 @@ class _NonFinite:
         self.text = text
 
 
+class _LongInteger(_NonFinite):
+    """An integer with more digits than Python converts (4,300): no model or job needs
+    one, and converting it is what the limit protects against."""
+
+
 def _float(text: str) -> float | _NonFinite:
     value = float(text)
     return value if math.isfinite(value) else _NonFinite(text)
 
 
-def _find(value: Any, path: str) -> tuple[str, str] | None:
+def _int(text: str) -> int | _NonFinite:
+    return int(text) if len(text.lstrip("-")) <= _INT_DIGITS else _LongInteger(text)
+
+
+def _find(value: Any, path: str) -> tuple[str, _NonFinite] | None:
     if isinstance(value, _NonFinite):
-        return path or "/", value.text
+        return path or "/", value
     items: Any = value.items() if isinstance(value, dict) else \
         enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
@@ -57,26 +73,54 @@ def _find(value: Any, path: str) -> tuple[str, str] | None:
     return None
 
 
-def check_finite(body: bytes) -> None:
-    """Raise :class:`InvalidNumber` at the first number of ``body`` that is not finite."""
-    if not _SUSPECT.search(body):
-        return
+def read_strictly(body: bytes, max_depth: int) -> Any:
+    """A body orjson refused (or would have changed), read by the standard parser with
+    every way it can fail named: not UTF-8, not JSON, too deep, a number that is not
+    finite or too long. Never a RecursionError or a bare ValueError."""
     try:
-        parsed = json.loads(body, parse_constant=_NonFinite, parse_float=_float)
-    except ValueError:
-        return  # not JSON at all: the normal parse reports it
-    found = _find(parsed, "")
+        # A byte order mark is tolerated, as the standard parser does on bytes.
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotUTF8(
+            f"byte {exc.start} of the body (0x{body[exc.start]:02x}) is not part of a UTF-8 "
+            "character. JSON on the wire is UTF-8 (RFC 8259): encode the body as UTF-8, "
+            "with any binary data in base64 strings.") from None
+    if _SUSPECT.search(body) or _LONG_DIGITS.search(body):
+        hooks: dict[str, Any] = {
+            "parse_constant": _NonFinite, "parse_float": _float, "parse_int": _int}
+    else:
+        hooks = {}
+    try:
+        value = json.loads(text, **hooks)
+    except RecursionError:
+        raise NestedTooDeep(max_depth) from None
+    except json.JSONDecodeError as exc:
+        raise MalformedBody(
+            f"the body could not be parsed as JSON ({exc.msg} at character {exc.pos}). "
+            "Send a JSON object with Content-Type: application/json.") from None
+    check_depth(body, value, max_depth)
+    found = _find(value, "") if hooks else None
     if found is not None:
-        pointer, text = found
-        raise InvalidNumber(f"{pointer} is {text}, which is not a finite number; JSON has no "
-                            "NaN or Infinity. Send a finite number, or leave the field out.",
-                            pointer=pointer)
+        pointer, bad = found
+        if isinstance(bad, _LongInteger):
+            raise InvalidNumber(
+                f"{pointer} is an integer of {len(bad.text.lstrip('-'))} digits; this "
+                f"service reads integers of at most {_INT_DIGITS}. Send it as a string.",
+                pointer=pointer)
+        raise InvalidNumber(f"{pointer} is {bad.text}, which is not a finite number; JSON "
+                            "has no NaN or Infinity. Send a finite number, or leave the "
+                            "field out.", pointer=pointer)
+    return value
+
+
+def _services(request: Request) -> Services:
+    svc: Services = request.app.state.services
+    return svc
 
 
 def _bodies(request: Request) -> Resends:
     # The parser create_app built: it remembers this process's recent bodies.
-    svc: Services = request.app.state.services
-    return svc.bodies
+    return _services(request).bodies
 
 
 class FiniteJSONRoute(APIRoute):
@@ -90,11 +134,10 @@ class FiniteJSONRoute(APIRoute):
                 body = await request.body()  # cached: the handler reads it again
                 parsed = _bodies(request).loads(body)
                 if isinstance(parsed, jsoncodec.Unread):
-                    check_finite(body)
-                else:
-                    # Starlette's own cache of request.json(), which FastAPI reads the
-                    # body through: the body is parsed once, by orjson.
-                    request._json = parsed
+                    parsed = read_strictly(body, _services(request).settings.max_json_depth)
+                # Starlette's own cache of request.json(), which FastAPI reads the body
+                # through: the body is parsed once.
+                request._json = parsed
             return await handler(request)
 
         return checked

@@ -15,7 +15,6 @@ other shape gets FastAPI's handler.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -91,9 +90,4 @@ async def _body(request: Request) -> Any:
     main, _, sub = kind.partition("/")
     if main != "application" or not (sub == "json" or sub.endswith("+json")):
         return raw
-    try:
-        return await request.json()
-    except json.JSONDecodeError as exc:
-        raise RequestValidationError(
-            [{"type": "json_invalid", "loc": ("body", exc.pos), "msg": "JSON decode error",
-              "input": {}, "ctx": {"error": exc.msg}}], body=exc.doc) from None
+    return await request.json()  # parsed, or refused, by the route class (``finite``)

@@ -55,6 +55,30 @@ class InvalidNumber(ContextsynthError):
     title = "A number in the request is not finite"
 
 
+class MalformedBody(ContextsynthError):
+    """The body cannot be read as JSON at all."""
+
+    slug = "malformed-json"
+    title = "The request body is not valid JSON"
+
+
+class NotUTF8(MalformedBody):
+    slug = "invalid-utf8"
+    title = "The request body is not UTF-8"
+
+
+class NestedTooDeep(MalformedBody):
+    slug = "nested-too-deep"
+    title = "The request body nests too deep"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"lists and objects in the body nest more than {limit} levels deep; this "
+            f"service reads at most {limit} (CONTEXTSYNTH_MAX_JSON_DEPTH). A transcript "
+            "nests a handful of levels: send tool results and arguments as strings.")
+        self.limit = limit
+
+
 class LimitExceeded(ContextsynthError):
     slug = "limit-exceeded"
     title = "The request is over a configured limit"

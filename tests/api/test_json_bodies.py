@@ -9,13 +9,15 @@ import orjson
 import pytest
 
 from app.adapters.jsoncodec import Unread, loads_fast
-from app.adapters.resends import MIN_BYTES
+from app.adapters.resends import MIN_BYTES, Resends
 from app.corpus import load, transcript_files
+from app.engine.errors import NestedTooDeep
 from app.evaluation.replay import sample_steps
 from tests.conftest import serve
 
 pytestmark = pytest.mark.anyio
 
+JSON = {"content-type": "application/json"}
 BIG = 123456789012345678901234567890  # past 64 bits: orjson would make it a float
 
 
@@ -77,3 +79,45 @@ async def test_an_agent_loop_is_answered_as_each_body_alone_would_be(make_app):
             assert answer.status_code == alone.status_code == 200, answer.text
             assert answer.json()["messages"] == alone.json()["messages"]
             assert answer.json()["receipt"] == alone.json()["receipt"]
+
+
+async def test_nesting_is_measured_against_the_setting_and_named(make_app):
+    metadata = '{"a":' * 40 + "1" + "}" * 40
+    body = ('{"messages":[{"role":"user","content":"hi"}],"metadata":' + metadata
+            + "}").encode()
+    async with serve(make_app()) as c:  # 64 levels by default: 42 are read
+        assert (await c.post("/synthesize", content=body, headers=JSON)).status_code != 400
+    async with serve(make_app(max_json_depth=32)) as c:
+        r = await c.post("/synthesize", content=body, headers=JSON)
+        assert r.status_code == 400
+        assert r.json()["type"].endswith("nested-too-deep")
+        assert "32 levels" in r.json()["detail"]
+        assert "CONTEXTSYNTH_MAX_JSON_DEPTH" in r.json()["detail"]
+
+
+async def test_invalid_utf8_names_the_byte(client):
+    body = b'{"messages":[{"role":"user","content":"ok \xff"}]}'
+    r = await client.post("/synthesize", content=body, headers=JSON)
+    assert r.status_code == 400 and r.json()["type"].endswith("invalid-utf8")
+    at = body.index(b"\xff")
+    assert f"byte {at} " in r.json()["detail"] and "0xff" in r.json()["detail"]
+
+
+async def test_an_integer_too_long_to_convert_is_named_at_its_place(client):
+    body = b'{"messages":[{"role":"user","content":"hi"}],"metadata":{"n":' + b"7" * 4301 + b"}}"
+    r = await client.post("/synthesize", content=body, headers=JSON)
+    assert r.status_code == 422 and r.json()["pointer"] == "/metadata/n"
+    assert "4301 digits" in r.json()["detail"] and "as a string" in r.json()["detail"]
+
+
+def test_a_resent_body_is_measured_for_depth_where_it_is_new():
+    messages = [{"role": "user", "content": "x" * MIN_BYTES}]
+    deep = {"role": "tool", "tool_call_id": "c", "content": [{"a": [[[[[[[[1]]]]]]]]}]}
+    bodies = Resends(max_depth=8)
+    first = orjson.dumps({"messages": messages})
+    assert bodies.loads(first)["messages"] == messages
+    with pytest.raises(NestedTooDeep):
+        bodies.loads(orjson.dumps({"messages": [*messages, deep]}))
+    shallow = {"role": "tool", "tool_call_id": "c", "content": "[[[[[[[[[[1]]]]]]]]]]"}
+    assert bodies.loads(orjson.dumps({"messages": [*messages, shallow]}))["messages"][1] \
+        == shallow

@@ -222,8 +222,8 @@ class ExpandResponse(ConversationOut):
 
 # Error responses as documented on every job.
 PROBLEMS: dict[int | str, dict[str, Any]] = {
-    400: {"model": Problem, "description": "The body is empty, not valid JSON, or broken "
-          "gzip."},
+    400: {"model": Problem, "description": "The body is empty, not valid JSON, not UTF-8, "
+          "nested deeper than the depth limit, or broken gzip."},
     401: {"model": Problem, "description": "API keys are configured and none valid was sent."},
     404: {"model": Problem, "description": "No such handle for this tenant (or it expired)."},
     408: {"model": Problem, "description": "The body did not arrive within the body timeout."},

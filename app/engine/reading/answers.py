@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.engine import jsontext
 from app.engine.reading.outcomes import ELLIPSIS, shorten
 
 # What a JSON answer's fields get at least, in a note or cut in the recent turns. A
@@ -149,7 +150,7 @@ def json_value(text: str) -> Any:
     if not stripped or stripped[0] not in "[{":
         return None
     try:
-        return json.loads(stripped)
+        return jsontext.loads(stripped)
     except ValueError:
         return None
 

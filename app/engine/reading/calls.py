@@ -6,12 +6,12 @@ an agent resends the same calls on every step.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.engine import jsontext
 from app.engine.errors import InvalidTranscript
 from app.engine.jsontext import dumps
 from app.engine.memo import Memo
@@ -128,7 +128,7 @@ _NOT_JSON = _NotJSON()
 
 def _parse(arguments: str) -> Any:
     try:
-        return json.loads(arguments) if arguments else {}
+        return jsontext.loads(arguments) if arguments else {}
     except ValueError:
         return _NOT_JSON
 
@@ -337,7 +337,7 @@ def cut_arguments(key: str) -> str:
     budget, _, arguments = key.partition("\0")
     limit = int(budget)
     try:
-        value = json.loads(arguments)
+        value = jsontext.loads(arguments)
     except ValueError:
         return arguments
     # Start from the whole budget and take off what is over, shared among the strings

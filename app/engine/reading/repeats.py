@@ -12,9 +12,9 @@ before it, so a message reads the same on every call until a block closes.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from app.engine import jsontext
 from app.engine.jsontext import dumps
 from app.engine.memo import Memo
 from app.engine.prompts import REPEATED_LINES
@@ -54,7 +54,7 @@ def _keys(text: str) -> frozenset[str]:
 
 def _argument_strings(arguments: str) -> tuple[str, ...]:
     try:
-        return tuple(_strings_of(json.loads(arguments)))
+        return tuple(_strings_of(jsontext.loads(arguments)))
     except ValueError:
         return ()
 
@@ -125,7 +125,7 @@ class Shown:
                for text in self._memo.strings(arguments)):
             return arguments
         try:
-            value = json.loads(arguments)
+            value = jsontext.loads(arguments)
         except ValueError:
             return arguments
         changed = self._strings(value)

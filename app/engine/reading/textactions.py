@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from app.engine import jsontext
 from app.engine.memo import Memo
 from app.engine.transcript.model import Message
 
@@ -61,7 +62,7 @@ def _json_step(text: str) -> TextAction | None:
     if not stripped.startswith("{"):
         return None
     try:
-        value = json.loads(stripped)
+        value = jsontext.loads(stripped)
     except ValueError:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("kind"), str):

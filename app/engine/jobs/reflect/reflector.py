@@ -9,12 +9,12 @@ result three times, sets ``stuck`` and writes a recovery prompt.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.engine import jsontext
 from app.engine.jobs.recall.answer import terms
 from app.engine.prompts import (
     MARKER,
@@ -243,7 +243,7 @@ def _json(reply: str) -> dict[str, Any]:
     if start < 0 or end < start:
         raise ValueError("no JSON object in the reply")
     try:
-        value = json.loads(text[start : end + 1])
+        value = jsontext.loads(text[start : end + 1])
     except ValueError as exc:
         raise ValueError(f"invalid JSON: {exc}") from None
     if not isinstance(value, dict):

@@ -8,11 +8,11 @@ trigger). A summary that saves too little falls back to truncation.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from app.engine import jsontext
 from app.engine.compaction.base import Handles
 from app.engine.errors import InvalidTranscript
 from app.engine.jobs.caches import EngineCaches
@@ -159,7 +159,7 @@ def paths_in(action_input: str) -> list[str]:
     value is read: what follows is usually a heredoc or script body, whose dotted
     names (``sys.modules``) are code, not files. URLs are not paths."""
     try:
-        value = json.loads(action_input)
+        value = jsontext.loads(action_input)
     except ValueError:
         value = action_input
     texts = [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) \
