@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 
 def _nested(levels: int, opening: str = "[", closing: str = "]") -> str:
     return opening * levels + closing * levels
 
 
-def _chat(*messages: dict[str, object]) -> bytes:
+def _chat(*messages: Mapping[str, object]) -> bytes:
     return json.dumps({"messages": list(messages)}).encode()
 
 
