@@ -79,7 +79,8 @@ def create_app(
                                 os.environ if environ is None else environ)
     llm = LLMClient(providers, metrics, policy=RetryPolicy(attempts=settings.llm_retries),
                     budget_s=settings.llm_budget_s,
-                    models=[settings.synthesis_model] if settings.synthesis_model else ())
+                    models=[settings.synthesis_model] if settings.synthesis_model else (),
+                    allowed_models=settings.llm_allowed_models)
     gateway = LLMGateway(llm, cache, metrics, ttl_s=settings.cache_ttl_s,
                          wait_s=settings.llm_budget_s,
                          default_model=settings.synthesis_model) if llm.available else None

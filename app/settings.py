@@ -116,6 +116,10 @@ class Settings(BaseSettings):
     llm_budget_s: float = Field(120.0, gt=0, description="Time for one LLM call, retries "
                                 "included (504 or a fallback past it).")
     llm_retries: int = Field(3, ge=1, le=10, description="Attempts per LLM call.")
+    llm_allowed_models: list[str] = Field(
+        default_factory=list, description="Models a request may name in synthesis_model, "
+        "beside each provider's model and the synthesis model (a request naming another "
+        "gets a 422: it would spend the operator's key).")
     synthesis_model: str | None = Field(
         None, description="A dedicated (small, cheap) model for summaries; auto uses deep on "
         "local tiers only when one is set.")

@@ -10,7 +10,6 @@ an endpoint that answers 410) and dead-letters what never gets through.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import random
@@ -19,12 +18,12 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from standardwebhooks import Webhook
 
+from app.adapters.addresses import PrivateAddress, Resolve, check_resolved
 from app.adapters.metrics import Metrics
 from app.adapters.outbox import Entry, Outbox
 from app.context import request_id
@@ -45,20 +44,6 @@ class WebhookConfig(BaseModel):
     secret: SecretStr = Field(description="Standard Webhooks secret (whsec_…, base64).")
     events: list[str] = Field(default_factory=lambda: ["*"],
                               description="Event types to send; '*' for all.")
-
-
-def check_url(url: str, *, allow_private: bool) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"webhook URL {url!r} must be an absolute http(s) URL")
-    host = parts.hostname
-    try:
-        private = ipaddress.ip_address(host).is_private
-    except ValueError:
-        private = host == "localhost" or host.endswith(".localhost")
-    if private and not allow_private:
-        raise ValueError(f"webhook URL {url!r} points at a private address; set "
-                         "CONTEXTSYNTH_WEBHOOKS_ALLOW_PRIVATE=true to allow it")
 
 
 class Subscription:
@@ -137,8 +122,12 @@ class Deliverer:
                  metrics: Metrics, *, schedule: Sequence[float] = RETRY_SCHEDULE_S,
                  timeout_s: float = 10.0,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 jitter: Callable[[], float] = random.random) -> None:
+                 jitter: Callable[[], float] = random.random,
+                 resolve: Resolve | None = None) -> None:
         self._subscriptions = subscriptions
+        # Set unless private addresses are allowed: each delivery first checks where the
+        # endpoint's name resolves now.
+        self._resolve = resolve
         self._outbox = outbox
         self._metrics = metrics
         self._schedule = tuple(schedule)
@@ -167,6 +156,12 @@ class Deliverer:
         if not sub.enabled:
             await self._finish(entry, "dead_lettered", dead="the endpoint answered 410 Gone")
             return
+        if self._resolve is not None:
+            try:
+                await check_resolved(sub.url, self._resolve)
+            except PrivateAddress as exc:
+                await self._failed(entry, f"refused: {exc}", None)
+                return
         stamp = self._now()
         headers = {"content-type": "application/json", "webhook-id": entry.event_id,
                    "webhook-timestamp": str(int(stamp.timestamp())),

@@ -8,7 +8,8 @@ import time
 
 import httpx
 
-from app.adapters.events import Deliverer, Emitter, Subscription, check_url
+from app.adapters.addresses import check_url, system_resolve
+from app.adapters.events import Deliverer, Emitter, Subscription
 from app.adapters.metrics import Metrics
 from app.adapters.outbox import MemoryOutbox, Outbox, RedisOutbox
 from app.settings import Settings
@@ -66,5 +67,6 @@ def build_webhooks(settings: Settings, metrics: Metrics) -> Webhooks:
     emitter = Emitter(subscriptions, outbox, metrics, pause_s=settings.redis_pause_s)
     deliverer = Deliverer(subscriptions, outbox, metrics,
                           schedule=settings.webhook_retry_schedule_s,
-                          timeout_s=settings.webhook_timeout_s)
+                          timeout_s=settings.webhook_timeout_s,
+                          resolve=None if settings.webhooks_allow_private else system_resolve)
     return Webhooks(subscriptions, outbox, emitter, deliverer)

@@ -77,6 +77,8 @@ class LLMGateway:
                   job: str, max_tokens: int, ttl_s: float | None = None) -> Answer:
         """The completion, or the reason to fall back; raises when the request wants errors."""
         provider = self._llm.provider(options.provider, options.provider_pointer)
+        self._llm.check_model(options.model, options.provider_pointer.replace(
+            "synthesis_provider", "synthesis_model"))
         request = CompletionRequest(
             tuple(prompt), model=options.model or self._default_model,
             temperature=DEFAULT_TEMPERATURE if options.temperature is None

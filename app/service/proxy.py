@@ -9,6 +9,7 @@ sends the request on as it came (counted as ``failed``).
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -129,8 +130,11 @@ class ProxyService:
             synthesis.tokens_before)
         self._metrics.proxy_tokens.labels(route.upstream, tier, "out").inc(
             synthesis.tokens_after)
+        # A caller may send the same request id twice: each receipt also gets an id of
+        # its own, which no later request can take over.
         document = None if request_id is None else {
-            "request_id": request_id, "mode": ran.report.mode,
+            "request_id": request_id, "receipt_id": f"{request_id}.{secrets.token_hex(4)}",
+            "mode": ran.report.mode,
             "tokens_before": synthesis.tokens_before, "tokens_after": synthesis.tokens_after,
             "stable_messages": out.prefix.stable_messages,
             "receipt": receipt(ran.report.spans, ran.report.lost)}
@@ -148,8 +152,10 @@ class ProxyService:
         waits for."""
         document = compacted.receipt
         if document is not None:
-            await self._cache.set(receipt_key(tenant, str(document["request_id"])),
-                                  jsoncodec.dumps(document), self._settings.expand_ttl_s)
+            raw, ttl = jsoncodec.dumps(document), self._settings.expand_ttl_s
+            await self._cache.set(receipt_key(tenant, str(document["receipt_id"])), raw, ttl)
+            # Under the request id, the first receipt stays: a reused id cannot replace it.
+            await self._cache.add(receipt_key(tenant, str(document["request_id"])), raw, ttl)
 
     async def receipt(self, tenant: str, request_id: str) -> dict[str, Any] | None:
         raw = await self._cache.get(receipt_key(tenant, request_id))

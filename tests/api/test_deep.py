@@ -151,13 +151,35 @@ async def test_auto_says_why_it_stayed_fast(llm_client, request_extra, reason):
 
 
 @respx.mock
-async def test_local_tier_with_a_dedicated_model_goes_deep(llm_client):
+async def test_local_tier_with_a_dedicated_model_goes_deep(make_app):
     route = respx.post(URL).respond(200, json=completion())
-    body = (await llm_client.post("/synthesize", json={
-        **finished_task(12), "tier": "local",
-        "reasoning": {"synthesis_model": "qwen2.5:3b"}})).json()
+    app = make_app(llm_providers=[PROVIDER], llm_allowed_models=["qwen2.5:3b"])
+    async with serve(app) as client:
+        body = (await client.post("/synthesize", json={
+            **finished_task(12), "tier": "local",
+            "reasoning": {"synthesis_model": "qwen2.5:3b"}})).json()
     assert body["mode"] == "deep"
     assert json.loads(route.calls.last.request.content)["model"] == "qwen2.5:3b"
+
+
+@respx.mock
+async def test_a_model_the_operator_did_not_allow_is_refused_before_any_call(llm_client):
+    route = respx.post(URL).respond(200, json=completion())
+    for job, body, pointer in (
+            ("/synthesize", deep(coding_run(12), reasoning={
+                "synthesis": "deep", "synthesis_model": "o1-pro-2025-03-19"}),
+             "/reasoning/synthesis_model"),
+            ("/compress-history", {"messages": coding_run(12), "trigger_messages": 4,
+                                   "synthesis_model": "o1-pro-2025-03-19"},
+             "/synthesis_model")):
+        r = await llm_client.post(job, json=body)
+        assert r.status_code == 422, (job, r.text)
+        assert r.json()["pointer"] == pointer and "gpt-4o-mini" in r.json()["detail"]
+        assert "CONTEXTSYNTH_LLM_ALLOWED_MODELS" in r.json()["detail"]
+    assert route.call_count == 0
+    named = await llm_client.post("/synthesize", json=deep(coding_run(12), reasoning={
+        "synthesis": "deep", "synthesis_model": "gpt-4o-mini"}))
+    assert named.status_code == 200 and route.call_count == 1
 
 
 async def test_unknown_provider_is_a_422(llm_client):

@@ -8,6 +8,8 @@ import socket
 import pytest
 
 from tests.conftest import serve
+from tests.support.build import coding_run
+from tests.support.fake_upstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
 
@@ -43,3 +45,23 @@ async def test_an_unknown_mode_header_says_which_modes_there_are(client):
                           headers={"x-contextsynth-mode": "turbo"})
     assert r.status_code == 422
     assert "off, fast, auto, deep" in r.json()["detail"]
+
+
+async def test_a_reused_request_id_cannot_replace_another_requests_receipt(make_app):
+    first = {"model": "gpt-4o-mini", "messages": coding_run(14, output_chars=3000)}
+    second = {"model": "gpt-4o-mini", "messages": coding_run(20, output_chars=3000)}
+    with FakeUpstream() as upstream:
+        async with serve(make_app(proxy_openai_url=f"{upstream.url}/v1")) as c:
+            answers = [await c.post("/v1/chat/completions", json=body,
+                                    headers={"x-request-id": "agent-7"})
+                       for body in (first, second)]
+            by_request = (await c.get("/v1/contextsynth/receipts/agent-7")).json()
+            own = [(await c.get(f"/v1/contextsynth/receipts/"
+                                f"{a.headers['x-contextsynth-receipt']}")).json()
+                   for a in answers]
+    before = [int(a.headers["x-contextsynth-tokens-before"]) for a in answers]
+    assert all(a.headers["x-contextsynth-compaction"] == "compacted" for a in answers)
+    assert before[0] < before[1]
+    assert by_request["tokens_before"] == before[0]  # the first receipt kept its id
+    assert [r["tokens_before"] for r in own] == before
+    assert own[0]["receipt_id"] != own[1]["receipt_id"]

@@ -27,13 +27,16 @@ class LLMClient:
         policy: RetryPolicy | None = None,
         budget_s: float = 120.0,
         models: Iterable[str] = (),
+        allowed_models: Iterable[str] = (),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._providers = dict(providers)
-        # Metric labels name configured models only: a model a caller names is "other",
-        # so requests cannot create series.
-        self._models = {p.default_model for p in self._providers.values()} | set(models)
+        # A request spends the operator's key: it may name only the models the operator
+        # configured or allowed, and metric labels name only those, so requests cannot
+        # create series.
+        self._models = {p.default_model for p in self._providers.values()} | set(models) \
+            | set(allowed_models)
         self._metrics = metrics
         self._policy = policy or RetryPolicy()
         self._budget = budget_s
@@ -76,6 +79,14 @@ class LLMClient:
                 f"synthesis_provider {name!r} is not configured; configured: "
                 f"{', '.join(self._providers)}.", pointer=pointer)
         return found
+
+    def check_model(self, name: str | None, pointer: str = "/synthesis_model") -> None:
+        """Raise InvalidOption when a request names a model the operator did not allow."""
+        if name is not None and name not in self._models:
+            raise InvalidOption(
+                f"synthesis_model {name!r} is not allowed on this service; allowed: "
+                f"{', '.join(sorted(self._models))}. Leave it out for the default, or ask "
+                "the operator to add it to CONTEXTSYNTH_LLM_ALLOWED_MODELS.", pointer=pointer)
 
     async def complete(self, request: CompletionRequest, provider_name: str | None) -> Completion:
         provider = self.provider(provider_name)

@@ -45,11 +45,14 @@ ProxyTenant = Annotated[str, Depends(proxy_tenant)]
 
 
 def _ours(compacted: Compacted) -> dict[str, str]:
-    return {"x-contextsynth-mode": compacted.mode,
-            "x-contextsynth-compaction": compacted.compaction,
-            "x-contextsynth-tokens-before": str(compacted.tokens_before),
-            "x-contextsynth-tokens-after": str(compacted.tokens_after),
-            "x-contextsynth-stable-messages": str(compacted.stable_messages)}
+    headers = {"x-contextsynth-mode": compacted.mode,
+               "x-contextsynth-compaction": compacted.compaction,
+               "x-contextsynth-tokens-before": str(compacted.tokens_before),
+               "x-contextsynth-tokens-after": str(compacted.tokens_after),
+               "x-contextsynth-stable-messages": str(compacted.stable_messages)}
+    if compacted.receipt is not None:
+        headers["x-contextsynth-receipt"] = str(compacted.receipt["receipt_id"])
+    return headers
 
 
 async def _proxy(request: Request, svc: Services, tenant: str) -> Response:

@@ -137,8 +137,10 @@ class Reflector:
                           f"{shorten(c.output, 1500)}" for n, c in enumerate(calls))
         past = "\n".join(f"- {p.progress or 'unknown'}: " + ", ".join(c.tool for c in p.calls)
                          for p in history[-5:]) or "(none)"
-        user = REFLECT_USER.format(goal=fence(goal, "goal"), transcript=fence(shown),
-                                   history=past)
+        # Earlier iterations are the caller's words too (tool names, progress labels): they
+        # sit in the same fence as this iteration's calls.
+        record = f"This iteration's tool calls:\n{shown}\n\nEarlier iterations:\n{past}"
+        user = REFLECT_USER.format(goal=fence(goal, "goal"), transcript=fence(record))
         return (PromptMessage("system", REFLECT_SYSTEM), PromptMessage("user", user))
 
     def from_reply(self, reply: str, calls: Sequence[Call],
