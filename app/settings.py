@@ -113,8 +113,10 @@ class Settings(BaseSettings):
     llm_providers: list[ProviderConfig] = Field(
         default_factory=list,
         description="JSON list of providers; the first is the default. Empty: no LLM.")
-    llm_budget_s: float = Field(120.0, gt=0, description="Time for one LLM call, retries "
-                                "included (504 or a fallback past it).")
+    llm_budget_s: float = Field(25.0, gt=0, description="Time for one LLM call, retries "
+                                "included (504 or a fallback past it). An agent waits this "
+                                "long at most for a hung model; a slow local model may need "
+                                "more.")
     llm_retries: int = Field(3, ge=1, le=10, description="Attempts per LLM call.")
     llm_allowed_models: list[str] = Field(
         default_factory=list, description="Models a request may name in synthesis_model, "

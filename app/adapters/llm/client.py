@@ -105,6 +105,9 @@ class LLMClient:
                     sleep=self._sleep)
         except TimeoutError:
             outcome = "budget_exhausted"
+            # A provider that hangs past the whole budget is as unhealthy as one that
+            # fails: the breaker counts it, so later callers fall back at once.
+            self._breakers[provider.name].record(False)
             raise LLMTimeout(f"the LLM time budget of {self._budget:g} s ran out calling "
                              f"provider {provider.name!r}") from None
         except LLMError as exc:

@@ -21,7 +21,9 @@ class ProviderConfig(BaseModel):
     api_key: SecretStr | None = Field(None, description="Prefer api_key_env or api_key_file.")
     api_key_env: str | None = Field(None, description="Environment variable with the key.")
     api_key_file: str | None = Field(None, description="File with the key (a mounted secret).")
-    timeout_s: float = Field(60.0, gt=0, description="Per HTTP call.")
+    timeout_s: float = Field(20.0, gt=0, description="Per HTTP call: a summary of a few "
+                             "hundred tokens takes a few seconds; raise it for slow local "
+                             "models.")
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
     def resolve_key(self, environ: dict[str, str]) -> str | None:

@@ -255,6 +255,30 @@ async def test_budget_bounds_the_whole_call(metrics):
     await llm.aclose()
 
 
+@respx.mock
+async def test_a_provider_hung_past_the_budget_opens_the_breaker(metrics):
+    async def hung(request):
+        await asyncio.sleep(10)
+        return httpx.Response(200, json=OPENAI_OK)
+
+    llm = LLMClient(build_providers([config()], {}), metrics, budget_s=0.02)
+    await llm.start()
+    respx.post(OPENAI_URL).mock(side_effect=hung)
+    for _ in range(5):
+        with pytest.raises(LLMTimeout):
+            await llm.complete(REQUEST, None)
+    with pytest.raises(CircuitOpen):  # no sixth wait: the caller falls back at once
+        await llm.complete(REQUEST, None)
+    await llm.aclose()
+
+
+def test_default_timeouts_give_a_fallback_in_seconds():
+    from app.settings import Settings
+
+    settings = Settings()
+    assert settings.llm_budget_s <= 30 and config().timeout_s < settings.llm_budget_s
+
+
 async def test_unknown_provider_is_named(client):
     with pytest.raises(InvalidOption, match="main, claude"):
         await client.complete(REQUEST, "gemini")
