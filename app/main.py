@@ -22,7 +22,7 @@ from app.adapters.metrics import Metrics
 from app.adapters.redis_cache import RedisCache
 from app.adapters.resends import Resends
 from app.adapters.tokenizer import load_encoding, pretokenizer
-from app.adapters.upstream import Upstream
+from app.adapters.upstream import Slots, Upstream
 from app.adapters.webhooks import build_webhooks
 from app.api import errors
 from app.api.deps import Services
@@ -90,7 +90,8 @@ def create_app(
     runner = Runner(formats, settings, metrics, gateway, handles, emitter,
                     cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s})
     jobs = Jobs(counter, strategies, caches, formats)
-    upstream = Upstream(settings.proxy_timeout_s)
+    upstream = Upstream(settings.proxy_timeout_s, Slots(
+        settings.proxy_max_connections, settings.proxy_queue, settings.proxy_queue_timeout_s))
     services = Services(
         runner=runner, jobs=jobs,
         proxy=ProxyService(runner, jobs.synthesize, formats, upstream, settings, metrics,

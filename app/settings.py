@@ -60,6 +60,14 @@ class Settings(BaseSettings):
         "A tenant listed here is forwarded with the server's key, not the caller's.")
     proxy_timeout_s: float = Field(600.0, gt=0, description="Proxy mode: time for the "
                                    "upstream's answer (a stream: between its chunks).")
+    proxy_max_connections: int = Field(
+        500, ge=1, description="Proxy mode: upstream requests in flight per worker; a "
+        "stream holds its connection for as long as it runs.")
+    proxy_queue: int = Field(
+        500, ge=0, description="Proxy mode: requests that may wait for a connection when "
+        "all are in use; past it, a 503 with Retry-After in the provider's error shape.")
+    proxy_queue_timeout_s: float = Field(
+        10.0, gt=0, description="Proxy mode: longest wait for a connection (then the 503).")
     # A worker thread costs a tenth of a typical request's time and, the engine holding
     # the GIL, frees the event loop only in part: only requests whose cold call takes
     # tens of milliseconds go there (bench --replay measured 64,000: 12% slower).

@@ -13,12 +13,15 @@ The client is aiohttp's: its HTTP parser is C, where httpx parses HTTP/1.1 in Py
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
+import asyncio
+import math
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
 
 import aiohttp
 
-from app.engine.errors import UpstreamFailed, UpstreamTimeout
+from app.engine.errors import UpstreamBusy, UpstreamFailed, UpstreamTimeout
 
 # Hop-by-hop (RFC 9110, section 7.6.1), and what the new request and body set afresh.
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
@@ -38,11 +41,68 @@ def returned(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(k, v) for k, v in headers if k.lower() not in _HOP]
 
 
+class Slots:
+    """Upstream requests in flight, bounded per worker, with a bounded queue in front.
+
+    A stream holds its slot until its last chunk, so the bound is on connections, not
+    on requests per second. A request that finds every slot taken waits, if fewer than
+    ``queue`` already do, for at most ``wait_s``; else it is refused at once. Either
+    way it was never sent: UpstreamBusy says so, and when to try again.
+    """
+
+    def __init__(self, size: int, queue: int, wait_s: float) -> None:
+        self.size = size
+        self._queue = queue
+        self._wait = wait_s
+        self._free = asyncio.Semaphore(size)
+        self._waiting = 0
+
+    async def take(self, name: str) -> Callable[[], None]:
+        """Wait for a slot; the function returned gives it back (once, however often it
+        is called)."""
+        if self._free.locked():
+            if self._waiting >= self._queue:
+                raise self._busy(name, f"all {self.size} upstream connections are in use "
+                                       f"and {self._waiting} requests are waiting")
+            self._waiting += 1
+            try:
+                async with asyncio.timeout(self._wait):
+                    await self._free.acquire()
+            except TimeoutError:
+                raise self._busy(name, f"no upstream connection came free within "
+                                       f"{self._wait:g} s") from None
+            finally:
+                self._waiting -= 1
+        else:
+            await self._free.acquire()
+        given = False
+
+        def give_back() -> None:
+            nonlocal given
+            if not given:
+                given = True
+                self._free.release()
+        return give_back
+
+    def _busy(self, name: str, why: str) -> UpstreamBusy:
+        return UpstreamBusy(
+            f"{why}; the request was not sent to {name}. Retry it after the time in "
+            "Retry-After, or raise CONTEXTSYNTH_PROXY_MAX_CONNECTIONS.", upstream=name,
+            retry_after=max(1.0, math.ceil(self._wait / 2)))
+
+
 @dataclass
 class Answer:
     status: int
     headers: list[tuple[str, str]]
     response: aiohttp.ClientResponse  # open: read it with chunks()
+    done: Callable[[], None] = field(default=lambda: None)  # gives the slot back
+
+    def __post_init__(self) -> None:
+        # An answer whose chunks are never read (its caller left before the stream
+        # began) gives its slot back when it is dropped; reading to the end, or
+        # leaving mid-stream, gives it back at once.
+        weakref.finalize(self, self.done)
 
     async def chunks(self) -> AsyncIterator[bytes]:
         finished = False
@@ -55,23 +115,45 @@ class Answer:
                 self.response.release()  # the connection goes back to the pool
             else:
                 self.response.close()  # the caller left mid-answer: drop the upstream too
+            self.done()
 
 
 class Upstream:
     """One connection pool for every upstream, made on first use (it belongs to the
     running event loop); the app closes it on shutdown."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, slots: Slots | None = None) -> None:
         # A stream may run long: the bound is on the wait for each read, not the whole.
-        self._timeout = aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=timeout_s)
+        # The wait for a pooled connection is the slots' to bound, not aiohttp's (its
+        # "connect" timeout counts that wait, and turned a full pool into 504s).
+        self._timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=10.0,
+                                              sock_read=timeout_s)
         self._timeout_s = timeout_s
+        self._slots = slots or Slots(100, 100, 10.0)
         self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def slots(self) -> Slots:
+        return self._slots
 
     async def send(self, name: str, url: str, body: bytes,
                    headers: list[tuple[str, str]]) -> Answer:
         if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self._timeout,
+            # As many pooled connections as slots: a request holding a slot never waits
+            # inside aiohttp.
+            connector = aiohttp.TCPConnector(limit=self._slots.size, limit_per_host=0)
+            self._session = aiohttp.ClientSession(timeout=self._timeout, connector=connector,
                                                   auto_decompress=False)
+        done = await self._slots.take(name)
+        try:
+            return await self._send(name, url, body, headers, done)
+        except BaseException:
+            done()
+            raise
+
+    async def _send(self, name: str, url: str, body: bytes, headers: list[tuple[str, str]],
+                    done: Callable[[], None]) -> Answer:
+        assert self._session is not None
         try:
             # The body is sent as bytes, uncompressed both ways: what was sent is what the
             # upstream reads, and its answer needs no decoding on the way back.
@@ -85,7 +167,7 @@ class Upstream:
             raise UpstreamFailed(f"{name} at {url} could not be reached "
                                  f"({type(exc).__name__}). Check "
                                  f"CONTEXTSYNTH_PROXY_{name.upper()}_URL.") from exc
-        return Answer(response.status, returned(response.headers.items()), response)
+        return Answer(response.status, returned(response.headers.items()), response, done)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -40,6 +40,7 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.LLMNotConfigured: 503,
     e.UpstreamFailed: 502,
     e.UpstreamTimeout: 504,
+    e.UpstreamBusy: 503,
     llm.LLMError: 502,
     llm.LLMTimeout: 504,
     llm.CircuitOpen: 503,
@@ -70,8 +71,26 @@ def _status_of(exc: e.ContextsynthError) -> int:
     return 500
 
 
+def _openai_error(message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "server_error", "param": None,
+                      "code": "proxy_busy"}}
+
+
+def _anthropic_error(message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": "overloaded_error", "message": message}}
+
+
+# A busy proxy answers in the error shape of the provider the caller's SDK talks to: the
+# SDK reads its message and, on a 503 with Retry-After, retries by itself.
+PROVIDER_ERRORS = {"openai": _openai_error, "anthropic": _anthropic_error}
+
+
 async def domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, e.ContextsynthError)
+    if isinstance(exc, e.UpstreamBusy) and exc.upstream in PROVIDER_ERRORS:
+        body = PROVIDER_ERRORS[exc.upstream](exc.detail)
+        return JSONResponse(body, status_code=503, headers={
+            "retry-after": str(max(1, math.ceil(exc.retry_after)))})
     response = problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
                        pointer=exc.pointer)
     if response.status_code == 401:

@@ -116,3 +116,16 @@ class UpstreamFailed(ContextsynthError):
 class UpstreamTimeout(UpstreamFailed):
     slug = "upstream-timeout"
     title = "The upstream provider did not answer in time"
+
+
+class UpstreamBusy(ContextsynthError):
+    """Every upstream connection of this worker is in use and the queue is full, or the
+    wait ran out: the request was not sent, so the caller may retry it as it is."""
+
+    slug = "proxy-busy"
+    title = "The proxy has no free upstream connection"
+
+    def __init__(self, detail: str, *, upstream: str, retry_after: float) -> None:
+        super().__init__(detail)
+        self.upstream = upstream
+        self.retry_after = retry_after

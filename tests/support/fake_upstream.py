@@ -52,6 +52,8 @@ class FakeUpstream:
         self.received: list[Received] = []
         self.script: list[Scripted] = []
         self.slow_streams_cut = 0  # slow streams whose reader left before the end
+        self.slow_streams = 0  # slow streams running now
+        self.most_slow_streams = 0  # the most that ran at once
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = int(s.getsockname()[1])
@@ -152,11 +154,14 @@ class FakeUpstream:
     async def _slow(self) -> AsyncIterator[bytes]:
         """A stream of 50 events, 0.1 s apart, that counts readers who left early."""
         sent = 0
+        self.slow_streams += 1
+        self.most_slow_streams = max(self.most_slow_streams, self.slow_streams)
         try:
             for sent in range(50):
                 yield b'data: {"n": %d}\n\n' % sent
                 await asyncio.sleep(0.1)
         finally:
+            self.slow_streams -= 1
             if sent < 49:
                 self.slow_streams_cut += 1
 
