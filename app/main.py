@@ -103,6 +103,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await llm.start()
+        await cache.start()
         await webhooks.start()
         try:
             yield

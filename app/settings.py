@@ -91,8 +91,9 @@ class Settings(BaseSettings):
     redis_timeout_s: float = Field(0.5, gt=0, description="Per Redis command; past it the "
                                    "request carries on uncached.")
     redis_pause_s: float = Field(2.0, gt=0, description="After a Redis error, requests skip "
-                                 "Redis (cache and event outbox) this long before trying it "
-                                 "again.")
+                                 "the cache while a watcher looks this often whether it is "
+                                 "back (and whether it lost its data); the event outbox "
+                                 "waits this long before trying again.")
     memory_cache_entries: int = Field(10_000, ge=0, description="Entries of the in-process "
                                       "cache.")
     cache_ttl_s: float = Field(86_400, gt=0, description="How long LLM results are cached.")

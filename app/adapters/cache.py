@@ -6,11 +6,14 @@ tag, so every key of a tenant, locks included, lives in one slot.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import logging
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -19,6 +22,9 @@ from app.adapters.metrics import Metrics
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "cs:v1"
+# A process's marker in Redis lives this long: a longer-lived process finds it gone
+# once a day, and saves its handles again, which costs nothing but the writes.
+_MARKER_TTL_S = 86_400.0
 
 
 def cache_key(tenant: str, job: str, material: Any) -> str:
@@ -41,6 +47,16 @@ class Cache(Protocol):
     @property
     def healthy(self) -> bool:
         """False while the store is failing (its last call did not get through)."""
+        ...
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever what the store held may have been lost (it came back after an
+        outage, or restarted empty): what was saved once is saved again."""
+        ...
+
+    async def start(self) -> None:
+        """Begin any watching in the background (the app's lifespan calls it)."""
         ...
 
     async def get(self, key: str) -> bytes | None: ...
@@ -82,6 +98,13 @@ class MemoryCache:
     def healthy(self) -> bool:
         return True
 
+    @property
+    def generation(self) -> int:
+        return 0  # it loses nothing while the process lives
+
+    async def start(self) -> None:
+        return None
+
     async def get(self, key: str) -> bytes | None:
         with self._lock:
             return self._live(key)
@@ -117,9 +140,13 @@ class FailOpenCache:
     Errors are counted here; hits and misses by the callers, which know what a lookup
     was for.
 
-    After an error the inner cache is left alone for ``pause_s``, so a dead Redis
-    costs one timeout per pause, not one per request; then it is tried again,
-    which is how the service reconnects by itself.
+    After an error the inner cache is left alone. Once ``start`` has run, a watcher
+    in the background looks at it every ``pause_s``: while it is down, whether it is
+    back (no request waits on a dead Redis after the first that found it dead); while
+    it is up, whether it lost its data, by a marker key this process left there
+    (Redis restarted empty, or was flushed). Either way ``generation`` moves on, and
+    what was saved once (expand handles) is saved again. Without the watcher a
+    request tries the inner cache again once ``pause_s`` has passed.
     """
 
     def __init__(self, inner: Cache, metrics: Metrics, *, name: str = "redis",
@@ -132,13 +159,50 @@ class FailOpenCache:
         self._down_since: float | None = None
         self._retry_at = 0.0
         self.last_error: str | None = None
+        self._generation = 0
+        self._watcher: asyncio.Task[None] | None = None
+        # One per process: another replica re-creating a shared marker would hide the
+        # loss from this one. It outlives a day's checks only if refreshed by a loss.
+        self._marker = f"{KEY_PREFIX}:alive:{uuid.uuid4().hex}"
+        self._marked = False
 
     @property
     def healthy(self) -> bool:
         return self._down_since is None
 
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    async def start(self) -> None:
+        if self._watcher is None:
+            await self.check()  # the marker is there before the first handle is saved
+            self._watcher = asyncio.create_task(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self._pause)
+            await self.check()
+
+    async def check(self) -> None:
+        """One look at the inner cache, as the watcher takes it every ``pause_s``."""
+        try:
+            created = await self._inner.add(self._marker, b"1", _MARKER_TTL_S)
+        except Exception as exc:
+            self._failed(exc)
+            return
+        lost = self._down_since is not None or (created and self._marked)
+        self._recovered()
+        if lost:
+            self._generation += 1
+            log.warning("cache %s may have lost what it held: saving handles again",
+                        self._name)
+        self._marked = True
+
     def _skip(self) -> bool:
-        return self._down_since is not None and self._clock() < self._retry_at
+        if self._down_since is None:
+            return False
+        return self._watcher is not None or self._clock() < self._retry_at
 
     def _failed(self, exc: Exception) -> None:
         self._metrics.cache_requests.labels("error").inc()
@@ -206,4 +270,9 @@ class FailOpenCache:
             self._recovered()
 
     async def aclose(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+            self._watcher = None
         await self._inner.aclose()

@@ -33,6 +33,13 @@ class RedisCache:
     def healthy(self) -> bool:
         return True  # errors reach the caller as exceptions (see FailOpenCache)
 
+    @property
+    def generation(self) -> int:
+        return 0  # FailOpenCache watches for losses
+
+    async def start(self) -> None:
+        return None
+
     async def set(self, key: str, value: bytes, ttl_s: float) -> None:
         await self._client.set(key, value, px=max(int(ttl_s * 1000), 1))
 

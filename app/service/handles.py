@@ -27,8 +27,10 @@ class HandleStore:
         self._cache = cache
         self._ttl = ttl_s
         self._clock = clock
-        # An agent resends its prefix every step; its spans need saving once per TTL.
+        # An agent resends its prefix every step; its spans need saving once per TTL,
+        # and again whenever the cache may have lost them (a new generation).
         self._recent: dict[str, float] = {}
+        self._generation = cache.generation
         # Saves the cache did not take (Redis down): this replica can still expand them,
         # and they are saved again on the next call that makes them.
         self._local: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
@@ -36,6 +38,9 @@ class HandleStore:
         self._retry_s = retry_s
 
     async def save_spans(self, tenant: str, wire: WireFormat, spans: Sequence[Span]) -> None:
+        if self._cache.generation != self._generation:
+            self._recent.clear()
+            self._generation = self._cache.generation
         for span in spans:
             if not span.originals or self._fresh(tenant, span.handle):
                 continue

@@ -97,3 +97,60 @@ async def test_garbage_from_redis_is_a_miss(redis_cache):
     key = cache_key(unique(), "synthesize", {})
     await redis_cache.set(key, b"\x00not json", 60)
     assert await gateway._cached(key) is None
+
+
+class Flaky(MemoryCache):
+    """A store that fails while ``down`` (as a stopped Redis times out), counting calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.calls = 0
+
+    async def get(self, key):
+        self.calls += 1
+        if self.down:
+            raise TimeoutError("Timeout reading from 127.0.0.1:6390")
+        return await super().get(key)
+
+    async def add(self, key, value, ttl_s):
+        self.calls += 1
+        if self.down:
+            raise TimeoutError("Timeout reading from 127.0.0.1:6390")
+        return await super().add(key, value, ttl_s)
+
+
+async def test_with_the_watcher_a_down_store_costs_one_request_then_none():
+    inner = Flaky()
+    cache = FailOpenCache(inner, Metrics(CollectorRegistry()), pause_s=3600)
+    await cache.start()
+    await cache.check()  # the watcher's first look leaves this process's marker
+    inner.down, inner.calls = True, 0
+    assert await cache.get("k") is None  # this request finds it down: one timeout
+    for _ in range(50):  # the rest are served without it, however long the pause
+        assert await cache.get("k") is None
+    assert inner.calls == 1 and not cache.healthy
+    await cache.check()  # still down: the watcher, not a request, paid for the look
+    assert inner.calls == 2
+    inner.down = False
+    before = cache.generation
+    await cache.check()
+    assert cache.healthy and cache.generation == before + 1  # back: save handles again
+    await cache.aclose()
+
+
+async def test_a_store_that_lost_its_data_is_a_new_generation():
+    with RedisServer() as server:
+        cache = FailOpenCache(RedisCache(server.url, timeout_s=0.2),
+                              Metrics(CollectorRegistry()), pause_s=3600)
+        await cache.check()
+        await cache.check()
+        start = cache.generation
+        assert start == 0  # nothing was lost
+        server.kill()
+        server.start()  # the same port, empty: no error ever reached a request
+        await cache.check()
+        assert cache.healthy and cache.generation == start + 1
+        await cache.check()
+        assert cache.generation == start + 1
+        await cache.aclose()

@@ -244,3 +244,28 @@ async def test_handles_made_while_redis_is_down_still_expand_and_are_saved_when_
                     break
             assert stored is not None and json.loads(stored)["handle"] == handle
             assert (await c.get("/expand/cs_00000000000000000000")).status_code == 404
+
+
+async def test_handles_are_saved_again_after_redis_restarts_empty(make_app):
+    with RedisServer() as server:
+        app = make_app(redis_url=server.url, redis_timeout_s=0.2, redis_pause_s=0.05)
+        async with serve(app) as c:
+            messages = coding_run(24)
+            body = (await c.post("/synthesize", json={"messages": messages})).json()
+            handle = body["receipt"]["dropped"][0]["handle"]
+            assert (await c.get(f"/expand/{handle}")).status_code == 200
+            cache = app.state.services.handles._cache
+            before = cache.generation
+            server.kill()
+            server.start()  # the same address, empty; no request saw it go
+            for _ in range(100):  # the watcher looks every 0.05 s
+                if cache.generation != before:
+                    break
+                await asyncio.sleep(0.05)
+            assert (await c.get(f"/expand/{handle}")).status_code == 404  # Redis lost it
+            # The agent's next call resends the same prefix: its handles are saved again.
+            await c.post("/synthesize", json={"messages": messages})
+            expanded = await c.get(f"/expand/{handle}")
+            assert expanded.status_code == 200
+            assert expanded.json()["messages"] == messages[
+                body["receipt"]["dropped"][0]["first"]:body["receipt"]["dropped"][0]["last"] + 1]
