@@ -43,7 +43,8 @@ class RecallJob:
         self._counter = counter
 
     def size(self, request: RecallRequest) -> int:
-        return 0  # selection is cheap: it runs inline
+        # Selection reads every memory: a large one must not stall the event loop.
+        return len(request.query) + sum(len(m.text) for m in request.memories)
 
     def plan(self, request: RecallRequest, llm: bool) -> Plan[_State]:
         chosen = tuple(select(request.memories, request.query, request.k))

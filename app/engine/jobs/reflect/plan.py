@@ -30,7 +30,10 @@ class ReflectJob:
         self._reflector = reflector
 
     def size(self, request: ReflectRequest) -> int:
-        return 0  # a handful of calls: it runs inline
+        # Usually a handful of calls; a caller may send thousands, each read in full.
+        calls = (*request.calls, *(c for past in request.history for c in past.calls))
+        return len(request.goal) + sum(len(c.tool) + len(c.params) + len(c.output)
+                                       for c in calls)
 
     def plan(self, request: ReflectRequest, llm: bool) -> Plan[ReflectRequest]:
         if request.mode == "deep" and not llm:
