@@ -112,10 +112,15 @@ class Settings(BaseSettings):
         default_factory=lambda: list(RETRY_SCHEDULE_S),
         description="Delays before each retry; after the last, events are dead-lettered.")
     webhook_timeout_s: float = Field(10.0, gt=0, description="Per delivery attempt.")
+    webhook_concurrency: int = Field(16, ge=1, le=256, description="Deliveries in flight "
+                                     "at once per endpoint; a slow endpoint holds only its "
+                                     "own.")
     webhook_drain_s: float = Field(5.0, ge=0, description="On shutdown, time to deliver "
                                    "what is queued.")
-    outbox_max_entries: int = Field(10_000, ge=1, description="In-memory outbox bound "
-                                    "(without Redis); past it events are dropped, counted.")
+    outbox_max_entries: int = Field(10_000, ge=1, description="Events held in memory: the "
+                                    "outbox without Redis, and with Redis the events waiting "
+                                    "for it and those a process remembers until delivered; "
+                                    "past it events are dropped, counted.")
     outbox_claim_idle_s: float = Field(60.0, gt=0, description="With Redis: an event read "
                                        "but not delivered this long is claimed by another "
                                        "replica.")

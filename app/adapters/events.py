@@ -1,8 +1,8 @@
 """Webhook events: the envelope, subscriptions, signing, emitting and delivering.
 
 The body is a CloudEvents 1.0 structured JSON document (``tenant`` as an
-extension attribute) signed whole with Standard Webhooks. Jobs only enqueue;
-a background deliverer posts, retries on the Standard Webhooks schedule
+extension attribute) signed whole with Standard Webhooks. Jobs only enqueue
+(``adapters.pump`` moves events on); a delivery posts, retries on the Standard Webhooks schedule
 (honouring Retry-After on 429/502/504, never following redirects, disabling
 an endpoint that answers 410) and dead-letters what never gets through.
 """
@@ -13,9 +13,9 @@ import asyncio
 import json
 import logging
 import random
-import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -57,26 +57,49 @@ class Subscription:
         return self.enabled and ("*" in self.events or event_type in self.events)
 
 
-class Emitter:
-    """What jobs call: queue an event for every subscription that wants it.
+class Backlog:
+    """Events accepted from requests and not yet in the outbox."""
 
-    Queueing never fails a request. After an outbox error (Redis down) events are
-    dropped, and counted, for ``pause_s`` without trying, so an outage costs one
-    timeout per pause rather than one per request; then the outbox is tried again.
-    """
-
-    def __init__(self, subscriptions: Sequence[Subscription], outbox: Outbox,
-                 metrics: Metrics, *, source: str = "contextsynth",
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 pause_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self._subscriptions = subscriptions
-        self._outbox = outbox
+    def __init__(self, max_entries: int, metrics: Metrics) -> None:
+        self._entries: deque[Entry] = deque()
+        self._max = max_entries
         self._metrics = metrics
+        self.ready = asyncio.Event()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add(self, entry: Entry) -> None:
+        if len(self._entries) >= self._max:
+            self._metrics.webhook_dropped.labels(entry.event_type).inc()
+            return
+        self._entries.append(entry)
+        self.ready.set()
+
+    def take(self) -> Entry | None:
+        return self._entries.popleft() if self._entries else None
+
+    def put_back(self, entry: Entry) -> None:
+        self._entries.appendleft(entry)
+
+    def requeue(self, entries: Sequence[Entry]) -> None:
+        """Ahead of newer events: written again after the outbox lost them."""
+        self._entries.extendleft(reversed(entries))
+        self.ready.set()
+
+
+class Emitter:
+    """What jobs call: an event for every subscription that wants it, handed to
+    ``accept`` (the pump's: into the outbox while it answers, else into the backlog)."""
+
+    def __init__(self, subscriptions: Sequence[Subscription],
+                 accept: Callable[[Entry], Awaitable[None]], *,
+                 source: str = "contextsynth",
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self._subscriptions = subscriptions
+        self._accept = accept
         self._source = source
         self._now = now
-        self._pause = pause_s
-        self._clock = clock
-        self._retry_at: float | None = None  # set while the outbox is failing
 
     async def emit(self, event_type: str, tenant: str, data: Mapping[str, Any]) -> str:
         """The event's id, or "" when no subscription wants it."""
@@ -94,25 +117,8 @@ class Emitter:
             envelope["requestid"] = rid
         body = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
         for index in wanted:
-            if not await self._put(Entry(body, event_id, event_type, index)):
-                self._metrics.webhook_dropped.labels(event_type).inc()
+            await self._accept(Entry(body, event_id, event_type, index))
         return event_id
-
-    async def _put(self, entry: Entry) -> bool:
-        if self._retry_at is not None and self._clock() < self._retry_at:
-            return False
-        try:
-            queued = await self._outbox.put(entry)
-        except Exception as exc:
-            if self._retry_at is None:
-                log.warning("could not queue events, dropping them for %.1f s at a time: %s",
-                            self._pause, exc)
-            self._retry_at = self._clock() + self._pause
-            return False
-        if self._retry_at is not None:
-            log.warning("queueing events again")
-            self._retry_at = None
-        return queued
 
 
 class Deliverer:
@@ -135,33 +141,18 @@ class Deliverer:
         self._now = now
         self._jitter = jitter
 
-    async def run(self, http: httpx.AsyncClient, stop: asyncio.Event,
-                  wait_s: float = 0.5) -> None:
-        while not stop.is_set():
-            try:
-                await self.round(http, wait_s)
-            except Exception as exc:
-                log.warning("event delivery paused: %s", exc)
-                await asyncio.sleep(wait_s)
-
-    async def round(self, http: httpx.AsyncClient, wait_s: float) -> int:
-        entries = await self._outbox.take(wait_s)
-        for entry in entries:
-            await self.deliver(http, entry)
-        self._metrics.webhook_queue_depth.set(await self._outbox.depth())
-        return len(entries)
-
-    async def deliver(self, http: httpx.AsyncClient, entry: Entry) -> None:
+    async def deliver(self, http: httpx.AsyncClient, entry: Entry) -> bool:
+        """One attempt; True when the entry is finished (delivered or dead-lettered),
+        False when it waits for a retry."""
         sub = self._subscriptions[entry.subscription]
         if not sub.enabled:
             await self._finish(entry, "dead_lettered", dead="the endpoint answered 410 Gone")
-            return
+            return True
         if self._resolve is not None:
             try:
                 await check_resolved(sub.url, self._resolve)
             except PrivateAddress as exc:
-                await self._failed(entry, f"refused: {exc}", None)
-                return
+                return await self._failed(entry, f"refused: {exc}", None)
         stamp = self._now()
         headers = {"content-type": "application/json", "webhook-id": entry.event_id,
                    "webhook-timestamp": str(int(stamp.timestamp())),
@@ -170,29 +161,30 @@ class Deliverer:
             response = await http.post(sub.url, content=entry.body.encode(), headers=headers,
                                        timeout=self._timeout, follow_redirects=False)
         except httpx.HTTPError as exc:
-            await self._failed(entry, f"unreachable ({type(exc).__name__})", None)
-            return
+            return await self._failed(entry, f"unreachable ({type(exc).__name__})", None)
         if 200 <= response.status_code < 300:
             await self._finish(entry, "delivered")
-        elif response.status_code == 410:
+            return True
+        if response.status_code == 410:
             sub.enabled = False
             log.warning("webhook %s answered 410: disabled", sub.url)
             await self._finish(entry, "dead_lettered", dead="the endpoint answered 410 Gone")
-        else:
-            wait = None
-            if response.status_code in _RETRY_AFTER_STATUSES:
-                wait = _retry_after(response.headers.get("retry-after"))
-            await self._failed(entry, f"HTTP {response.status_code}", wait)
+            return True
+        wait = None
+        if response.status_code in _RETRY_AFTER_STATUSES:
+            wait = _retry_after(response.headers.get("retry-after"))
+        return await self._failed(entry, f"HTTP {response.status_code}", wait)
 
-    async def _failed(self, entry: Entry, reason: str, retry_after: float | None) -> None:
+    async def _failed(self, entry: Entry, reason: str, retry_after: float | None) -> bool:
         if entry.attempt > len(self._schedule):
             await self._finish(entry, "dead_lettered",
                                dead=f"gave up after {entry.attempt} attempts: {reason}")
-            return
+            return True
         base = self._schedule[entry.attempt - 1]
         delay = retry_after if retry_after is not None else base * (0.9 + 0.2 * self._jitter())
         await self._outbox.retry(entry, delay)
         self._metrics.webhook_deliveries.labels(entry.event_type, "retried").inc()
+        return False
 
     async def _finish(self, entry: Entry, outcome: str, *, dead: str | None = None) -> None:
         if dead is not None:

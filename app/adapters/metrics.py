@@ -57,6 +57,10 @@ class Metrics:
         self.webhook_dropped = Counter(
             "contextsynth_webhook_dropped", "Events not queued (outbox full or unreachable).",
             ["event"], registry=registry)
+        self.webhook_lost = Counter(
+            "contextsynth_webhook_lost", "Events accepted and never to be delivered: the "
+            "outbox (Redis) lost them, or the process stopped holding them.", ["reason"],
+            registry=registry)
         self.webhook_queue_depth = Gauge(
             "contextsynth_webhook_queue_depth", "Events waiting for delivery or a retry.",
             registry=registry, multiprocess_mode="livemax")

@@ -65,6 +65,11 @@ class Outbox(Protocol):
 
     async def depth(self) -> int: ...
 
+    @property
+    def losses(self) -> int:
+        """How many times the outbox was found to have lost what it held."""
+        ...
+
 
 class MemoryOutbox:
     """Bounded, one process; what a pod holds when it dies is lost (counted as drops)."""
@@ -78,6 +83,10 @@ class MemoryOutbox:
         self._serial = 0
         self._signal = asyncio.Event()
         self.dead_letters: list[tuple[Entry, str]] = []
+
+    @property
+    def losses(self) -> int:
+        return 0  # it dies with the process, and loses nothing before
 
     async def put(self, entry: Entry) -> bool:
         if len(self._ready) + len(self._later) >= self._max:
@@ -126,6 +135,11 @@ class RedisOutbox:
         self._claim_idle_ms = int(claim_idle_s * 1000)
         self._clock = clock
         self._group_ready = False
+        self._losses = 0
+
+    @property
+    def losses(self) -> int:
+        return self._losses
 
     async def _group(self) -> None:
         if self._group_ready:
@@ -152,6 +166,7 @@ class RedisOutbox:
             # again, or nothing queued from now on would ever be read.
             log.warning("the outbox's consumer group was gone; making it again")
             self._group_ready = False
+            self._losses += 1
             return await self._take(wait_s)
 
     async def _take(self, wait_s: float) -> list[Entry]:
@@ -163,7 +178,7 @@ class RedisOutbox:
         entries = [Entry.from_fields(f, _text(ref)) for ref, f in claimed[1] if f]
         if entries:
             return entries
-        read = await self._redis.xreadgroup(GROUP, self._consumer, {STREAM: ">"}, count=20,
+        read = await self._redis.xreadgroup(GROUP, self._consumer, {STREAM: ">"}, count=100,
                                             block=max(int(wait_s * 1000), 1))
         return [Entry.from_fields(f, _text(ref)) for _, items in read or []
                 for ref, f in items]

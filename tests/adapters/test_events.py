@@ -7,9 +7,10 @@ import pytest
 from prometheus_client import CollectorRegistry
 from redis import exceptions as redis_errors
 
-from app.adapters.events import Emitter, Subscription, WebhookConfig
+from app.adapters.events import Backlog, Deliverer, Emitter, Subscription, WebhookConfig
 from app.adapters.metrics import Metrics
 from app.adapters.outbox import Entry, RedisOutbox
+from app.adapters.pump import Pump
 from tests.conftest import serve
 from tests.support.build import coding_run
 from tests.support.corpus import load_named
@@ -176,32 +177,66 @@ class CountingOutbox:
     def __init__(self, inner):
         self.inner = inner
         self.attempts = 0
+        self.losses = 0
 
     async def put(self, entry):
         self.attempts += 1
         return await self.inner.put(entry)
 
+    async def depth(self):
+        return await self.inner.depth()
 
-async def test_with_redis_down_events_are_dropped_without_a_wait_per_request():
+
+def _pump(outbox, metrics, subscriptions=1, **extra):
+    deliverer = Deliverer([Subscription(WebhookConfig(url="https://hooks.example.com/x",
+                                                      secret=SECRET))] * subscriptions,
+                          outbox, metrics)
+    return Pump(Backlog(1000, metrics), outbox, deliverer, metrics,
+                subscriptions=subscriptions, width=4, pause_s=0.05, shared=True,
+                journal_entries=1000, put_timeout_s=0.2, **extra)
+
+
+async def test_with_redis_down_events_wait_in_memory_and_go_in_when_it_is_back():
     with RedisServer() as redis:
         outbox = RedisOutbox(redis.url, timeout_s=0.2)
         redis.kill()
         spy = CountingOutbox(outbox)
-        now = [100.0]
         registry = CollectorRegistry()
         metrics = Metrics(registry)
-        subscription = Subscription(WebhookConfig(url="https://hooks.example.com/x",
-                                                  secret=SECRET))
-        emitter = Emitter([subscription], spy, metrics, pause_s=2.0, clock=lambda: now[0])
-        for _ in range(3):  # one request finds Redis down, the next ones skip it
-            await emitter.emit("context.synthesized", "default", {})
-        assert spy.attempts == 1
-        now[0] += 2.5  # the pause is over: Redis is tried again
-        await emitter.emit("context.synthesized", "default", {})
-        assert spy.attempts == 2
+        pump = _pump(spy, metrics)
+        emitter = Emitter([Subscription(WebhookConfig(url="https://hooks.example.com/x",
+                                                      secret=SECRET))], pump.accept)
+        ids = [await emitter.emit("context.synthesized", "default", {"n": n})
+               for n in range(50)]
+        assert spy.attempts == 1  # one request found Redis down; the others did not wait
+        assert len(pump.backlog) == 50 and not await pump.flush()
+        redis.start()
+        for _ in range(3):  # the client reconnects on the first command after the restart
+            if await pump.flush():
+                break
+        assert len(pump.backlog) == 0 and await outbox.depth() == 50
+        taken = await outbox.take(0.1)
+        assert [e.event_id for e in taken] == ids  # none lost, in the order they came
         assert registry.get_sample_value("contextsynth_webhook_dropped_total",
-                                         {"event": "context.synthesized"}) == 4
+                                         {"event": "context.synthesized"}) is None
         await outbox.aclose()
+
+
+async def test_a_slow_endpoint_does_not_delay_another(make_app):
+    with Receiver() as slow, Receiver() as healthy:
+        slow.delay_s = 0.5
+        app = make_app(webhooks=[{"url": slow.url, "secret": SECRET},
+                                 {"url": healthy.url, "secret": SECRET}],
+                       webhooks_allow_private=True, webhook_concurrency=2)
+        async with serve(app) as c:
+            for _ in range(20):
+                await c.post("/summarize-recall", json={
+                    "query": "seat?", "memories": [{"id": "m1", "text": "aisle seat"}]})
+            await healthy.wait_for(20)
+            # Two at a time, half a second each: the slow one is far behind, and the
+            # healthy one did not wait for it.
+            assert len(slow.events) <= 6
+            await slow.wait_for(20)
 
 
 async def test_the_outbox_makes_its_group_again_after_redis_restarts_empty():

@@ -13,7 +13,7 @@ from typing import Any
 import uvicorn
 from standardwebhooks import Webhook
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -27,6 +27,7 @@ class Receiver:
         self.attempts = 0
         self.rejected_signatures = 0
         self.respond: Callable[[int], tuple[int, dict[str, str]]] = lambda n: (204, {})
+        self.delay_s = 0.0  # a slow endpoint: each answer waits this long
         self._verifier = Webhook(secret)
         if port is None:
             with socket.socket() as s:
@@ -44,10 +45,15 @@ class Receiver:
 
     async def _hook(self, request: Request) -> Response:
         self.attempts += 1
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         status, headers = self.respond(self.attempts)
         if not 200 <= status < 300:
             return Response(status_code=status, headers=headers)
-        body = await request.body()
+        try:
+            body = await request.body()
+        except ClientDisconnect:  # the sender died mid-request (a fault test kills it)
+            return Response(status_code=400)
         try:
             event = self._verifier.verify(body, dict(request.headers))
         except Exception:

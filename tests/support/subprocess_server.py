@@ -20,6 +20,16 @@ def running_service(env: dict[str, str] | None = None, workers: int = 1,
                     ready_path: str = "/healthz", log: Path | None = None) -> Iterator[str]:
     """Start ``contextsynth serve`` on a free port; yield its base URL; stop it.
     ``log``: a file that gets everything the service writes (else a pipe)."""
+    with service_process(env, workers, ready_path, log) as (_, url):
+        yield url
+
+
+@contextmanager
+def service_process(env: dict[str, str] | None = None, workers: int = 1,
+                    ready_path: str = "/healthz", log: Path | None = None,
+                    ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """As ``running_service``, with the process itself (to kill it); one already gone
+    at the end is left as it is."""
     port = free_port()
     sink = open(log, "wb") if log is not None else subprocess.PIPE  # noqa: SIM115
     proc = subprocess.Popen(
@@ -40,10 +50,11 @@ def running_service(env: dict[str, str] | None = None, workers: int = 1,
                 output = proc.stdout.read().decode() if proc.stdout else log_text(log)
                 raise RuntimeError(f"the service did not start:\n{output}")
             time.sleep(0.2)
-        yield url
+        yield proc, url
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=20)
         if log is not None:
             sink.close()  # type: ignore[union-attr]
 
