@@ -18,6 +18,7 @@ from app.adapters.cache import Cache, FailOpenCache, MemoryCache
 from app.adapters.llm.client import LLMClient
 from app.adapters.llm.registry import build_providers
 from app.adapters.llm.resilience import RetryPolicy
+from app.adapters.memory import container_memory_limit
 from app.adapters.metrics import Metrics
 from app.adapters.redis_cache import RedisCache
 from app.adapters.resends import Resends
@@ -51,6 +52,7 @@ from app.service.jobs import Jobs
 from app.service.llm_call import LLMGateway
 from app.service.proxy import ProxyService
 from app.service.runner import Runner
+from app.service.work import LargeRequests, body_budget, large_requests
 from app.settings import Settings
 
 
@@ -87,8 +89,13 @@ def create_app(
     handles = HandleStore(cache, ttl_s=settings.expand_ttl_s, retry_s=settings.redis_pause_s)
     webhooks = build_webhooks(settings, metrics)
     emitter = webhooks.emitter
+    memory = settings.memory_limit_bytes or container_memory_limit()
+    body_bytes = body_budget(memory, settings.max_body_bytes)
+    large = LargeRequests(settings.large_requests or large_requests(memory, body_bytes),
+                          settings.large_request_wait_s)
     runner = Runner(formats, settings, metrics, gateway, handles, emitter,
-                    cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s})
+                    cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s},
+                    large=large)
     jobs = Jobs(counter, strategies, caches, formats)
     upstream = Upstream(settings.proxy_timeout_s, Slots(
         settings.proxy_max_connections, settings.proxy_queue, settings.proxy_queue_timeout_s))
@@ -132,8 +139,10 @@ def create_app(
     if settings.bench_echo:
         mount(app, echo.router)
     # Outermost last: metrics and logs see the 413s the body limit sends.
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
-                       read_timeout_s=settings.body_timeout_s)
+    set_by = "CONTEXTSYNTH_MAX_BODY_BYTES" if body_bytes == settings.max_body_bytes else \
+        "the worker's memory (its limit, or CONTEXTSYNTH_MEMORY_LIMIT_BYTES)"
+    app.add_middleware(BodyLimit, max_bytes=body_bytes, read_timeout_s=settings.body_timeout_s,
+                       set_by=set_by)
     app.add_middleware(RequestRecords, metrics=metrics)
     app.add_middleware(RequestIds)  # outermost: every answer and log line carries the id
     return app

@@ -33,11 +33,23 @@ class Settings(BaseSettings):
                                 "closed after this many seconds.")
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024,
                                 description="Largest request body accepted (413 above).")
+    memory_limit_bytes: int | None = Field(
+        None, ge=64 << 20, description="Memory this worker may use; unset: the container's "
+        "cgroup limit, if any. It bounds the largest body (about 16 bytes of memory per "
+        "byte of body) and how many large requests run at once.")
+    large_requests: int | None = Field(
+        None, ge=1, description="Requests over offload_chars running at once per worker "
+        "(others wait up to large_request_wait_s, then 503); unset: as many of the largest "
+        "as fit the memory limit, or 4 without one.")
+    large_request_wait_s: float = Field(30.0, gt=0, description="Longest wait of a large "
+                                        "request for its turn (then 503).")
     max_json_depth: int = Field(64, ge=8, le=256, description="Deepest nesting of lists "
                                 "and objects in a request body (400 above).")
     max_messages: int = Field(5000, ge=1, description="Most messages in one request (422 above).")
     max_message_chars: int = Field(2_000_000, ge=1,
-                                   description="Largest single message, in characters.")
+                                   description="Largest single message, and largest single "
+                                   "text of any job (a memory, a tool output), in characters "
+                                   "(413 above).")
     token_encoding: str = Field("cl100k_base", description="tiktoken encoding used for counts.")
     token_cache_chars: int = Field(64_000_000, ge=0,
                                    description="Characters of content whose counts are cached.")

@@ -33,6 +33,7 @@ from app.adapters.jsoncodec import check_depth
 from app.adapters.resends import Resends
 from app.api.deps import Services
 from app.engine.errors import InvalidNumber, MalformedBody, NestedTooDeep, NotUTF8
+from app.service.limits import CONVERSATION_KEYS, check_texts
 
 # An exponent of three digits or more is the only way a finite-looking number overflows.
 _SUSPECT = re.compile(rb"NaN|Infinity|[eE][+]?\d{3,}")
@@ -133,8 +134,12 @@ class FiniteJSONRoute(APIRoute):
             if request.method in ("POST", "PUT", "PATCH"):
                 body = await request.body()  # cached: the handler reads it again
                 parsed = _bodies(request).loads(body)
+                settings = _services(request).settings
                 if isinstance(parsed, jsoncodec.Unread):
-                    parsed = read_strictly(body, _services(request).settings.max_json_depth)
+                    parsed = read_strictly(body, settings.max_json_depth)
+                # A body no longer than the limit holds no text longer than it.
+                if len(body) > settings.max_message_chars:
+                    check_texts(parsed, settings.max_message_chars, CONVERSATION_KEYS)
                 # Starlette's own cache of request.json(), which FastAPI reads the body
                 # through: the body is parsed once.
                 request._json = parsed

@@ -30,9 +30,11 @@ class BodyLimit:
     than gzip gets a problem document that says so instead.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int, read_timeout_s: float = 30.0) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, read_timeout_s: float = 30.0,
+                 set_by: str = "CONTEXTSYNTH_MAX_BODY_BYTES") -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.set_by = set_by  # what to raise for a larger limit
         # A client that trickles its body holds a connection and a buffer: past this
         # time it gets a 408 and the connection closes.
         self.read_timeout_s = read_timeout_s
@@ -136,7 +138,7 @@ class BodyLimit:
             scope, send, 413, "body-too-large", "The request body is too large",
             f"this service accepts bodies up to {self.max_bytes} bytes and this one has "
             f"{size}. Send fewer or shorter messages (compress older history first), or "
-            "raise CONTEXTSYNTH_MAX_BODY_BYTES.", limit=self.max_bytes)
+            f"raise {self.set_by}.", limit=self.max_bytes)
 
 
 _WITH_BODY = ("POST", "PUT", "PATCH")

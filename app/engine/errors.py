@@ -129,3 +129,14 @@ class UpstreamBusy(ContextsynthError):
         super().__init__(detail)
         self.upstream = upstream
         self.retry_after = retry_after
+
+
+class Overloaded(ContextsynthError):
+    """As many large requests as this worker's memory allows are running."""
+
+    slug = "overloaded"
+    title = "The service is busy with large requests"
+
+    def __init__(self, detail: str, *, retry_after: float) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after

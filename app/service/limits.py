@@ -11,6 +11,9 @@ from app.engine.transcript.formats import conversation as format_conversation
 from app.engine.transcript.formats.size import content_chars, conversation_chars
 from app.settings import Settings
 
+# Where a request carries its conversation, in any wire format: measured per message.
+CONVERSATION_KEYS = frozenset({"messages", "contents", "input"})
+
 
 def check_limits(payload: Payload, formats: Mapping[str, WireFormat], settings: Settings,
                  ) -> int:
@@ -31,6 +34,32 @@ def check_limits(payload: Payload, formats: Mapping[str, WireFormat], settings: 
             f"limit is {most}. Cut the message (for example a huge tool output) before "
             "sending.", pointer=f"/{key}/{over}")
     return total
+
+
+def check_texts(body: Any, limit: int, skip: frozenset[str]) -> None:
+    """Raise on the first string in ``body`` longer than ``limit`` characters (memories,
+    tool outputs, observations, scratchpads, questions...). Every step of a job reads a
+    text whole, holding the interpreter while it does: the limit bounds how long any
+    one step can keep other requests, /healthz included, waiting. Top-level keys in
+    ``skip`` (the conversation) are measured per message by ``check_limits``."""
+    stack: list[tuple[Any, str]] = [(v, f"/{k}") for k, v in body.items() if k not in skip] \
+        if isinstance(body, dict) else [(body, "")]
+    while stack:
+        value, pointer = stack.pop()
+        if isinstance(value, str):
+            if len(value) > limit:
+                raise LimitExceeded(
+                    f"{pointer or '/'} has {len(value)} characters; the limit for one text "
+                    f"is {limit} (CONTEXTSYNTH_MAX_MESSAGE_CHARS). Cut it (for example a "
+                    "huge tool output or memory) before sending.", pointer=pointer or "/")
+        elif isinstance(value, dict):
+            stack.extend((v, f"{pointer}/{_escaped(str(k))}") for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{pointer}/{i}") for i, v in enumerate(value))
+
+
+def _escaped(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def conversation(payload: Payload, formats: Mapping[str, WireFormat]) -> tuple[str, list[Any]]:

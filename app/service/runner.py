@@ -19,7 +19,7 @@ from app.engine.transcript.formats import WireFormat, resolve_format
 from app.service.handles import HandleStore
 from app.service.limits import check_limits
 from app.service.llm_call import CacheInfo, Gateway, LLMOptions
-from app.service.work import Worker
+from app.service.work import LargeRequests, Worker
 from app.settings import Settings
 
 Q = TypeVar("Q")
@@ -50,7 +50,8 @@ class Runner:
     def __init__(self, formats: Mapping[str, WireFormat], settings: Settings,
                  metrics: Metrics, gateway: Gateway | None,
                  handles: HandleStore | None = None, events: Emitter | None = None,
-                 cache_ttl_s: Mapping[str, float] | None = None) -> None:
+                 cache_ttl_s: Mapping[str, float] | None = None,
+                 large: LargeRequests | None = None) -> None:
         self._formats = formats
         self._settings = settings
         self._metrics = metrics
@@ -58,11 +59,18 @@ class Runner:
         self._handles = handles
         self._events = events
         self._ttl = dict(cache_ttl_s or {})  # per job; others take the gateway's default
+        self.large = large or LargeRequests(4, 30.0)
 
     async def run(self, job: Job[Q, S, V], request: Q, llm: LLMOptions, tenant: str,
                   ) -> Ran[V]:
         request, size = self._admit(job, request)
-        call = Worker(offload=size > self._settings.offload_chars)
+        if size <= self._settings.offload_chars:
+            return await self._run(job, request, llm, tenant, Worker(offload=False))
+        async with self.large.admitted():
+            return await self._run(job, request, llm, tenant, Worker(offload=True))
+
+    async def _run(self, job: Job[Q, S, V], request: Q, llm: LLMOptions, tenant: str,
+                   call: Worker) -> Ran[V]:
         plan, done = await call(self._plan, job, request)
         if plan.needs_llm is not None:
             need = plan.needs_llm

@@ -124,7 +124,7 @@ async def test_too_many_messages(make_app):
     transport = httpx.ASGITransport(app=make_app(max_messages=5))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         r = await c.post("/synthesize", json={"messages": coding_run(4)})
-    body = assert_problem(r, 422, "limit-exceeded")
+    body = assert_problem(r, 413, "limit-exceeded")
     assert "at most 5" in body["detail"]
 
 
@@ -132,7 +132,7 @@ async def test_oversized_message(make_app):
     transport = httpx.ASGITransport(app=make_app(max_message_chars=100))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         r = await c.post("/synthesize", json={"messages": coding_run(1)})
-    body = assert_problem(r, 422, "limit-exceeded")
+    body = assert_problem(r, 413, "limit-exceeded")
     assert body["pointer"] == "/messages/3"  # the 1,500-character tool result
     assert "messages[3] has 1519 characters of content; the limit is 100." in body["detail"]
 
@@ -153,8 +153,32 @@ async def test_oversized_anthropic_tool_result_is_caught(make_app):
     transport = httpx.ASGITransport(app=make_app(max_message_chars=100))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         r = await c.post("/synthesize", json=payload)
-    body = assert_problem(r, 422, "limit-exceeded")
+    body = assert_problem(r, 413, "limit-exceeded")
     assert body["pointer"] == "/messages/2"
+
+
+TEXTS = {
+    "/summarize-recall": ({"query": "seat?", "memories": [{"id": "m1", "text": "short"},
+                                                          {"id": "m2", "text": "x" * 300}]},
+                          "/memories/1/text"),
+    "/summarize-trace": ({"actions": [{"action": "bash", "observation": "x" * 300}]},
+                         "/actions/0/observation"),
+    "/reflect": ({"goal": "fix", "tool_calls": [{"tool": "ls", "output": "x" * 300}]},
+                 "/tool_calls/0/output"),
+    "/rescue": ({"messages": coding_run(1), "question": "why? " * 60}, "/question"),
+    "/synthesize": ({"messages": coding_run(1), "system": "s" * 300}, "/system"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(TEXTS))
+async def test_every_job_refuses_a_text_over_the_limit_and_names_it(make_app, path):
+    body, pointer = TEXTS[path]
+    transport = httpx.ASGITransport(app=make_app(max_message_chars=200))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        r = await c.post(path, json=body)
+    problem = assert_problem(r, 413, "limit-exceeded")
+    assert problem["pointer"] == pointer
+    assert "the limit for one text is 200" in problem["detail"], problem["detail"]
 
 
 @pytest.mark.parametrize("path", ["/compress-history", "/rescue", "/summarize-recall",

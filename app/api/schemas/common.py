@@ -227,8 +227,8 @@ PROBLEMS: dict[int | str, dict[str, Any]] = {
     401: {"model": Problem, "description": "API keys are configured and none valid was sent."},
     404: {"model": Problem, "description": "No such handle for this tenant (or it expired)."},
     408: {"model": Problem, "description": "The body did not arrive within the body timeout."},
-    413: {"model": Problem, "description": "The body is over the configured size limit "
-          "(after gzip decoding)."},
+    413: {"model": Problem, "description": "The body is over the size limit (after gzip "
+          "decoding), or has too many messages, or a message or text over its limit."},
     415: {"model": Problem, "description": "The body is declared as another media type than "
           "JSON, or in an encoding other than gzip."},
     422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},
@@ -236,6 +236,7 @@ PROBLEMS: dict[int | str, dict[str, Any]] = {
     502: {"model": Problem, "description": "The LLM provider failed (on_llm_error: error)."},
     503: {"model": Problem, "description": "The mode needs an LLM and none is configured, or "
           "calls to the provider are paused after repeated failures (llm-circuit-open, with "
-          "Retry-After)."},
+          "Retry-After), or the worker runs as many large requests as its memory holds "
+          "(overloaded, with Retry-After)."},
     504: {"model": Problem, "description": "The LLM time budget ran out (on_llm_error: error)."},
 }
