@@ -120,6 +120,12 @@ async def validation_error(request: Request, exc: Exception) -> JSONResponse:
             "JSON object with Content-Type: application/json.", request)
     items = [{"pointer": _pointer(tuple(err.get("loc", ()))), "detail": _message(err)}
              for err in errors[:MAX_ERRORS]]
+    if all(err.get("type") == "too_long" for err in errors):
+        # A list over its most items: the request is too large, not malformed.
+        first = items[0]
+        return problem(413, "limit-exceeded", e.LimitExceeded.title,
+                       f"{first['pointer']}: {first['detail']}. Send fewer items, or split "
+                       "the request.", request, pointer=first["pointer"])
     first = items[0] if items else {"pointer": "/", "detail": "invalid request"}
     omitted = len(errors) - len(items)
     more = f" (and {len(errors) - 1} more; see 'errors')" if len(errors) > 1 else ""

@@ -150,6 +150,10 @@ def _bench(args: argparse.Namespace) -> int:
 
         return load.run(directory, clients=args.clients, seconds=args.seconds,
                         steps=args.steps or 4)
+    if args.largest:
+        from app.cli import largest
+
+        return largest.run()
     if args.jobs:
         return jobs(directory)
     return run(directory, repeat=args.repeat, tier=args.tier)
@@ -270,6 +274,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--proxy", action="store_true",
                        help="what proxy mode adds to a provider request, and to its first "
                        "streamed byte")
+    bench.add_argument("--largest", action="store_true",
+                       help="each job's largest accepted request, /healthz timed beside it")
     bench.add_argument("--clients", type=_ranged(1, 64), default=8,
                        help="with --load: concurrent clients")
     bench.add_argument("--seconds", type=_ranged(1, 60), default=10,

@@ -188,3 +188,10 @@ async def test_misspelt_options_are_named_on_every_job(client, path):
     body = assert_problem(r, 422, "validation-error")
     assert {"pointer": "/keep_lastn",
             "detail": "this field is not part of the API; check its spelling"} in body["errors"]
+
+
+async def test_a_list_over_its_most_items_is_a_413(client):
+    call = {"tool": "ls", "output": "a.py"}
+    r = await client.post("/reflect", json={"goal": "g", "tool_calls": [call] * 1001})
+    problem = assert_problem(r, 413, "limit-exceeded")
+    assert problem["pointer"] == "/tool_calls" and "1000" in problem["detail"]

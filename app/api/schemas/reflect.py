@@ -42,7 +42,7 @@ class PastIn(BaseModel):
 
     iteration: int | None = None
     progress_assessment: Literal["advancing", "stuck", "regressing"] | None = None
-    calls: list[PastCallIn] = Field(default_factory=list)
+    calls: list[PastCallIn] = Field(default_factory=list, max_length=1000)
 
 
 class ReflectRequest(LLMFallback):
@@ -55,8 +55,9 @@ class ReflectRequest(LLMFallback):
 
     goal: str = Field(min_length=1)
     iteration: int | None = Field(None, ge=0)
-    tool_calls: list[CallIn] = Field(min_length=1)
-    history: list[PastIn] = Field(default_factory=list)
+    # One iteration's calls: a handful, and every one is read, enriched and answered.
+    tool_calls: list[CallIn] = Field(min_length=1, max_length=1000)
+    history: list[PastIn] = Field(default_factory=list, max_length=100)
     mode: ReflectMode = "auto"
 
     def to_job(self) -> ReflectJobRequest:

@@ -24,6 +24,9 @@ from app.engine.reading.factscan import Kinds, Sorted, error_lines, marked_lines
 _FEW = 16
 # How far back a call looks for the end of the run an earlier call cached.
 _PROBE = 64
+# Error lines times characters of kept lines past which lost errors are found by line,
+# not by search (about 20 ms of searching).
+_SEARCH_CHARS = 50_000_000
 
 
 # Facts and _Settled are made on every call: __init__ is written out so that mypyc
@@ -158,8 +161,17 @@ class FactExtractor:
             # and call being most of the receipt's time on a long run.
             marked = self._marked
             output = "\n".join([marked.get(t, marked_lines) for t in rest])
-            found = frozenset([e for e in found if not again.shows(e, marked)
-                               and e not in output])
+            if len(found) * len(output) <= _SEARCH_CHARS:
+                found = frozenset([e for e in found if not again.shows(e, marked)
+                                   and e not in output])
+            else:
+                # Thousands of error lines against megabytes of kept lines: a search per
+                # line took seconds on one request (it grows as their product). Kept
+                # verbatim, an error line is a line of the output; only a note's copy
+                # inside a longer line goes unseen, and is reported lost.
+                lines = set(output.split("\n"))
+                found = frozenset([e for e in found if not again.shows(e, marked)
+                                   and e not in lines])
         return Facts(facts.paths, facts.identifiers, facts.numbers, found)
 
     def _held(self, texts: list[str]) -> _Recurring:
