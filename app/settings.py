@@ -124,7 +124,7 @@ class Settings(BaseSettings):
         default_factory=lambda: list(RETRY_SCHEDULE_S),
         description="Delays before each retry; after the last, events are dead-lettered.")
     webhook_timeout_s: float = Field(10.0, gt=0, description="Per delivery attempt.")
-    webhook_concurrency: int = Field(16, ge=1, le=256, description="Deliveries in flight "
+    webhook_concurrency: int = Field(32, ge=1, le=256, description="Deliveries in flight "
                                      "at once per endpoint; a slow endpoint holds only its "
                                      "own.")
     webhook_drain_s: float = Field(5.0, ge=0, description="On shutdown, time to deliver "

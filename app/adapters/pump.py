@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-import httpx
+import aiohttp
 
 from app.adapters.events import Backlog, Deliverer
 from app.adapters.metrics import Metrics
@@ -143,17 +143,21 @@ class Pump:
         self._losses = outbox.losses
         self._depth = 0
         self._tasks: list[asyncio.Task[None]] = []
-        self._http: httpx.AsyncClient | None = None
+        self._http: aiohttp.ClientSession | None = None
         self._stopping = asyncio.Event()
         self._failing = False  # the outbox failed: requests add to the backlog
         self._put_timeout = put_timeout_s  # what a request waits at most, once
 
-    def start(self, http: httpx.AsyncClient) -> None:
+    def start(self, http: aiohttp.ClientSession) -> None:
         self._http = http
         for lane in self._lanes:
             lane.start()
         self._tasks = [asyncio.create_task(self._flush_loop()),
                        asyncio.create_task(self._dispatch_loop())]
+
+    async def aclose_http(self) -> None:
+        if self._http is not None:
+            await self._http.close()
 
     async def _deliver(self, entry: Entry) -> None:
         assert self._http is not None

@@ -2,38 +2,87 @@
 
 from __future__ import annotations
 
-import httpx
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+import aiohttp
 
 from app.adapters.addresses import check_url, system_resolve
 from app.adapters.events import Backlog, Deliverer, Emitter, Subscription
 from app.adapters.metrics import Metrics
-from app.adapters.outbox import MemoryOutbox, Outbox, RedisOutbox
+from app.adapters.outbox import Entry, MemoryOutbox, Outbox, RedisOutbox
 from app.adapters.pump import Pump
 from app.settings import Settings
 
 
 class Webhooks:
+    """Delivery runs on an event loop of its own, in a thread: on the requests' loop,
+    a replica busy answering agents gave its deliveries a seventh of the rate it made
+    events at (bench --webhooks); a thread of their own gets its share of the
+    interpreter whenever it has work. Requests hand events over to that loop."""
+
     def __init__(self, subscriptions: list[Subscription], outbox: Outbox,
-                 emitter: Emitter, pump: Pump) -> None:
+                 pump: Pump) -> None:
         self.subscriptions = subscriptions
         self.outbox = outbox
-        self.emitter = emitter
         self.pump = pump
-        self._http: httpx.AsyncClient | None = None
+        self.emitter = Emitter(subscriptions, self._accept)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    async def _accept(self, entry: Entry) -> None:
+        loop = self._loop
+        if loop is None:  # not started (no endpoint, or a test driving the pump itself)
+            await self.pump.accept(entry)
+            return
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.pump.accept(entry),
+                                                                   loop))
 
     async def start(self) -> None:
         if not self.subscriptions:
             return
-        self._http = httpx.AsyncClient(limits=httpx.Limits(max_connections=None))
-        self.pump.start(self._http)
+        ready = threading.Event()
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            self._loop = loop
+            loop.call_soon(ready.set)
+            loop.run_forever()
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="webhooks", daemon=True)
+        self._thread.start()
+        await asyncio.to_thread(ready.wait)
+        await self._on_loop(self._begin())
+
+    async def _begin(self) -> None:
+        # No pool limit: each endpoint's lane bounds its own connections.
+        self.pump.start(aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)))
+
+    async def _end(self, drain_s: float) -> None:
+        await self.pump.stop(drain_s)
+        await self.pump.aclose_http()
+        if isinstance(self.outbox, RedisOutbox):
+            await self.outbox.aclose()
+
+    async def _on_loop(self, work: Coroutine[Any, Any, None]) -> None:
+        assert self._loop is not None
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
 
     async def stop(self, drain_s: float) -> None:
         """Deliver what is held within ``drain_s``; with Redis the rest waits for others."""
-        if self._http is not None:
-            await self.pump.stop(drain_s)
-            await self._http.aclose()
-        if isinstance(self.outbox, RedisOutbox):
-            await self.outbox.aclose()
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            if isinstance(self.outbox, RedisOutbox):
+                await self.outbox.aclose()
+            return
+        await self._on_loop(self._end(drain_s))
+        self._loop = None  # events from now on are not delivered by this process
+        loop.call_soon_threadsafe(loop.stop)
+        await asyncio.to_thread(thread.join, 10)
 
 
 def build_webhooks(settings: Settings, metrics: Metrics) -> Webhooks:
@@ -53,4 +102,4 @@ def build_webhooks(settings: Settings, metrics: Metrics) -> Webhooks:
                 shared=isinstance(outbox, RedisOutbox),
                 journal_entries=settings.outbox_max_entries,
                 put_timeout_s=settings.redis_timeout_s)
-    return Webhooks(subscriptions, outbox, Emitter(subscriptions, pump.accept), pump)
+    return Webhooks(subscriptions, outbox, pump)

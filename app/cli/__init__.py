@@ -150,6 +150,10 @@ def _bench(args: argparse.Namespace) -> int:
 
         return load.run(directory, clients=args.clients, seconds=args.seconds,
                         steps=args.steps or 4)
+    if args.webhooks:
+        from app.cli import hookbench
+
+        return hookbench.run(directory, seconds=args.seconds, clients=args.clients)
     if args.largest:
         from app.cli import largest
 
@@ -276,6 +280,8 @@ def _parser() -> argparse.ArgumentParser:
                        "streamed byte")
     bench.add_argument("--largest", action="store_true",
                        help="each job's largest accepted request, /healthz timed beside it")
+    bench.add_argument("--webhooks", action="store_true",
+                       help="webhook delivery against the rate a loaded replica makes events")
     bench.add_argument("--clients", type=_ranged(1, 64), default=8,
                        help="with --load: concurrent clients")
     bench.add_argument("--seconds", type=_ranged(1, 60), default=10,
