@@ -1,7 +1,9 @@
 """The cache: a small Protocol, an in-memory default, Redis, and the fail-open rule.
 
-Keys are ``cs:v1:{tenant}:{job}:{digest}``; the braces are a Redis Cluster hash
-tag, so every key of a tenant, locks included, lives in one slot.
+Keys are ``cs:v2:{tenant}:{job}:{digest}`` with no hash tag: no command uses two of
+them at once (a result and its single-flight lock are set and read one by one), so on
+a Redis Cluster they spread over every slot, a single tenant's too. (v1 put the
+tenant in a hash tag: one tenant, the common deployment, used one master.)
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Protocol
 from app.adapters.metrics import Metrics
 
 log = logging.getLogger(__name__)
-KEY_PREFIX = "cs:v1"
+KEY_PREFIX = "cs:v2"
 # A process's marker in Redis lives this long: a longer-lived process finds it gone
 # once a day, and saves its handles again, which costs nothing but the writes.
 _MARKER_TTL_S = 86_400.0
@@ -31,16 +33,21 @@ def cache_key(tenant: str, job: str, material: Any) -> str:
     """A key for ``material`` (any JSON value) that tenants never share."""
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{KEY_PREFIX}:{{{tenant}}}:{job}:{digest}"
+    return f"{KEY_PREFIX}:{_plain(tenant)}:{job}:{digest}"
 
 
 def handle_key(tenant: str, handle: str) -> str:
-    return f"{KEY_PREFIX}:{{{tenant}}}:expand:{handle}"
+    return f"{KEY_PREFIX}:{_plain(tenant)}:expand:{handle}"
 
 
 def receipt_key(tenant: str, request_id: str) -> str:
     """A proxied request's receipt, by the request id it was answered with."""
-    return f"{KEY_PREFIX}:{{{tenant}}}:receipt:{request_id}"
+    return f"{KEY_PREFIX}:{_plain(tenant)}:receipt:{_plain(request_id)}"
+
+
+def _plain(part: str) -> str:
+    """``part`` with no brace, so that it cannot make a hash tag (reversibly: % too)."""
+    return part.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
 
 
 class Cache(Protocol):

@@ -20,12 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-STREAM = "cs:v1:{events}:outbox"
-SCHEDULE = "cs:v1:{events}:retry"
-DEAD = "cs:v1:{events}:dead"
+from app.adapters.redis_client import redis_client
+
+# The stream, its schedule of retries and its dead letters share a hash tag: on a
+# cluster they live on one node, so moving an entry between them never crosses nodes.
+STREAM = "cs:v2:{events}:outbox"
+SCHEDULE = "cs:v2:{events}:retry"
+DEAD = "cs:v2:{events}:dead"
 GROUP = "deliverers"
 log = logging.getLogger(__name__)
 
@@ -128,9 +131,10 @@ class RedisOutbox:
     """A Redis Stream read by a consumer group: events survive restarts, any replica delivers."""
 
     def __init__(self, url: str, *, claim_idle_s: float = 60.0, timeout_s: float = 2.0,
-                 clock: Callable[[], float] = time.time) -> None:
-        self._redis = Redis.from_url(url, socket_timeout=timeout_s + 1,
-                                     socket_connect_timeout=timeout_s)
+                 cluster: bool = False, clock: Callable[[], float] = time.time) -> None:
+        # A read blocks up to its wait (under a second): the socket allows for it.
+        self._redis = redis_client(url, cluster=cluster, timeout_s=timeout_s,
+                                   read_timeout_s=timeout_s + 1)
         self._consumer = f"c-{uuid.uuid4().hex[:12]}"
         self._claim_idle_ms = int(claim_idle_s * 1000)
         self._clock = clock

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.retry import Retry  # the asyncio one: redis.retry.Retry would be ignored
-from redis.backoff import ExponentialBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from app.adapters.redis_client import redis_client
 
 
 class RedisCache:
     def __init__(self, url: str, *, cluster: bool = False, timeout_s: float = 0.5) -> None:
-        options: dict[str, Any] = {
-            "socket_timeout": timeout_s,
-            "socket_connect_timeout": timeout_s,
-            "retry": Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
-            "retry_on_error": [RedisConnectionError, RedisTimeoutError],
-        }
-        self._client: Redis | RedisCluster = (
-            RedisCluster.from_url(url, **options) if cluster else Redis.from_url(url, **options))
+        self._client = redis_client(url, cluster=cluster, timeout_s=timeout_s)
 
     async def get(self, key: str) -> bytes | None:
         value = await self._client.get(key)

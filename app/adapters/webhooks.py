@@ -90,7 +90,8 @@ def build_webhooks(settings: Settings, metrics: Metrics) -> Webhooks:
         check_url(config.url, allow_private=settings.webhooks_allow_private)
     subscriptions = [Subscription(c) for c in settings.webhooks]
     outbox: Outbox = (RedisOutbox(settings.redis_url, claim_idle_s=settings.outbox_claim_idle_s,
-                                  timeout_s=settings.redis_timeout_s)
+                                  timeout_s=settings.redis_timeout_s,
+                                  cluster=settings.redis_cluster)
                       if settings.redis_url else MemoryOutbox(settings.outbox_max_entries))
     backlog = Backlog(settings.outbox_max_entries, metrics)
     deliverer = Deliverer(subscriptions, outbox, metrics,

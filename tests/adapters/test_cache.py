@@ -8,7 +8,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 from redis.crc import key_slot
 
-from app.adapters.cache import FailOpenCache, MemoryCache, cache_key, handle_key
+from app.adapters.cache import FailOpenCache, MemoryCache, cache_key, handle_key, receipt_key
 from app.adapters.llm.client import LLMClient
 from app.adapters.metrics import Metrics
 from app.adapters.redis_cache import RedisCache
@@ -44,15 +44,19 @@ async def test_redis_get_set_add_delete_and_ttl(redis_cache):
     assert await redis_cache.get(key) is None  # the TTL ran out
 
 
-def test_keys_are_per_tenant_and_cluster_safe():
+def test_keys_are_per_tenant_and_spread_over_a_clusters_slots():
     material = {"prompt": [["user", "hi"]], "model": "m"}
     a, b = cache_key("team-a", "synthesize", material), cache_key("team-b", "synthesize",
                                                                    material)
-    assert a != b and a.startswith("cs:v1:{team-a}:synthesize:")
+    assert a != b and a.startswith("cs:v2:team-a:synthesize:")
     assert cache_key("team-a", "synthesize", dict(reversed(material.items()))) == a
-    # a job's key, its single-flight lock and the tenant's handles share one cluster slot
-    slots = {key_slot(k.encode()) for k in (a, f"{a}:lock", handle_key("team-a", "cs_1"))}
-    assert len(slots) == 1
+    # One tenant's keys are not held to one slot (one master): no command uses two.
+    keys = [cache_key("default", "synthesize", {"n": n}) for n in range(50)]
+    keys += [handle_key("default", f"cs_{n}") for n in range(50)]
+    assert len({key_slot(k.encode()) for k in keys}) > 90
+    # A tenant or request id with braces cannot make a hash tag of its own.
+    odd = receipt_key("{a}", "{b}")
+    assert "{" not in odd and "}" not in odd and odd != receipt_key("%7Ba%7D", "{b}")
 
 
 async def test_memory_cache_expires_and_stays_bounded():

@@ -1,0 +1,99 @@
+"""A live Redis Cluster on free loopback ports, made from redis-server and
+``redis-cli --cluster create``, for tests of every Redis-backed feature."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+from tests.support.redis_server import free_port
+
+
+class RedisClusterServer:
+    def __init__(self, masters: int = 3, replicas: int = 0) -> None:
+        binary, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+        assert binary and cli, "redis-server and redis-cli must be on PATH"
+        self.binary, self.cli = binary, cli
+        self.masters, self.replicas = masters, replicas
+        self.ports = [free_port() for _ in range(masters * (1 + replicas))]
+        # The bus port defaults to the port + 10,000, past 65,535 for a high free port.
+        self._bus = {port: free_port() for port in self.ports}
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        self._dir = Path(tempfile.mkdtemp(prefix="redis-cluster-"))
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.ports[0]}/0"
+
+    def _start_node(self, port: int) -> None:
+        self.procs[port] = subprocess.Popen(
+            [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--cluster-enabled", "yes",
+             "--cluster-config-file", str(self._dir / f"nodes-{port}.conf"),
+             "--cluster-node-timeout", "1000", "--cluster-port", str(self._bus[port]),
+             "--dir", str(self._dir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def start(self) -> RedisClusterServer:
+        for port in self.ports:
+            self._start_node(port)
+        for port in self.ports:
+            self._wait(lambda c: bool(c.ping()), port)
+        subprocess.run([self.cli, "--cluster", "create",
+                        *(f"127.0.0.1:{p}" for p in self.ports),
+                        "--cluster-replicas", str(self.replicas), "--cluster-yes"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=60)
+        for port in self.ports:
+            self._wait(lambda c: c.cluster("info")["cluster_state"] == "ok", port)
+        return self
+
+    def _wait(self, ready: object, port: int, timeout_s: float = 30) -> None:
+        client = redis.Redis(port=port, socket_connect_timeout=0.5, decode_responses=True)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if ready(client):  # type: ignore[operator]
+                    return
+            except redis.exceptions.RedisError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"redis node {port} did not become ready")
+            time.sleep(0.05)
+
+    def master_ports(self) -> list[int]:
+        """The nodes that serve slots now (a promoted replica among them)."""
+        found = []
+        for port, proc in self.procs.items():
+            if proc.poll() is not None:
+                continue
+            role = redis.Redis(port=port, decode_responses=True).execute_command("ROLE")[0]
+            if role == "master":
+                found.append(port)
+        return found
+
+    def keys_per_master(self) -> dict[int, int]:
+        return {port: int(redis.Redis(port=port).dbsize()) for port in self.master_ports()}
+
+    def kill(self, port: int) -> None:
+        proc = self.procs.pop(port)
+        proc.kill()
+        proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            proc.kill()
+            proc.wait(timeout=10)
+        self.procs.clear()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> RedisClusterServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
