@@ -43,6 +43,10 @@ _LANE_DEPTH = 64
 # How long an entry a full lane could not take waits in the outbox before it is
 # offered again.
 _DEFER_S = 1.0
+# A replica follows its master within milliseconds; a failover loses what the master
+# took in its last moments. After an outage, what this process wrote this long before
+# it is written again (a receiver may get it twice, never not at all).
+_UNREPLICATED_S = 5.0
 
 
 def _key(entry: Entry) -> tuple[str, int]:
@@ -54,16 +58,17 @@ class Journal:
     bounded by count: past it the oldest are forgotten (and counted), since this
     process could no longer write them again."""
 
-    def __init__(self, max_entries: int) -> None:
-        self._entries: OrderedDict[tuple[str, int], Entry] = OrderedDict()
+    def __init__(self, max_entries: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self._entries: OrderedDict[tuple[str, int], tuple[Entry, float]] = OrderedDict()
         self._max = max_entries
+        self._clock = clock
         self.forgotten = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def wrote(self, entry: Entry) -> None:
-        self._entries[_key(entry)] = replace(entry, ref="")
+        self._entries[_key(entry)] = (replace(entry, ref=""), self._clock())
         self._entries.move_to_end(_key(entry))
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)
@@ -74,10 +79,16 @@ class Journal:
 
     def drain(self) -> tuple[list[Entry], int]:
         """Every entry held, and how many were forgotten since the last drain."""
-        entries, forgotten = list(self._entries.values()), self.forgotten
+        entries, forgotten = [e for e, _ in self._entries.values()], self.forgotten
         self._entries.clear()
         self.forgotten = 0
         return entries, forgotten
+
+    def since(self, moment: float) -> list[Entry]:
+        """The entries written at ``moment`` or later, taken out (written again, they
+        come back)."""
+        recent = [key for key, (_, at) in self._entries.items() if at >= moment]
+        return [self._entries.pop(key)[0] for key in recent]
 
 
 class Lane:
@@ -146,6 +157,7 @@ class Pump:
         self._http: aiohttp.ClientSession | None = None
         self._stopping = asyncio.Event()
         self._failing = False  # the outbox failed: requests add to the backlog
+        self._failed_at: float | None = None  # when the outbox last began to fail
         self._put_timeout = put_timeout_s  # what a request waits at most, once
 
     def start(self, http: aiohttp.ClientSession) -> None:
@@ -181,6 +193,7 @@ class Pump:
                 queued = await self._outbox.put(entry)
         except Exception as exc:
             self._failing = True
+            self._outage()
             log.warning("could not write events to the outbox, holding them in memory until "
                         "it is back: %s", exc)
             self.backlog.add(entry)
@@ -206,6 +219,7 @@ class Pump:
             except Exception:
                 self.backlog.put_back(entry)
                 self._failing = True
+                self._outage()
                 return False
             if self._shared:
                 self.journal.wrote(entry)
@@ -213,7 +227,25 @@ class Pump:
         if self._failing:
             self._failing = False
             log.warning("writing events to the outbox again")
+        self._after_outage()
         return True
+
+    def _outage(self) -> None:
+        if self._failed_at is None:
+            self._failed_at = time.monotonic()
+
+    def _after_outage(self) -> None:
+        """The outbox answers again: what was written just before it failed may not
+        have reached the node that answers now (a promoted replica); write it again."""
+        if self._failed_at is None or not self._shared:
+            self._failed_at = None
+            return
+        again = self.journal.since(self._failed_at - _UNREPLICATED_S)
+        self._failed_at = None
+        if again:
+            self.backlog.requeue(again)
+            log.warning("the outbox is back: writing again the %d events written just before "
+                        "it failed", len(again))
 
     # -- the outbox into the lanes --------------------------------------------------------
 
@@ -222,6 +254,7 @@ class Pump:
             try:
                 await self.dispatch(0.5)
             except Exception as exc:
+                self._outage()
                 log.warning("event delivery paused: %s", exc)
                 await asyncio.sleep(self._pause)
 
@@ -229,6 +262,7 @@ class Pump:
         """One round: take what is due and hand it to the lanes; the entries taken."""
         entries = await self._outbox.take(wait_s)
         self._after_loss()
+        self._after_outage()
         for entry in entries:
             if entry.ref and entry.ref in self._holding:
                 continue  # claimed again while it waited in our own lane

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 import respx
 
+from app.adapters.outbox import STREAM
 from tests.api.test_deep import PROVIDER, URL, completion
 from tests.conftest import serve
 from tests.support.build import coding_run
@@ -108,3 +109,36 @@ async def test_one_tenants_keys_spread_over_every_master(make_app, cluster):
     total = sum(added.values())
     assert total >= 40  # each conversation's handles
     assert max(added.values()) <= total / 2, added
+
+
+def _lost(page: str) -> float:
+    return sum(float(line.rsplit(" ", 1)[1]) for line in page.splitlines()
+               if line.startswith("contextsynth_webhook_lost_total"))
+
+
+async def test_a_failover_of_the_outboxs_master_loses_no_event(make_app):
+    with RedisClusterServer(masters=3, replicas=1) as cluster, Receiver() as receiver:
+        app = make_app(webhooks=[{"url": receiver.url, "secret": SECRET}],
+                       webhooks_allow_private=True, redis_pause_s=0.1, **_on(cluster))
+        sent: list[str] = []
+
+        async def call(c) -> None:
+            rid = f"failover-{uuid.uuid4().hex[:12]}"
+            r = await c.post("/summarize-recall", headers={"x-request-id": rid}, json={
+                "query": "seat?", "memories": [{"id": "m1", "text": "aisle seat"}]})
+            assert r.status_code == 200, r.text
+            sent.append(rid)
+
+        async with serve(app) as c:
+            for _ in range(10):
+                await call(c)
+            await receiver.wait_for(10)
+            cluster.kill(cluster.master_of(STREAM))  # its replica takes over
+            for _ in range(20):
+                await call(c)  # every request answered while the cluster fails over
+            for _ in range(600):
+                if set(sent) <= {e.get("requestid") for e in receiver.events}:
+                    break
+                await asyncio.sleep(0.05)
+            assert set(sent) <= {e.get("requestid") for e in receiver.events}
+            assert _lost((await c.get("/metrics")).text) == 0

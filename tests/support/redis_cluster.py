@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import redis
+from redis.crc import key_slot
 
 from tests.support.redis_server import free_port
 
@@ -51,6 +52,10 @@ class RedisClusterServer:
                        timeout=60)
         for port in self.ports:
             self._wait(lambda c: c.cluster("info")["cluster_state"] == "ok", port)
+        # A replica still in its first sync cannot be promoted: wait until each follows.
+        for port in self.ports:
+            self._wait(lambda c: c.execute_command("ROLE")[0] == "master"
+                       or c.execute_command("ROLE")[3] == "connected", port)
         return self
 
     def _wait(self, ready: object, port: int, timeout_s: float = 30) -> None:
@@ -76,6 +81,15 @@ class RedisClusterServer:
             if role == "master":
                 found.append(port)
         return found
+
+    def master_of(self, key: str) -> int:
+        """The port of the master that serves ``key``'s slot now."""
+        slot = key_slot(key.encode())
+        for port in self.master_ports():
+            for start, end, master, *_ in redis.Redis(port=port).cluster("slots"):
+                if start <= slot <= end:
+                    return int(master[1])
+        raise LookupError(f"no master serves slot {slot}")
 
     def keys_per_master(self) -> dict[int, int]:
         return {port: int(redis.Redis(port=port).dbsize()) for port in self.master_ports()}
