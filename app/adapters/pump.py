@@ -84,10 +84,10 @@ class Journal:
         self.forgotten = 0
         return entries, forgotten
 
-    def since(self, moment: float) -> list[Entry]:
-        """The entries written at ``moment`` or later, taken out (written again, they
+    def between(self, start: float, end: float) -> list[Entry]:
+        """The entries written from ``start`` to ``end``, taken out (written again, they
         come back)."""
-        recent = [key for key, (_, at) in self._entries.items() if at >= moment]
+        recent = [key for key, (_, at) in self._entries.items() if start <= at <= end]
         return [self._entries.pop(key)[0] for key in recent]
 
 
@@ -240,7 +240,8 @@ class Pump:
         if self._failed_at is None or not self._shared:
             self._failed_at = None
             return
-        again = self.journal.since(self._failed_at - _UNREPLICATED_S)
+        # Not what went in since: the node that answers now took that.
+        again = self.journal.between(self._failed_at - _UNREPLICATED_S, self._failed_at)
         self._failed_at = None
         if again:
             self.backlog.requeue(again)
