@@ -150,6 +150,10 @@ def _bench(args: argparse.Namespace) -> int:
 
         return load.run(directory, clients=args.clients, seconds=args.seconds,
                         steps=args.steps or 4)
+    if args.redis:
+        from app.cli import redisbench
+
+        return redisbench.run(directory, clients=args.clients, seconds=args.seconds)
     if args.webhooks:
         from app.cli import hookbench
 
@@ -282,6 +286,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="each job's largest accepted request, /healthz timed beside it")
     bench.add_argument("--webhooks", action="store_true",
                        help="webhook delivery against the rate a loaded replica makes events")
+    bench.add_argument("--redis", action="store_true",
+                       help="/synthesize on one Redis node and on a 3-master cluster")
     bench.add_argument("--clients", type=_ranged(1, 64), default=8,
                        help="with --load: concurrent clients")
     bench.add_argument("--seconds", type=_ranged(1, 60), default=10,
