@@ -16,7 +16,9 @@ from setuptools import setup
 # The modules a /synthesize, /compress-history or /summarize-trace call runs
 # through on every message, or on every call (caches.py makes each call's context,
 # nudge.py its nudge). Exception classes (errors.py) and the LLM-facing modules
-# stay interpreted: they are not hot, and plugins may subclass them.
+# stay interpreted: they are not hot, and plugins may subclass them. pacing.py must
+# stay interpreted: entering its function is where a long compiled step lets the
+# event loop's thread run.
 COMPILED = [
     "app/engine/compaction/base.py",
     "app/engine/compaction/blocknotes.py",

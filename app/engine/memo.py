@@ -19,9 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar, cast
 
+from app.engine.pacing import breathe
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 _MISSING = object()
+# Reading a text this long anew takes a few milliseconds: before it, other threads may
+# run (see ``pacing``).
+_LONG = 32_768
 
 
 class Memo(Generic[K, V]):
@@ -40,9 +45,11 @@ class Memo(Generic[K, V]):
         if found is not _MISSING:
             return found  # type: ignore[return-value]
         found = self._old.get(key, _MISSING)
-        if found is _MISSING:
-            found = compute(key)
         size = self._weigh(key) + 1
+        if found is _MISSING:
+            if size > _LONG:
+                breathe()
+            found = compute(key)
         if size <= self._generation_chars:
             if self._chars + size > self._generation_chars:
                 self._old, self._young, self._chars = self._young, {}, 0

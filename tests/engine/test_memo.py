@@ -35,3 +35,10 @@ def test_keys_of_any_shape_with_their_own_weight():
     memo: Memo[tuple[str, str], str] = Memo(50, lambda k: len(k[0]) + len(k[1]))
     assert memo.get(("bash", "ls"), lambda k: k[0] + k[1]) == "bashls"
     assert len(memo) == 1
+
+
+def test_the_breathing_point_stays_interpreted():
+    # Compiled, it would no longer let other threads run during a long step.
+    from app.engine import pacing
+
+    assert pacing.__file__.endswith(".py") and pacing.breathe.__code__ is not None
