@@ -78,18 +78,20 @@ def select(memories: Sequence[Memory], query: str, k: int) -> list[Memory]:
     if all(m.score is not None for m in memories):
         return sorted(memories, key=lambda m: -(m.score or 0.0))[:k]
     query_terms = set(terms(query))
-    docs = [terms(m.text) for m in memories]
-    average = sum(map(len, docs)) / max(len(docs), 1) or 1.0
-    frequency = Counter(t for d in docs for t in set(d))
+    # Each memory's terms counted as they are read: a list of every word of every
+    # memory at once held about ten bytes per byte of text.
+    docs = [(Counter(words), len(words)) for words in (terms(m.text) for m in memories)]
+    average = sum(length for _, length in docs) / max(len(docs), 1) or 1.0
+    frequency = Counter(t for counts, _ in docs for t in counts)
     n = len(docs)
 
-    def bm25(doc: list[str]) -> float:
-        counts = Counter(doc)
+    def bm25(doc: tuple[Counter[str], int]) -> float:
+        counts, length = doc
         total = 0.0
         for t in query_terms:
             if counts[t]:
                 idf = math.log(1 + (n - frequency[t] + 0.5) / (frequency[t] + 0.5))
-                tf = counts[t] * 2.2 / (counts[t] + 1.2 * (0.25 + 0.75 * len(doc) / average))
+                tf = counts[t] * 2.2 / (counts[t] + 1.2 * (0.25 + 0.75 * length / average))
                 total += idf * tf
         return total
 
