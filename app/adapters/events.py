@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from standardwebhooks import Webhook
 
 from app.adapters.addresses import PrivateAddress, Resolve, check_resolved
@@ -44,6 +44,16 @@ class WebhookConfig(BaseModel):
     secret: SecretStr = Field(description="Standard Webhooks secret (whsec_…, base64).")
     events: list[str] = Field(default_factory=lambda: ["*"],
                               description="Event types to send; '*' for all.")
+
+    @field_validator("events")
+    @classmethod
+    def _known(cls, events: list[str]) -> list[str]:
+        # A misspelt type would subscribe to nothing, silently: refuse it at start-up.
+        unknown = [e for e in events if e != "*" and e not in EVENT_TYPES]
+        if unknown:
+            raise ValueError(f"unknown event type(s) {', '.join(map(repr, unknown))}; the "
+                             f"types are {', '.join(EVENT_TYPES)}, or '*' for all")
+        return events
 
 
 class Subscription:

@@ -65,3 +65,4 @@ async def test_a_name_that_resolves_inside_is_not_posted_to_at_delivery():
             public = _deliverer({"localhost": ["93.184.216.34"]}, outbox, url)
             assert await public.deliver(http, entry)
     assert receiver.attempts == 1 and receiver.headers[0]["webhook-id"] == "msg_1"
+
