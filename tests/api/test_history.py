@@ -108,3 +108,20 @@ async def test_a_share_without_a_known_window_is_refused(client):
     problem = r.json()
     assert problem["pointer"] == "/trigger_share"
     assert "context_window" in problem["detail"] and "my-finetune" in problem["detail"]
+
+
+
+@pytest.mark.parametrize("named", ["tau-airline-gpt4o-task002",
+                                   "minisweagent-ds-chat-dev-pydicom__pydicom-901"])
+async def test_keep_last_n_zero_keeps_only_what_is_always_kept(make_app, named):
+    run = load_named(named)
+    body = {"messages": run, "trigger_messages": 5, "mode": "fast"}
+    answers = []
+    for app, extra in ((make_app(), {"keep_last_n": 0}),
+                       (make_app(history_keep_last_n=0), {})):  # the request, the setting
+        async with serve(app) as c:
+            answers.append(await c.post("/compress-history", json={**body, **extra}))
+    assert [a.status_code for a in answers] == [200, 200], answers[0].text
+    out = answers[0].json()
+    assert out["compressed"] and len(out["messages"]) < len(run) // 2
+    assert answers[1].json()["messages"] == out["messages"]

@@ -127,7 +127,8 @@ class HistoryCompressor:
                                f"messages and {tokens} tokens, below {limit}", task)
         head = seg.task_index + 1 if seg.task_index is not None else 0
         stop = max(len(messages) - options.keep_last_n, head)
-        while stop > head and messages[stop].role == "tool":
+        # keep_last_n 0 keeps nothing but what is always kept: stop is past the end.
+        while head < stop < len(messages) and messages[stop].role == "tool":
             stop -= 1  # never part a tool result from its call
         previous_at = next((i for i in range(stop - 1, head - 1, -1)
                             if _is_block(messages[i])), None)
