@@ -19,14 +19,15 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def tenant_for(authorization: str | None, keys: dict[str, str]) -> str:
-    """The tenant of a bearer key; every configured hash is compared, in constant time."""
+def tenant_for(authorization: str | None, keys: dict[str, str], *,
+               send: str = "'Authorization: Bearer <key>'") -> str:
+    """The tenant of a bearer key; every configured hash is compared, in constant time.
+    ``send``: how the caller passes the key, for the 401 that asks for it."""
     if not keys:
         return DEFAULT_TENANT
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("this service needs an API key: send 'Authorization: Bearer "
-                           "<key>'.")
+        raise Unauthorized(f"this service needs an API key: send {send}.")
     digest = hash_key(token.strip())
     found = None
     for known, tenant in keys.items():

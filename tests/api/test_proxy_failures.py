@@ -65,3 +65,15 @@ async def test_a_reused_request_id_cannot_replace_another_requests_receipt(make_
     assert by_request["tokens_before"] == before[0]  # the first receipt kept its id
     assert [r["tokens_before"] for r in own] == before
     assert own[0]["receipt_id"] != own[1]["receipt_id"]
+
+
+async def test_a_proxied_call_without_our_key_is_told_which_header_to_send(make_app):
+    from app.api.auth import hash_key
+
+    app = make_app(api_keys={hash_key("cs-key"): "team-a"})
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json=BODY,
+                         headers={"authorization": "Bearer sk-provider"})
+    assert r.status_code == 401
+    detail = r.json()["detail"]
+    assert "x-contextsynth-key: <key>" in detail and "Authorization: Bearer" not in detail

@@ -36,7 +36,9 @@ async def proxy_tenant(request: Request, svc: Annotated[Services, Depends(servic
     """The tenant of contextsynth's own key, from its own header: Authorization here
     is the provider's."""
     key = request.headers.get(KEY_HEADER)
-    found = tenant_for(f"Bearer {key}" if key else None, svc.settings.api_keys)
+    found = tenant_for(f"Bearer {key}" if key else None, svc.settings.api_keys,
+                       send=f"'{KEY_HEADER}: <key>' (Authorization carries the provider's "
+                       "key, passed on as it came)")
     request.state.tenant = found
     return found
 
