@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import yaml
 
+from app.corpus import CorpusMissing
 from app.settings import Settings
 
 
@@ -337,5 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--mode custom needs --strategy NAME: fast-rebuild, observation-mask, "
                      "or a plugin's strategy")
     runner: Callable[[argparse.Namespace], int] = args.run
-    return runner(args)
+    try:
+        return runner(args)
+    except CorpusMissing as missing:  # every command that reads the corpus: one line
+        print(f"contextsynth {args.command}: {missing}", file=sys.stderr)
+        return 2
 
