@@ -51,6 +51,10 @@ class Answer:
     completion: Completion | None  # None: the call failed and the job falls back
     fallback_reason: str | None = None
     cache: CacheInfo = field(default_factory=CacheInfo)
+    # Where a fresh reply goes once its job has used it (``Gateway.keep``): a reply the
+    # job could not use is never cached, or the next identical request would get it too.
+    key: str | None = None
+    ttl_s: float = 0.0
 
 
 class Gateway(Protocol):
@@ -58,6 +62,11 @@ class Gateway(Protocol):
 
     async def ask(self, prompt: Sequence[PromptMessage], options: LLMOptions, *, tenant: str,
                   job: str, max_tokens: int, ttl_s: float | None = None) -> Answer: ...
+
+    async def settle(self, answer: Answer, *, used: bool) -> None:
+        """After the job read a fresh reply: cache it if it was used; either way let
+        other replicas waiting on the same call go on."""
+        ...
 
 
 class LLMGateway:
@@ -139,12 +148,22 @@ class LLMGateway:
                     break
         try:
             completion = await self._llm.complete(request, provider)
-            await self._cache.set(key, json.dumps({
+        except BaseException:
+            if owner:
+                await self._cache.delete(lock)
+            raise
+        # The lock stays until the job has read the reply (``settle``): replicas waiting
+        # on it then find the cached reply, or, if it was unusable, make the call anew.
+        return Answer(completion, key=key, ttl_s=ttl_s)
+
+    async def settle(self, answer: Answer, *, used: bool) -> None:
+        completion = answer.completion
+        if completion is None or answer.key is None or answer.cache.hit:
+            return
+        if used:
+            await self._cache.set(answer.key, json.dumps({
                 "text": completion.text, "model": completion.model,
                 "provider": completion.provider,
                 "usage": [completion.usage.input_tokens, completion.usage.output_tokens],
-                "stored_at": self._clock()}).encode(), ttl_s)
-            return Answer(completion)
-        finally:
-            if owner:
-                await self._cache.delete(lock)
+                "stored_at": self._clock()}).encode(), answer.ttl_s)
+        await self._cache.delete(f"{answer.key}:lock")

@@ -133,6 +133,7 @@ class Runner:
             try:
                 done = await call(job.finish, plan, reply)
             except UnusableReply as unusable:
+                await gateway.settle(answer, used=False)
                 if unusable.repair and len(messages) == len(prompt):
                     # One more try, with the reply and what was wrong with it.
                     messages += [PromptMessage("assistant", completion.text),
@@ -145,6 +146,7 @@ class Runner:
                 reason = f"{bad.reason}: {bad.detail}"
                 return _Called(await call(job.finish, plan, Reply(None, reason)), reason,
                                completion, answer.cache)
+            await gateway.settle(answer, used=True)  # worth serving again
             return _Called(done, None, completion, answer.cache)
 
     def _record(self, name: str, report: Report) -> None:

@@ -60,3 +60,19 @@ async def test_well_formed_usage_without_some_fields_is_fine(make_app):
     async with serve(make_app(llm_providers=[PROVIDER])) as c:
         out = (await c.post("/summarize-recall", json=JOBS["summarize-recall"][1])).json()
     assert not out["degraded"] and out["llm"]["input_tokens"] == 0
+
+
+@respx.mock
+async def test_an_unusable_reply_is_not_cached_a_used_one_is(make_app):
+    route = respx.post(URL).respond(200, json=completion("ok"))  # no line for any tool
+    path, body = JOBS["summarize-trace"]
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        first = (await c.post(path, json=body)).json()
+        again = (await c.post(path, json=body)).json()
+        assert first["degraded"] and again["degraded"]
+        assert not again["cache"]["hit"] and route.call_count == 2  # asked anew, not served
+        route.respond(200, json=completion("Aisle [m1]."))
+        recall = JOBS["summarize-recall"][1]
+        used = (await c.post("/summarize-recall", json=recall)).json()
+        served = (await c.post("/summarize-recall", json=recall)).json()
+    assert not used["degraded"] and served["cache"]["hit"] and route.call_count == 3

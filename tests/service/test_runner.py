@@ -42,6 +42,7 @@ class FakeGateway:
         self._answers = list(answers)
         self.prompts: list[list[PromptMessage]] = []
         self.jobs: list[str] = []
+        self.settled: list[bool] = []
 
     async def ask(self, prompt: Sequence[PromptMessage], options: LLMOptions, *, tenant: str,
                   job: str, max_tokens: int, ttl_s: float | None = None) -> Answer:
@@ -51,6 +52,9 @@ class FakeGateway:
         if isinstance(answer, Exception):
             raise answer
         return answer
+
+    async def settle(self, answer: Answer, *, used: bool) -> None:
+        self.settled.append(used)
 
 
 class Events:
