@@ -191,3 +191,30 @@ async def test_unknown_provider_is_a_422(llm_client):
 async def test_readiness_lists_providers(llm_client):
     assert (await llm_client.get("/readyz")).json()["checks"] == {
         "tokenizer": "ok", "llm:main": "ok", "cache": "memory"}
+
+
+# Replies a deep mode must not put in place of the messages, and why.
+UNFIT = [("ok", "pleasantry"), ("Sure, I can help with that!", "pleasantry"),
+         ("I'm sorry, but I can't summarize this conversation.", "pleasantry"),
+         ("x " * 100_000, "not shorter"),
+         ("The agent worked on the task and made progress on several things over many "
+          "steps, and will continue.", "names nothing"),
+         ("Progress.", "words")]
+
+
+@pytest.mark.parametrize(("reply", "why"), UNFIT, ids=[w for _, w in UNFIT])
+@respx.mock
+async def test_a_reply_that_cannot_stand_for_the_span_falls_back_to_fast(llm_client, reply,
+                                                                         why):
+    route = respx.post(URL).respond(200, json=completion(reply))
+    messages = coding_run(12, output_chars=3000)
+    body = (await llm_client.post("/synthesize", json=deep(messages))).json()
+    assert body["mode"] == "fast" and body["degraded"], body["mode_reason"]
+    assert why in body["fallback_reason"]
+    assert body["stats"]["tokens_after"] < body["stats"]["tokens_before"]
+    assert reply.strip() not in json.dumps(body["messages"])
+    history = (await llm_client.post("/compress-history", json={
+        "messages": messages, "mode": "deep", "trigger_messages": 4})).json()
+    assert history["degraded"] and why in history["fallback_reason"]
+    assert history["compressed"] and reply.strip() not in json.dumps(history["messages"])
+    assert route.call_count >= 2

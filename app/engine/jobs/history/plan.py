@@ -24,6 +24,7 @@ from app.engine.jobs.history.compressor import (
     HistoryPlan,
     HistoryResult,
 )
+from app.engine.jobs.summaries import check_summary
 from app.engine.transcript.formats import WireFormat, conversation
 
 SUMMARY_MAX_TOKENS = 2000
@@ -76,6 +77,8 @@ class HistoryJob(ConversationJob):
         if not p.fired:
             result = compressor.unchanged(p)
         else:
+            if reply is not None and reply.text is not None:
+                check_summary(reply.text, p.span)
             summary = reply.text if reply is not None and reply.text is not None \
                 else compressor.fast_summary(p)
             result = compressor.finish(p, summary)

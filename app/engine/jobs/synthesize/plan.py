@@ -19,6 +19,7 @@ from app.engine.jobs.base import (
     Report,
     degraded,
 )
+from app.engine.jobs.summaries import check_summary
 from app.engine.jobs.synthesize.modes import AutoInputs, Mode, ModeDecision, decide, decide_auto
 from app.engine.jobs.synthesize.prefix import Prefix, check_breakpoints, measure, place_breakpoints
 from app.engine.jobs.synthesize.reasoning import Bundle, Reasoning, resolve
@@ -137,6 +138,8 @@ class SynthesizeJob(ConversationJob):
         decision = state.decision
         synthesizer = self._synthesizer
         if reply is not None and reply.text is not None and state.deep is not None:
+            older = state.prepared.lifted.messages[state.deep.start : state.deep.stop]
+            check_summary(reply.text, older)
             synthesis = synthesizer.finish_deep(state.prepared, state.deep, reply.text)
         else:
             if reply is not None:
