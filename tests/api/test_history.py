@@ -125,3 +125,25 @@ async def test_keep_last_n_zero_keeps_only_what_is_always_kept(make_app, named):
     out = answers[0].json()
     assert out["compressed"] and len(out["messages"]) < len(run) // 2
     assert answers[1].json()["messages"] == out["messages"]
+
+
+
+async def test_incremental_in_every_format(make_app):
+    """One summary block, updated call after call, in every wire format, at about the
+    same size (Anthropic and Gemini merge it into the user message beside it)."""
+    messages = load_named("minisweagent-ds-chat-test-1-100-django__django-13265")
+    sizes = {}
+    for case in ("openai", "anthropic", "gemini", "responses"):
+        _, convert, _ = CASES[case]
+        key = {"gemini": "contents", "responses": "input"}.get(case, "messages")
+        async with serve(make_app()) as c:
+            sent = convert(messages[:120])
+            out = (await c.post("/compress-history", json={**sent, "mode": "fast"})).json()
+            for stop in range(160, 281, 40):
+                new = convert(messages[:stop])[key][len(convert(messages[:stop - 40])[key]):]
+                out = (await c.post("/compress-history", json={
+                    **sent, key: out[key] + new, "mode": "fast"})).json()
+                assert out["compressed"] and out["incremental"], (case, stop, out["reason"])
+        assert json.dumps(out[key]).count("[contextsynth] Conversation summary") == 1, case
+        sizes[case] = out["stats"]["tokens_after"]
+    assert max(sizes.values()) <= min(sizes.values()) * 1.05, sizes

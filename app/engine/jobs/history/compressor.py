@@ -110,6 +110,7 @@ class HistoryCompressor:
         return self._caches.context(messages)
 
     def plan(self, transcript: Transcript, options: HistoryOptions) -> HistoryPlan:
+        transcript = _unmerged(transcript)
         messages = transcript.messages
         if not messages:
             raise InvalidTranscript("the conversation is empty; send at least one message.")
@@ -202,8 +203,10 @@ class HistoryCompressor:
         replaced = [m for m in region if m.role in ("assistant", "tool")
                     or m is plan.previous]
         span = span_of("summarized", replaced, self._caches.handles)
-        lines = [HISTORY_HEADER.format(handle=span.handle), *summary.strip().splitlines()]
-        block = Message("user", tuple(Part("text", line) for line in lines))
+        # One text part: merged into a neighbouring user message by a format that has
+        # no two user messages in a row, it is still one piece the next call finds.
+        text = "\n".join([HISTORY_HEADER.format(handle=span.handle), summary.strip()])
+        block = Message("user", (Part("text", text),))
         gone = {id(m) for m in replaced}
         kept = [m for m in region if id(m) not in gone]
         # The block goes after the region's user messages: put before them, it would
@@ -247,6 +250,34 @@ def _entry(line: str) -> str:
 
 def _is_block(m: Message) -> bool:
     return m.role == "user" and m.text.startswith(HISTORY_MARKER)
+
+
+def _block_part(m: Message) -> int | None:
+    """Where a summary block sits among a user message's parts, if it does."""
+    if m.role != "user" or len(m.parts) < 2:
+        return None
+    return next((i for i, p in enumerate(m.parts)
+                 if p.kind == "text" and p.text.startswith(HISTORY_MARKER)), None)
+
+
+def _unmerged(transcript: Transcript) -> Transcript:
+    """Anthropic and Gemini have no two user messages in a row: the block an earlier
+    call wrote comes back merged into the user message beside it. Read apart again,
+    it is a message of its own that the next call finds and updates, as in OpenAI's
+    format (where an unfound block meant a second one on every call)."""
+    messages = transcript.messages
+    if not any(_block_part(m) is not None for m in messages):
+        return transcript
+    out: list[Message] = []
+    for m in messages:
+        at = _block_part(m)
+        if at is None:
+            out.append(m)
+            continue
+        # Written from their parts: the wire message they came from is no longer theirs.
+        out += [Message("user", piece) for piece in (m.parts[:at], m.parts[at : at + 1],
+                                                     m.parts[at + 1 :]) if piece]
+    return Transcript(tuple(out), transcript.format, transcript.envelope)
 
 
 def _body(block: Message) -> str:
