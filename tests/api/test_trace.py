@@ -108,3 +108,15 @@ async def test_keeping_everything_leaves_the_trace_as_it_is(client):
     body = (await client.post("/summarize-trace", json={
         "actions": ACTIONS[:6], "trigger": 2, "keep": 6})).json()
     assert body["strategy"] == "none" and "nothing older" in body["reason"]
+
+
+async def test_every_path_an_older_action_named_stays_in_its_line(client):
+    from app.engine.jobs.trace.summarizer import paths_in
+
+    r = await client.post("/summarize-trace", json={"actions": ACTIONS, "mode": "fast"})
+    scratchpad = r.json()["scratchpad"]
+    older = ACTIONS[:-3]
+    named = {p for a in older for p in paths_in(a["action_input"])}
+    assert "./pydicom/datadict.py" in named
+    assert named and all(p in scratchpad for p in named), sorted(
+        p for p in named if p not in scratchpad)

@@ -256,10 +256,16 @@ class TraceSummarizer:
             for call in calls:
                 failed, line = self._is_error(call)
                 shown = shorten(" ".join(call.action_input.split()), _INPUT_CHARS)
+                named = paths_in(call.action_input)
+                # The cut keeps the input's start; a path past it is named after it, as
+                # the paths are what a later step looks for.
+                cut = [p for p in named if p not in shown]
+                if cut:
+                    shown += f" [{', '.join(cut)}]"
                 result = f"failed: {shorten(line, _LINE_CHARS)}" if failed else shorten(
                     first_line(call.observation) or "(no output)", _LINE_CHARS)
                 parts.append(f"{shown} -> {result}")
-                paths += paths_in(call.action_input)
+                paths += named
                 if failed:
                     errors.append(shorten(line, 200))
             summary = f"{tool} ({len(calls)} call{'s' if len(calls) != 1 else ''}): " + \
