@@ -69,7 +69,8 @@ def test_removal_leaves_no_debris():
         "Mia prefers the aisle [m1], and lives in Dallas [m5], and likes tea [m6].":
             "Mia prefers the aisle [m1].",
         "Mia prefers the aisle [m1]. She lives in Dallas [m9]. Nothing else is known.":
-            "Mia prefers the aisle [m1]. Nothing else is known.",
+            "Mia prefers the aisle [m1].",
+        "Mia prefers the aisle [m5]. She lives in Austin [m2].": "She lives in Austin [m2].",
         "She was born in Lyon [m8] and and lives in Austin [m2].": "Lives in Austin [m2].",
     }
     for reply, expected in cases.items():
@@ -78,8 +79,39 @@ def test_removal_leaves_no_debris():
 
 def test_brackets_around_prose_and_links_are_not_citations():
     answer = check("See [the docs](https://x.test) and [my note here]. Austin [m2].", MEMORIES)
-    assert answer.summary == "See [the docs](https://x.test) and [my note here]. Austin [m2]."
+    assert answer.summary == "Austin [m2]."  # the first sentence cites nothing
+    assert answer.removed_claims == ("See [the docs](https://x.test) and [my note here].",)
     assert answer.removed_citations == ()
+
+
+def test_every_claim_maps_to_a_memory():
+    kafka = [Memory("m1", "Kafka 3.6 runs with 12 partitions."), *MEMORIES[1:]]
+    cases = {  # the reply: (summary, claims removed)
+        "Kafka 3.6 runs with 12 partitions [m1]. It also runs on Kubernetes with 40 brokers.":
+            ("Kafka 3.6 runs with 12 partitions [m1].",
+             ("It also runs on Kubernetes with 40 brokers.",)),
+        "It runs on Kubernetes. Kafka 3.6 runs with 12 partitions [m1].":
+            ("Kafka 3.6 runs with 12 partitions [m1].", ("It runs on Kubernetes.",)),
+        "Kafka has 12 partitions [m1]. It runs on Kubernetes. Mia lives in Austin [m2].":
+            ("Kafka has 12 partitions [m1]. Mia lives in Austin [m2].",
+             ("It runs on Kubernetes.",)),
+    }
+    for reply, (summary, removed) in cases.items():
+        answer = check(reply, kafka)
+        assert (answer.summary, answer.removed_claims) == (summary, removed), reply
+        assert not answer.flagged_claims
+
+
+def test_a_claim_its_memory_shares_nothing_with_is_flagged():
+    answer = check("Kafka 3.6 runs with 40 brokers [m1]. Mia lives in Austin [m2].", MEMORIES)
+    assert answer.flagged_claims == ("Kafka 3.6 runs with 40 brokers",)
+    assert answer.summary == "Kafka 3.6 runs with 40 brokers [m1]. Mia lives in Austin [m2]."
+
+
+def test_a_removed_citation_leaves_no_stray_stop():
+    chosen = [MEMORIES[0], Memory("m2", "Kafka 3.6 is deployed.")]  # k=2: m3 was not given
+    answer = check("Mia prefers aisle seats [m3]. Kafka 3.6 [m2].", chosen)
+    assert answer.summary == "Kafka 3.6 [m2]." and answer.removed_citations == ("m3",)
 
 
 def test_the_last_word_of_a_sentence_matches_the_query():

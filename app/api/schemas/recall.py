@@ -53,6 +53,12 @@ class SummarizeRecallResponse(BaseModel):
     citations: list[CitationOut]
     sources_used: list[str]
     removed_citations: list[str] = Field(description="Ids the model cited that were not given.")
+    removed_claims: list[str] = Field(
+        default_factory=list, description="Sentences of the answer no given memory was cited "
+        "for: removed, as nothing the caller sent supports them.")
+    flagged_claims: list[str] = Field(
+        default_factory=list, description="Kept claims whose cited memories share none of "
+        "their numbers, names or identifiers: check them.")
     memories_considered: list[str]
     mode: str
     degraded: bool

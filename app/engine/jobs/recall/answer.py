@@ -36,6 +36,11 @@ _LIST_SEPARATOR = re.compile(r"\s*[,;]\s*")
 _STOP_MARK = re.compile(r"[.!?]\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SNIPPET_CHARS = 200
+# What may end the claim before a citation's claim: stops, commas, spaces.
+_CLOSING = re.compile(r"[\s.!?,;:]*")
+# Numbers, names (a capital inside a sentence) and identifiers: what a memory must hold
+# for a claim citing it to be taken as its.
+_KEY_TERM = re.compile(r"\b\d+(?:\.\d+)?\b|(?<=\s)[A-Z][a-z]+\b|\b\w*[_\d]\w*\b")
 REFUSAL = "INSUFFICIENT:"
 
 
@@ -59,6 +64,8 @@ class RecallAnswer:
     citations: tuple[Citation, ...]
     refused: bool
     removed_citations: tuple[str, ...] = ()
+    removed_claims: tuple[str, ...] = ()  # sentences no given memory was cited for
+    flagged_claims: tuple[str, ...] = ()  # cited, but sharing no key term with the memory
 
 
 def _stem(word: str) -> str:
@@ -121,12 +128,14 @@ def _tidy(text: str) -> str:
 
 
 def check(reply: str, chosen: Sequence[Memory]) -> RecallAnswer:
-    """Keep the claims the given memories support; strip and report unknown ids.
+    """Keep the claims the given memories support; remove and report the rest.
 
-    A claim is the text up to a citation (one or more bracket groups in a row). Unknown
-    ids are removed from every group; a claim left with no known id is removed whole, as
-    nothing the caller sent supports it. An answer left with no citation at all is
-    refused: the model answered from something other than the memories.
+    A claim is the sentence a citation (one or more bracket groups in a row) ends.
+    Unknown ids are removed from every group; a claim left with no known id, and every
+    sentence no citation ends, is removed and listed: nothing the caller sent supports
+    it. A kept claim whose cited memories share none of its key terms (numbers, names,
+    identifiers) is flagged. An answer left with no citation at all is refused: the
+    model answered from something other than the memories.
     """
     text = reply.strip()
     if text.upper().startswith(REFUSAL):
@@ -135,34 +144,81 @@ def check(reply: str, chosen: Sequence[Memory]) -> RecallAnswer:
     cited: list[str] = []
     removed: list[str] = []
     kept: list[str] = []
+    uncited: list[str] = []
+    flagged: list[str] = []
+    last_kept = False
     at = 0
     for match in _CITATIONS.finditer(text):
         ids = [i for group in _GROUP.findall(match.group(0))
                for i in _LIST_SEPARATOR.split(group.strip())]
         good = [i for i in ids if i in known]
         removed += [i for i in ids if i not in known]
-        # The claim is what this citation ends, back to the last sentence stop before it
-        # (or to the previous citation); sentences before that stop are not its claim.
-        segment = text[at : match.start()]
-        stops = list(_STOP_MARK.finditer(segment))
-        lead = segment[: stops[-1].end()] if stops else ""
+        closing, body = _closing(text[at : match.start()])
+        if last_kept:
+            kept[-1] += closing  # the stop that ends the claim before
+        lead, claim = _claim(body)
+        uncited += _sentences(lead)
         if good:
             cited += good
-            claim = segment[len(lead):].rstrip()
-            kept.append(f"{lead}{claim} " + "".join(f"[{i}]" for i in dict.fromkeys(good)))
-        else:
-            kept.append(lead)
+            kept.append(f"{claim} " + "".join(f"[{i}]" for i in dict.fromkeys(good)))
+            if not _shares_terms(claim, [known[i].text for i in good]):
+                flagged.append(claim)
+        elif claim:
+            uncited.append(claim)
+        last_kept = bool(good)
         at = match.end()
-    kept.append(text[at:])
-    summary = _tidy("".join(kept))
+    closing, rest = _closing(text[at:])
+    if last_kept:
+        kept[-1] += closing
+    uncited += _sentences(rest)
+    summary = _tidy(" ".join(kept))
+    if summary and summary[-1] not in ".!?" and text[-1:] in (".", "!", "?"):
+        summary += "."
     removed_ids = tuple(dict.fromkeys(removed))
     if not cited:
         why = (f"The answer cited only ids that were not given ({', '.join(removed_ids)})"
                if removed_ids else "The answer cited none of the memories")
-        return RecallAnswer(f"{why}, so the memories do not support it.", (), True, removed_ids)
+        return RecallAnswer(f"{why}, so the memories do not support it.", (), True,
+                            removed_ids, tuple(uncited))
     citations = tuple(Citation(known[i], shorten(known[i].text, _SNIPPET_CHARS))
                       for i in dict.fromkeys(cited))
-    return RecallAnswer(summary, citations, False, removed_ids)
+    return RecallAnswer(summary, citations, False, removed_ids, tuple(uncited),
+                        tuple(flagged))
+
+
+def _closing(segment: str) -> tuple[str, str]:
+    """The stop that ends the claim before (kept with it, without spaces or commas), and
+    what follows it."""
+    found = _CLOSING.match(segment)
+    end = found.end() if found else 0
+    return "".join(c for c in segment[:end] if c in ".!?"), segment[end:]
+
+
+def _claim(body: str) -> tuple[str, str]:
+    """The sentences of ``body`` no citation ends, and the claim the citation ends (the
+    last sentence; the one before a stop when the citation follows the stop)."""
+    stops = list(_STOP_MARK.finditer(body))
+    if not stops:
+        return "", body.strip()
+    lead, claim = body[: stops[-1].end()], body[stops[-1].end() :].strip()
+    if claim:
+        return lead, claim
+    sentences = _sentences(lead)
+    return " ".join(sentences[:-1]), sentences[-1] if sentences else ""
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if re.search(r"\w", s)]
+
+
+def _shares_terms(claim: str, texts: Sequence[str]) -> bool:
+    """Whether the cited memories hold any of the claim's key terms (a claim with none
+    of its own cannot be checked, and passes)."""
+    terms_of_claim = set(_KEY_TERM.findall(claim))
+    if not terms_of_claim:
+        return True
+    memory = " ".join(texts).lower()
+    return any(t.lower() in memory for t in terms_of_claim)
 
 
 def extractive(query: str, chosen: Sequence[Memory], max_chars: int) -> RecallAnswer:

@@ -71,6 +71,8 @@ class RecallJob:
             "memories_chosen": len(chosen),
             "sources_used": [c.memory.id for c in answer.citations],
             "refused": answer.refused, "removed_citations": list(answer.removed_citations),
+            "removed_claims": len(answer.removed_claims),
+            "flagged_claims": len(answer.flagged_claims),
             "cache_hit": reply is not None and reply.cache_hit}
         return Done(Recalled(answer, chosen), Report(
             mode, tokens_in, self._counter.text(answer.summary),
