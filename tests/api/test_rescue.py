@@ -84,3 +84,16 @@ async def test_every_format(client, case):
 async def test_a_question_is_required(client, extra):
     r = await client.post("/rescue", json={"messages": RUN, **extra})
     assert r.status_code == 422 and r.json()["errors"][0]["pointer"] == "/question"
+
+
+async def test_the_newest_evidence_goes_in_whole_while_it_fits(make_app):
+    run = load_named("minisweagent-ds-chat-test-1-100-django__django-13265")
+    async with serve(make_app(rescue_evidence_chars=80_000)) as c:
+        body = (await c.post("/rescue", json={"messages": run, "question": "Is it fixed?",
+                                               "dry_run": True})).json()
+    user = body["prompt"][1]["content"]
+    assert body["evidence"]["chars"] <= 80_000
+    newest = [m["content"] for m in run if m["role"] == "tool"][-3:]
+    for result in newest:  # the final test output and the patch among them, whole
+        assert result.strip() in user, result[:80]
+    assert run[1]["content"][:200] in user  # the task stays first

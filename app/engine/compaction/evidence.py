@@ -1,9 +1,11 @@
 """Transcript text for LLM prompts, within a character budget.
 
 Evidence is every user and assistant text, every tool call and its result,
-oldest first. Past the budget, results are cut evenly; if that is not
-enough, the oldest calls shrink to one-line notes (name, key arguments,
-first line of the result), so the most recent evidence survives in full.
+oldest first. Past the budget it is filled newest first: each step (a message
+with the results of its calls) goes in whole while it fits, then as one-line notes
+of its calls (name, key arguments, first line of the result), and the task stays
+first. Cutting every result evenly had cut the final test output and the patch,
+the evidence a rescue most needs, to a few hundred characters.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ _MIN_RESULT_CHARS = 300
 _TEXT_CHARS = 4_000
 _ARGUMENT_CHARS = 1_000
 _NOTED_TEXT_CHARS = 200
-_KEEP_FULL = 3
+_MARKER_ROOM = 40
 
 
 def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: int,
@@ -63,21 +65,45 @@ def _lines(messages: Sequence[Message], context: StrategyContext, result_chars: 
 
 def render_evidence(messages: Sequence[Message], context: StrategyContext,
                     budget: int) -> tuple[str, bool]:
-    results = sum(1 for m in messages if m.role == "tool")
-    per_result = max(budget // max(results, 1) // 2, _MIN_RESULT_CHARS)
-    # The newest calls stay in full: they are the evidence the agent had last.
-    foldable = max(sum(len(m.tool_calls) for m in messages) - _KEEP_FULL, 0)
-    noted = 0
     text = "\n".join(_lines(messages, context, 10**9, 0))
     if len(text) <= budget:
         return text, False
-    while True:
-        text = "\n".join(_lines(messages, context, per_result, noted))
-        if len(text) <= budget or noted >= foldable:
+    steps = _steps(messages)
+    first = steps[0] if steps and steps[0][0].role == "user" else []
+    head = "\n".join(_lines(first, context, _MIN_RESULT_CHARS, 0)) if first else ""
+    # The line that says how many older steps were left out has its room kept.
+    used = (len(head) + 1 if head else 0) + _MARKER_ROOM
+    taken: list[str] = []  # newest first
+    left_out = 0
+    older = steps[1:] if first else steps
+    for step in reversed(older):
+        calls = sum(len(m.tool_calls) for m in step)
+        forms = ("\n".join(_lines(step, context, 10**9, 0)),
+                 "\n".join(_lines(step, context, _MIN_RESULT_CHARS, calls)))
+        fit = next((f for f in forms if used + len(f) + 1 <= budget), None)
+        if fit is None:
+            left_out = len(older) - len(taken)
             break
-        noted = min(foldable, noted + max(foldable // 8, 1))
-    # Last resort: keep the end, where the newest evidence is.
+        taken.append(fit)
+        used += len(fit) + 1
+    parts = [head] if head else []
+    if left_out:
+        parts.append(f"({left_out} older steps left out)")
+    parts += reversed(taken)
+    text = "\n".join(parts)
+    # Last resort (a single step past the budget): keep the end, the newest evidence.
     return (text if len(text) <= budget
             else ELLIPSIS + text[len(text) - budget + len(ELLIPSIS) :]), True
 
 
+def _steps(messages: Sequence[Message]) -> list[list[Message]]:
+    """Messages in steps: each message with the tool results that follow it."""
+    steps: list[list[Message]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool" and steps:
+            steps[-1].append(m)
+        else:
+            steps.append([m])
+    return steps
