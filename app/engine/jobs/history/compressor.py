@@ -243,6 +243,10 @@ def _entry(line: str) -> str:
     for under in rest.split("\n"):
         used += len(under)
         if used > _UNDER_CHARS:
+            if len(kept) == 1:
+                # A result whose first row is long (a JSON table's): part of it, not an
+                # entry that ends in "->" with nothing after it.
+                kept.append(shorten(under, _UNDER_CHARS))
             break
         kept.append(under)
     return "\n".join(kept)
