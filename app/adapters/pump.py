@@ -12,9 +12,10 @@ Redis. Behind it, three kinds of background work:
   fills only its own lane, so it never delays another;
 - with Redis, the ``Journal`` keeps what this process wrote until this process
   finishes it. When Redis comes back without its data (the outbox finds its consumer
-  group gone), the journal is written again; what Redis held beyond it is counted as
-  lost and logged. Duplicates are possible (the same ``webhook-id``), losses are not
-  silent.
+  group gone), the journal is written again, and what it no longer held is counted
+  lost and logged; after any outage (a failover among them) what was written in the
+  seconds before it is written again. Duplicates are possible (the same
+  ``webhook-id``), losses are not silent.
 
 On shutdown the flusher writes what is left, lanes deliver what they hold within the
 drain time, and what could be neither delivered nor left in Redis is counted lost.

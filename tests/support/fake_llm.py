@@ -23,13 +23,23 @@ SECTIONS = ("Original request", "Project / world state", "Completed work",
             "Decisions and constraints", "Errors", "Current state")
 
 
+# What a summary names of the transcript: its files and paths, else its long numbers.
+_FACTS = re.compile(r"[\w.-]*/[\w./-]+|\b\w+\.py\b|\b\d{3,}\b")
+
+
+def _named(user: str) -> str:
+    found = list(dict.fromkeys(_FACTS.findall(user.split("<transcript>", 1)[-1])))[:3]
+    return ", ".join(found) or "the code"
+
+
 def reply_for(messages: list[dict[str, Any]]) -> str:
     system, user = messages[0]["content"], messages[-1]["content"]
     if "working memory" in system:
-        return ("Goal: fix the bug.\nDone so far: explored the code.\nKey findings: "
+        return (f"Goal: fix the bug.\nDone so far: explored {_named(user)}.\nKey findings: "
                 "the failing path is known.\nFailures and lessons: none.\nStill to do: patch.")
     if "compress the history" in system:
-        return "\n".join(f"## {s}\n- noted by the fake model" for s in SECTIONS)
+        return "\n".join(f"## {s}\n- noted by the fake model: {_named(user)}"
+                         for s in SECTIONS)
     if "earlier actions of a ReAct agent" in system:
         heads = list(re.finditer(r"^\S+ \(\d+ calls?\)$", user, re.MULTILINE))
         ends = [h.start() for h in heads[1:]] + [len(user)]
