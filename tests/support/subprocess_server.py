@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,7 +20,7 @@ from tests.support.redis_server import free_port
 def running_service(env: dict[str, str] | None = None, workers: int = 1,
                     ready_path: str = "/healthz", log: Path | None = None) -> Iterator[str]:
     """Start ``contextsynth serve`` on a free port; yield its base URL; stop it.
-    ``log``: a file that gets everything the service writes (else a pipe)."""
+    ``log``: a file that gets everything the service writes (else a temporary one)."""
     with service_process(env, workers, ready_path, log) as (_, url):
         yield url
 
@@ -31,7 +32,13 @@ def service_process(env: dict[str, str] | None = None, workers: int = 1,
     """As ``running_service``, with the process itself (to kill it); one already gone
     at the end is left as it is."""
     port = free_port()
-    sink = open(log, "wb") if log is not None else subprocess.PIPE  # noqa: SIM115
+    # A file, never a pipe: a pipe nobody reads fills with the service's warnings, and
+    # the service then blocks writing a log line (it once could not even shut down).
+    scratch = None
+    if log is None:
+        scratch = tempfile.TemporaryDirectory(prefix="contextsynth-serve-")
+        log = Path(scratch.name) / "serve.log"
+    sink = open(log, "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--workers", str(workers)],
@@ -47,16 +54,16 @@ def service_process(env: dict[str, str] | None = None, workers: int = 1,
             except httpx.TransportError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                output = proc.stdout.read().decode() if proc.stdout else log_text(log)
-                raise RuntimeError(f"the service did not start:\n{output}")
+                raise RuntimeError(f"the service did not start:\n{log_text(log)}")
             time.sleep(0.2)
         yield proc, url
     finally:
         if proc.poll() is None:
             proc.terminate()
             proc.wait(timeout=20)
-        if log is not None:
-            sink.close()  # type: ignore[union-attr]
+        sink.close()
+        if scratch is not None:
+            scratch.cleanup()
 
 
 def log_text(log: Path | None) -> str:
