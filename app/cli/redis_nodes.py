@@ -5,7 +5,6 @@ redis-server and ``redis-cli --cluster create`` (the tests' fixture and
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -16,11 +15,7 @@ from typing import Any
 import redis
 from redis.crc import key_slot
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from app.cli.replay import free_port
 
 
 class RedisNode:

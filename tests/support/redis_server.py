@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 
 import redis
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from app.cli.replay import free_port
 
 
 class RedisServer:
