@@ -159,3 +159,15 @@ async def test_an_unknown_provider_points_where_the_request_named_it(llm_client)
         r = await llm_client.post("/synthesize", json={
             "messages": coding_run(12), "strategy": "reactive", "reasoning": reasoning})
         assert r.status_code == 422 and r.json()["pointer"] == pointer, r.text
+
+
+async def test_reflect_takes_a_record_as_callers_send_it(client):
+    calls = [{"tool": "pytest", "output": "took too long", "outcome": "timeout",
+              "cost": {"usd": 0.002, "tokens": 812}},
+             {"tool": "bash", "output": "exit 1", "outcome": "failure", "cost": 0.001}]
+    r = await client.post("/reflect", json={"goal": "fix test_parse", "tool_calls": calls,
+                                            "mode": "fast"})
+    assert r.status_code == 200, r.text
+    enriched = r.json()["record"]["calls"]
+    assert [c["outcome"] for c in enriched] == ["error", "error"]
+    assert [c["cost"] for c in enriched] == [0.002, 0.001]

@@ -19,14 +19,28 @@ class CallIn(BaseModel):
     tool: str = Field(min_length=1)
     params: dict[str, Any] | str = Field(default_factory=dict)
     output: str = Field("", description="The raw output.")
-    outcome: Literal["success", "error"] | None = None
+    outcome: Literal["success", "error", "failure", "timeout"] | None = Field(
+        None, description="failure and timeout are read as error.")
     duration_ms: float | None = Field(None, ge=0)
-    cost: float | None = Field(None, ge=0)
+    cost: float | dict[str, float] | None = Field(
+        None, description="A number, or an object of numbers ({\"usd\": 0.002, "
+        "\"tokens\": 812}): its usd, total or amount is the call's cost.")
 
     def to_call(self) -> Call:
         params = self.params if isinstance(self.params, str) else json.dumps(
             self.params, ensure_ascii=False, sort_keys=True)
-        return Call(self.tool, params, self.output, self.outcome, self.duration_ms, self.cost)
+        outcome = "error" if self.outcome in ("failure", "timeout") else self.outcome
+        return Call(self.tool, params, self.output, outcome, self.duration_ms, _cost(self.cost))
+
+
+# The fields a cost object names its amount by, in the order they are read.
+_COST_FIELDS = ("usd", "total", "amount")
+
+
+def _cost(value: float | dict[str, float] | None) -> float | None:
+    if not isinstance(value, dict):
+        return value
+    return next((float(value[k]) for k in _COST_FIELDS if k in value), None)
 
 
 class PastCallIn(CallIn):
