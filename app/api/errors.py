@@ -89,11 +89,10 @@ PROVIDER_ERRORS = {"openai": _openai_error, "anthropic": _anthropic_error}
 async def domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, e.ContextsynthError)
     if isinstance(exc, e.UpstreamBusy) and exc.upstream in PROVIDER_ERRORS:
-        body = PROVIDER_ERRORS[exc.upstream](exc.detail)
-        return JSONResponse(body, status_code=503, headers={
-            "retry-after": str(max(1, math.ceil(exc.retry_after)))})
-    response = problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
-                       pointer=exc.pointer)
+        response = JSONResponse(PROVIDER_ERRORS[exc.upstream](exc.detail), status_code=503)
+    else:
+        response = problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
+                           pointer=exc.pointer)
     if response.status_code == 401:
         response.headers["www-authenticate"] = "Bearer"
     retry_after = getattr(exc, "retry_after", None)

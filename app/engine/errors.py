@@ -94,13 +94,22 @@ class Unauthorized(ContextsynthError):
     title = "A valid API key is required"
 
 
-class HandlesUnavailable(ContextsynthError):
+class TryAgain(ContextsynthError):
+    """Nothing was wrong with the request: the same one may succeed after
+    ``retry_after`` seconds (its answer says so in Retry-After)."""
+
+    def __init__(self, detail: str, *, retry_after: float,
+                 pointer: str | None = None) -> None:
+        super().__init__(detail, pointer=pointer)
+        self.retry_after = retry_after
+
+
+class HandlesUnavailable(TryAgain):
     slug = "handles-unavailable"
     title = "The store of expand handles cannot be reached"
 
     def __init__(self, detail: str, *, retry_after: float) -> None:
-        super().__init__(detail, pointer="/handle")
-        self.retry_after = retry_after
+        super().__init__(detail, retry_after=retry_after, pointer="/handle")
 
 
 class HandleNotFound(ContextsynthError):
@@ -118,7 +127,7 @@ class UpstreamTimeout(UpstreamFailed):
     title = "The upstream provider did not answer in time"
 
 
-class UpstreamBusy(ContextsynthError):
+class UpstreamBusy(TryAgain):
     """Every upstream connection of this worker is in use and the queue is full, or the
     wait ran out: the request was not sent, so the caller may retry it as it is."""
 
@@ -126,17 +135,12 @@ class UpstreamBusy(ContextsynthError):
     title = "The proxy has no free upstream connection"
 
     def __init__(self, detail: str, *, upstream: str, retry_after: float) -> None:
-        super().__init__(detail)
+        super().__init__(detail, retry_after=retry_after)
         self.upstream = upstream
-        self.retry_after = retry_after
 
 
-class Overloaded(ContextsynthError):
+class Overloaded(TryAgain):
     """As many large requests as this worker's memory allows are running."""
 
     slug = "overloaded"
     title = "The service is busy with large requests"
-
-    def __init__(self, detail: str, *, retry_after: float) -> None:
-        super().__init__(detail)
-        self.retry_after = retry_after
