@@ -165,6 +165,16 @@ def test_the_code_a_call_carries_is_its_script_up_to_the_heredocs_end():
     assert summary("read_file", path="a" * 200 + ".py").code == ""  # a path is no code
 
 
+def test_code_a_call_runs_is_its_code_though_it_writes_no_file():
+    # A notebook cell (OpenHands' execute_ipython_cell) or a JSON step's snippet: the
+    # agent's own code, shown in its note like a script in a command.
+    body = "".join(f"gift_givers_{i} = set(assignments_{i}.values())\n" for i in range(6))
+    assert summary("execute_ipython_cell", code=body).code == body
+    assert summary("python_code_action", kind="python_code_action", input_files=[],
+                   code=body).code == body
+    assert summary("execute_ipython_cell", code="print(1)").code == ""  # short
+
+
 def test_a_long_text_is_code_only_when_the_call_writes_it():
     text = "Dear customer, " * 20
     assert summary("send_message", text=text).code == ""

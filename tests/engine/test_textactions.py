@@ -38,6 +38,9 @@ def parse_week(text):
     ("Please also keep the public API unchanged.", False),
     ("Make the ball faster.", False),
     ('{"kind": "question", "content": "What species?"}', False),
+    # A failed action comes back as a step of its own kind: still the harness speaking.
+    ('{\n  "kind": "action_execution_failure",\n  "error": "404 Client Error"\n}', True),
+    ('{"kind": "tool_error", "message": "timeout"}', True),
 ])
 def test_an_observation_is_known_by_the_shape_a_harness_gives_it(text, expected):
     assert is_observation(text) is expected

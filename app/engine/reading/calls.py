@@ -64,6 +64,9 @@ _DEFINING_WORDS = ("def", "class", "func", "fn")
 _OPEN_WRITE = re.compile(r"open\(\s*[rbf]?['\"]([^'\"\n]+)['\"]\s*,\s*['\"][wax]")
 _CONTENT_KEYS = frozenset({"content", "file_text", "new_str", "new_string", "text", "code",
                            "patch", "diff"})
+# Keys whose value is code the call runs (a notebook cell, a JSON step's snippet): like
+# a script in a command, it is the agent's own code, which its note shows.
+_SCRIPT_KEYS = frozenset({"code", "script"})
 _MAX_DEFINED = 6
 # A command that runs tests (or a test script): after an edit, it is the agent verifying.
 _RUNS_TESTS = re.compile(
@@ -227,6 +230,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             bodies.append(v)
             if not written_text and len(v) > _CODE_MIN:
                 written_text = v
+            if k in _SCRIPT_KEYS and not code and len(v) > _CODE_MIN:
+                code = v
         if "http" in v:
             urls += _URL.findall(v)
     if paths:

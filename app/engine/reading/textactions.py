@@ -9,7 +9,8 @@ tool. Read here, each (action, observation) pair is a call and its result, and
 each edit block an assistant writes (Aider's SEARCH/REPLACE) an edit of its file.
 
 An observation is recognised by the shape harnesses give it (a return code tag,
-an ``Observation:`` label, a JSON observation step, a shell prompt at its end),
+an ``Observation:`` label, a JSON step whose kind names an observation, a result or a
+failure, a shell prompt at its end),
 never by length or guesswork: a user message that is not plainly a tool's
 output is the user's, and the user's words are kept.
 """
@@ -29,7 +30,7 @@ from app.engine.transcript.model import Message
 _OBSERVATION_START = re.compile(
     r"\s*(?:<returncode>|<output>|<observation>|(?:observation|tool output|tool result"
     r"|execution result|command output)\s*:|\{\s*\"kind\"\s*:\s*\"[\w.-]*"
-    r"(?:observation|_result)\")",
+    r"(?:observation|_result|_failure|_error)\")",
     re.IGNORECASE)
 # And how they close it: the shell's prompt after what ran (SWE-agent's
 # "(Current directory: /repo)\nbash-$").
