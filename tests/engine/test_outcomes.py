@@ -132,3 +132,30 @@ def test_a_bare_error_label_gives_the_reason_on_the_next_line():
     assert outcome.error
     assert outcome.line == text.splitlines()[1]
     assert read("ERROR:\n", flagged=True).line == "ERROR:"  # nothing after: the label
+
+
+def test_an_exit_status_reported_after_long_output_is_read():
+    # OpenHands reports the exit status after what the command printed; a test run's
+    # output is often longer than the head the status is first looked for in.
+    printed = "".join(f"  Applying app.{i:04d}_migration... OK\n" for i in range(120))
+    failed = (f"{printed}Traceback (most recent call last):\n"
+              '  File "/workspace/reproduce.py", line 9, in <module>\n'
+              "    main()\n"
+              "django.core.exceptions.ValidationError: ['ManagementForm data is missing']"
+              "[Python Interpreter: /opt/conda/bin/python]\n"
+              "root@workspace:/workspace # \n[Command finished with exit code 1]")
+    assert len(failed) > 4000
+    outcome = read(failed)
+    assert outcome.error
+    assert outcome.line.startswith("django.core.exceptions.ValidationError: ['Management")
+    assert not read(failed.replace("exit code 1]", "exit code 0]")).error
+    # The status at the start still decides when there is one there.
+    assert not read("<returncode>0</returncode>\n" + failed).error
+
+
+def test_a_long_failure_line_keeps_its_first_300_characters():
+    frames = "', '".join(f"frame_{i:03d}" for i in range(60))
+    line = f'ValueError: Coordinate frame name "helio" is not a known frame ([\'{frames}\'])'
+    outcome = read(f"<returncode>1</returncode>\n{line}\n")
+    assert len(line) > 400
+    assert outcome.line.startswith(line[:300]) and outcome.line.endswith("...")

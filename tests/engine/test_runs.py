@@ -257,3 +257,23 @@ def test_a_commands_directory_shows_where_it_first_comes_in_a_note():
     assert heads == ["- bash: cd /testbed/src && ls -> a.py", "- bash: cat a.py -> x = 1",
                      "- bash: cd /testbed/docs && ls -> index.md",
                      "- bash: cd /testbed/src && ls -la -> a.py"]
+
+
+def test_a_failed_call_names_the_exception_its_chain_started_from():
+    # The final exception's line fills a note's line (OpenHands' ImproperlyConfigured
+    # messages run to 250 characters and more): the first exception, what to act on,
+    # gets a line of its own under it, in the whole note and in the aged one.
+    chained = ("Traceback (most recent call last):\n"
+               '  File "/testbed/tests/runtests.py", line 12, in <module>\n'
+               "AttributeError: module 'tests' has no attribute 'default_app_config'\n\n"
+               "During handling of the above exception, another exception occurred:\n\n"
+               "Traceback (most recent call last):\n"
+               '  File "/testbed/django/apps/config.py", line 73, in _path_from_module\n'
+               "django.core.exceptions.ImproperlyConfigured: The app module has multiple "
+               "filesystem locations " + "('/testbed/tests', '/workspace/tests') " * 6 + "\n"
+               "[Command finished with exit code 1]")
+    run = _summary(tool_turn("c1", "execute_bash", {"command": "python tests/runtests.py"},
+                             chained))
+    cause = "    caused by: AttributeError: module 'tests' has no attribute 'default_app_config'"
+    assert run.lines[0].text.split("\n")[1] == cause
+    assert run.brief[0] is not None and run.brief[0].text.split("\n")[1] == cause

@@ -46,17 +46,16 @@ FLOORS = {
     ("tune", "synthesize-rebuild-mid"): (0.592, 0.732, 1.0, 1.0),
     ("tune", "observation-mask-mid"): (0.380, 0.840, 0.868, 1.0),
     ("tune", "compress-history-fast"): (0.348, 0.805, 1.0, 1.0),
-    # Error retention under 100% on the test split: failure lines of OpenHands' results
-    # are lost (noticed, not yet fixed; see the README's per-family table). Raised
-    # (local, mid): a cut keeps the exception a chain started from even when the final
-    # exception's line is too long to name it.
-    ("test", "synthesize-fast-local"): (0.562, 0.824, 1.0, 0.904),
-    ("test", "synthesize-fast-mid"): (0.551, 0.838, 1.0, 0.902),
-    ("test", "synthesize-fast-large"): (0.497, 0.896, 1.0, 0.891),
-    ("test", "synthesize-fast-frontier"): (0.488, 0.897, 1.0, 0.928),
-    ("test", "synthesize-rebuild-mid"): (0.580, 0.798, 1.0, 0.903),
+    # Every failure line on the test split too, since the exit status OpenHands reports
+    # after long output is read, a long failure line keeps its first 300 characters, and
+    # a note names the exception a chain started from when its line has no room.
+    ("test", "synthesize-fast-local"): (0.562, 0.824, 1.0, 1.0),
+    ("test", "synthesize-fast-mid"): (0.551, 0.838, 1.0, 1.0),
+    ("test", "synthesize-fast-large"): (0.497, 0.896, 1.0, 1.0),
+    ("test", "synthesize-fast-frontier"): (0.488, 0.897, 1.0, 1.0),
+    ("test", "synthesize-rebuild-mid"): (0.580, 0.798, 1.0, 1.0),
     ("test", "observation-mask-mid"): (0.453, 0.859, 0.868, 0.903),
-    ("test", "compress-history-fast"): (0.234, 0.914, 1.0, 0.932),
+    ("test", "compress-history-fast"): (0.234, 0.914, 1.0, 1.0),
 }
 # The test split's families, every call at mid: recall minus the keep-last line's at
 # the same reduction, in points of recall, at least (today's, half a point lower).

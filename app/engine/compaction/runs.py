@@ -323,7 +323,7 @@ def _call_lines(call: ToolCall, result: Message | None, context: StrategyContext
         return "\n".join([head, *code]), aged
     outcome = context.outcomes.of(result)
     if outcome.error:  # the error line is already as short as it may get
-        line = f"{head} -> failed: {outcome.line}"
+        line = _failed(head, outcome)
         return "\n".join([line, *code]), line
     data = json_lines(result.text, JSON_CHARS)
     if data is not None:  # an API's answer: its objects' fields say more than its start
@@ -353,7 +353,7 @@ def _aged_line(call: ToolCall, result: Message | None, context: StrategyContext,
         return head if kept else None
     outcome = context.outcomes.of(result)
     if outcome.error:
-        return f"{head} -> failed: {outcome.line}"
+        return _failed(head, outcome)
     if kept:
         return head
     if json_value(result.text) is not None:
@@ -361,6 +361,15 @@ def _aged_line(call: ToolCall, result: Message | None, context: StrategyContext,
     if not any(_is_value(line) for line in short_lines(result.text, _AGED_VALUE_CHARS)):
         return None  # no line could be one: the ranking would find none
     return _values(head, _ranked(result, outcome, _first(outcome)))
+
+
+def _failed(head: str, outcome: Outcome) -> str:
+    """A failed call's line: its error line, and on a line of its own the exception its
+    chain started from when the error line had no room for it (what was raised last
+    often only wraps what to act on)."""
+    line = f"{head} -> failed: {outcome.line}"
+    cause = outcome.unnamed_cause
+    return f"{line}\n    caused by: {cause}" if cause else line
 
 
 def _head(call: ToolCall, context: StrategyContext) -> tuple[CallSummary, str]:

@@ -46,7 +46,9 @@ _LIBRARY = ("site-packages", "/lib/python", "<frozen", "<string>", "dist-package
 _TAIL = 20000
 _HEAD = 2000
 _SCAN = 20000
-_LINE_CHARS = 300  # an error line is the one line of a failure a note keeps: keep it whole
+# An error line is the one line of a failure a note keeps: kept whole up to this many of
+# its own characters (a longer one gets an ellipsis after them).
+_LINE_CHARS = 300
 # What the service writes is ASCII: "..." and "->" cost the tokens "…" and "→" do, and
 # an all-ASCII string is several times cheaper to search, hash, encode and tokenize.
 ELLIPSIS = "..."
@@ -75,6 +77,11 @@ class Outcome:
         self.error = error
         self.line = line
         self.cause = cause
+
+    @property
+    def unnamed_cause(self) -> str:
+        """The cause when ``line`` had no room to name it, else empty."""
+        return self.cause if self.cause and _CAUSED not in self.line else ""
 
     def quoted_lines(self) -> tuple[str, ...]:
         """The lines of a failure the result itself holds, in its order: the exception
@@ -106,7 +113,7 @@ def _line_at(text: str, position: int) -> str:
 def read(text: str, *, flagged: bool = False) -> Outcome:
     error = flagged
     if not error:
-        code = _RETURN_CODE.search(text[:_HEAD])
+        code = _exit_code(text)
         if code is not None:
             error = (code.group(1) or code.group(2)) != "0"
         else:
@@ -120,6 +127,17 @@ def read(text: str, *, flagged: bool = False) -> Outcome:
             line = line if raised.startswith(NO_OUTPUT) else raised
         return Outcome(False, line)
     return Outcome(True, *_failure(text))
+
+
+def _exit_code(text: str) -> re.Match[str] | None:
+    """The exit status a harness reported: at the start (``<returncode>``), or at the end
+    of what the command printed (OpenHands' ``[Command finished with exit code 1]``), the
+    last one there."""
+    found = _RETURN_CODE.search(text[:_HEAD])
+    if found is not None or len(text) <= _HEAD:
+        return found
+    found_at_end = list(_RETURN_CODE.finditer(text, len(text) - _HEAD))
+    return found_at_end[-1] if found_at_end else None
 
 
 def failure_line(text: str) -> str:
@@ -138,7 +156,7 @@ def _failure(text: str) -> tuple[str, str]:
         matches.append(raised)
     if matches:
         start, failure = matches[-1]
-        line = shorten(failure.strip(), _LINE_CHARS)
+        line = shorten(failure.strip(), _LINE_CHARS + len(ELLIPSIS))
         frame = _project_frame(tail[:start])
         if frame and len(line) + len(frame) + len(_AT) + 1 <= _LINE_CHARS:
             line = f"{line}{_AT}{frame})"
@@ -162,7 +180,7 @@ def _failure(text: str) -> tuple[str, str]:
         code = _RETURN_CODE.search(text[:_HEAD])
         status = (code.group(1) or code.group(2)) if code is not None else None
         return (f"{NO_OUTPUT}, exit {status}" if status else NO_OUTPUT), ""
-    return shorten(line, _LINE_CHARS), ""
+    return shorten(line, _LINE_CHARS + len(ELLIPSIS)), ""
 
 
 def _next_line(text: str, position: int) -> str:
