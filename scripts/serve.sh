@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up on first use, then serve on embedded defaults (in-memory, fast mode, no keys).
 # Settings come from CONTEXTSYNTH_* variables; arguments go to `contextsynth serve`.
+# Serving installs the project without the development tools (scripts/test.sh adds them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+CONTEXTSYNTH_EXTRAS="${CONTEXTSYNTH_EXTRAS-}"
 source scripts/setup.sh
 exec .venv/bin/contextsynth serve "$@"
