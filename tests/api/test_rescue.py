@@ -97,3 +97,24 @@ async def test_the_newest_evidence_goes_in_whole_while_it_fits(make_app):
     for result in newest:  # the final test output and the patch among them, whole
         assert result.strip() in user, result[:80]
     assert run[1]["content"][:200] in user  # the task stays first
+
+
+@respx.mock
+@pytest.mark.parametrize(("answer", "degraded"), [
+    ("I'm sorry, but I couldn't find that information.", True),
+    ("Unfortunately, I am unable to determine how the reservation was paid.", True),
+    ("Unfortunately, the evidence does not say how reservation HATHAV was paid.", False),
+    ("Sorry, the evidence only shows reservation HATHAV, not how it was paid.", False),
+    ("Reservation HATHAV, paid $305 with the Visa ending 7447.", False),
+])
+async def test_an_apology_that_quotes_no_evidence_is_degraded(make_app, answer, degraded):
+    # An apology or refusal that quotes a value the agent found (HATHAV) still answers
+    # in part, as the prompt asks; one that quotes nothing is no answer.
+    respx.post(URL).respond(200, json=completion(answer))
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        body = (await c.post("/rescue", json={"messages": RUN, "question": QUESTION})).json()
+    assert body["answer"] == answer
+    assert body["degraded"] is degraded
+    assert (body["degraded_reason"] is not None) is degraded
+    if degraded:
+        assert "quotes nothing from the evidence" in body["degraded_reason"]

@@ -37,6 +37,8 @@ async def rescue(
         "prompt": [{"role": m.role, "content": m.content} for m in p.prompt]
         if body.dry_run else None,
         "evidence": {"steps": p.steps, "chars": p.evidence_chars, "compacted": p.compacted},
+        "degraded": ran.value.degraded_reason is not None,
+        "degraded_reason": ran.value.degraded_reason,
         "llm": render.usage(ran.completion),
         "cache": render.cache(ran.cache),
     })

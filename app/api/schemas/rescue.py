@@ -44,5 +44,8 @@ class RescueResponse(BaseModel):
     dry_run: bool
     prompt: list[PromptMessageOut] | None = Field(description="Only on a dry run.")
     evidence: EvidenceOut
+    degraded: bool = Field(description="The answer apologises or refuses and quotes "
+                           "nothing from the evidence: not an answer to pass on as one.")
+    degraded_reason: str | None
     llm: LLMUsageOut | None
     cache: CacheOut

@@ -20,8 +20,8 @@ _MIN_WORDS = 12
 _SHORT_SPAN_CHARS = 2_000
 # A summary that opens like this and stays short is a pleasantry or a refusal.
 _PLEASANTRY = re.compile(
-    r"\W*(?:ok(?:ay)?|sure|certainly|of course|absolutely|great|hello|hi|thanks?|"
-    r"thank you|sorry|i(?:'m| am) (?:sorry|unable|not able)|i can(?:'|no)t|as an ai)\b",
+    r"\W*(?:unfortunately,?\s+)?(?:ok(?:ay)?|sure|certainly|of course|absolutely|great|hello"
+    r"|hi|thanks?|thank you|sorry|i(?:'m| am) (?:sorry|unable|not able)|i can(?:'|no)t|as an ai)\b",
     re.IGNORECASE)
 _PLEASANTRY_WORDS = 40
 # What a summary of work names: paths and files, error names, long numbers, names
@@ -33,6 +33,11 @@ _FACT = re.compile(
 _FEW_FACTS = 3
 
 
+def is_pleasantry(text: str) -> bool:
+    """A short reply that opens as a pleasantry, an apology or a refusal."""
+    return bool(_PLEASANTRY.match(text)) and len(text.split()) < _PLEASANTRY_WORDS
+
+
 def check_summary(summary: str, replaced: Sequence[Message]) -> None:
     """Raise UnusableReply, saying why, when ``summary`` cannot stand for the messages
     it would replace (their text and the commands their calls ran)."""
@@ -42,7 +47,7 @@ def check_summary(summary: str, replaced: Sequence[Message]) -> None:
     if len(summary) >= len(text):
         raise UnusableReply(f"the summary ({len(summary)} characters) is not shorter than "
                             f"what it would replace ({len(text)})")
-    if _PLEASANTRY.match(summary) and len(words) < _PLEASANTRY_WORDS:
+    if is_pleasantry(summary):
         raise UnusableReply("the reply is a pleasantry or a refusal, not a summary")
     if len(words) < _MIN_WORDS and len(text) > _SHORT_SPAN_CHARS:
         raise UnusableReply(f"the summary has {len(words)} words for {len(text)} "

@@ -16,6 +16,7 @@ from app.engine.jobs.base import (
     Report,
 )
 from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.rescue.answer import ungrounded
 from app.engine.jobs.rescue.prompt import RescuePlan, plan
 from app.engine.transcript.formats import WireFormat
 
@@ -33,6 +34,7 @@ class RescueRequest(ConversationRequest):
 class Rescued:
     plan: RescuePlan
     answer: str | None  # None on a dry run
+    degraded_reason: str | None = None  # why the answer does not stand as one
 
 
 class RescueJob(ConversationJob):
@@ -63,8 +65,10 @@ class RescueJob(ConversationJob):
         rescue = plan.state
         if reply is None or reply.text is None:
             return Done(Rescued(rescue, None), Report("dry_run"))
+        reason = ungrounded(reply.text, rescue.evidence)
         event = {"steps": rescue.steps, "evidence_chars": rescue.evidence_chars,
                  "compacted": rescue.compacted, "model": reply.model,
-                 "answer_chars": len(reply.text), "cache_hit": reply.cache_hit}
-        return Done(Rescued(rescue, reply.text),
+                 "answer_chars": len(reply.text), "cache_hit": reply.cache_hit,
+                 "degraded": reason is not None}
+        return Done(Rescued(rescue, reply.text, reason),
                     Report("llm", event=("rescue.completed", event)))

@@ -18,6 +18,7 @@ class RescuePlan:
     steps: int
     evidence_chars: int
     compacted: bool  # some evidence was shrunk to fit the budget
+    evidence: str = ""  # as the prompt shows it
 
 
 def plan(messages: Sequence[Message], context: StrategyContext, question: str,
@@ -29,4 +30,4 @@ def plan(messages: Sequence[Message], context: StrategyContext, question: str,
     user = RESCUE_USER.format(question=fence(question.strip(), "question"), steps=label,
                               evidence=fence(evidence))
     return RescuePlan((PromptMessage("system", RESCUE_SYSTEM), PromptMessage("user", user)),
-                      steps, len(evidence), compacted)
+                      steps, len(evidence), compacted, evidence)
