@@ -52,7 +52,7 @@ from app.service.jobs import Jobs
 from app.service.llm_call import LLMGateway
 from app.service.proxy import ProxyService
 from app.service.runner import Runner
-from app.service.work import LargeRequests, body_budget, large_requests
+from app.service.work import LargeRequests, body_budget, cache_budget, large_requests
 from app.settings import Settings
 
 
@@ -151,7 +151,9 @@ def create_app(
 def build_cache(settings: Settings, metrics: Metrics) -> Cache:
     """Redis when configured (behind the fail-open rule), else an in-process cache."""
     if settings.redis_url is None:
-        return MemoryCache(settings.memory_cache_entries)
+        memory = settings.memory_limit_bytes or container_memory_limit()
+        return MemoryCache(settings.memory_cache_entries,
+                           settings.memory_cache_bytes or cache_budget(memory))
     return FailOpenCache(RedisCache(settings.redis_url, cluster=settings.redis_cluster,
                                     timeout_s=settings.redis_timeout_s), metrics,
                          pause_s=settings.redis_pause_s)

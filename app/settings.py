@@ -106,8 +106,12 @@ class Settings(BaseSettings):
                                  "the cache while a watcher looks this often whether it is "
                                  "back (and whether it lost its data); the event outbox "
                                  "waits this long before trying again.")
-    memory_cache_entries: int = Field(10_000, ge=0, description="Entries of the in-process "
-                                      "cache.")
+    memory_cache_entries: int = Field(1_000_000, ge=0, description="Entries of the "
+                                      "in-process cache (used without Redis).")
+    memory_cache_bytes: int | None = Field(
+        None, ge=1 << 20, description="Bytes of keys and values the in-process cache holds "
+        "(LLM answers and every expand handle), the least recently used going first; unset: "
+        "an eighth of the worker's memory limit, or 128 MiB without one.")
     cache_ttl_s: float = Field(86_400, gt=0, description="How long LLM results are cached.")
     recall_cache_ttl_s: float = Field(3_600, gt=0, description="How long /summarize-recall "
                                       "answers are cached.")

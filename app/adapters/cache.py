@@ -82,24 +82,46 @@ class Cache(Protocol):
 
 
 class MemoryCache:
-    """Bounded TTL LRU, the embedded default (one process, nothing shared)."""
+    """Bounded TTL LRU, the embedded default (one process, nothing shared): at most
+    ``max_entries`` items and ``max_bytes`` of keys and values, the least recently used
+    going first. Expand handles live here without Redis, so the bound is in bytes: a
+    count let a busy worker's newest handles go within seconds."""
 
-    def __init__(self, max_entries: int = 10_000,
+    def __init__(self, max_entries: int = 1_000_000, max_bytes: int = 128 << 20,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._items: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
         self._max = max_entries
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._clock = clock
         self._lock = threading.Lock()
+
+    @property
+    def bytes_held(self) -> int:
+        return self._bytes
 
     def _live(self, key: str) -> bytes | None:
         item = self._items.get(key)
         if item is None:
             return None
         if item[0] <= self._clock():
-            del self._items[key]
+            self._remove(key)
             return None
         self._items.move_to_end(key)
         return item[1]
+
+    def _remove(self, key: str) -> None:
+        item = self._items.pop(key, None)
+        if item is not None:
+            self._bytes -= _weight(key, item[1])
+
+    def _put(self, key: str, value: bytes, ttl_s: float) -> None:
+        self._remove(key)
+        self._items[key] = (self._clock() + ttl_s, value)
+        self._bytes += _weight(key, value)
+        while self._items and (len(self._items) > self._max or self._bytes > self._max_bytes):
+            old, (_, gone) = self._items.popitem(last=False)
+            self._bytes -= _weight(old, gone)
 
     @property
     def healthy(self) -> bool:
@@ -118,27 +140,33 @@ class MemoryCache:
 
     async def set(self, key: str, value: bytes, ttl_s: float) -> None:
         with self._lock:
-            self._items[key] = (self._clock() + ttl_s, value)
-            self._items.move_to_end(key)
-            while len(self._items) > self._max:
-                self._items.popitem(last=False)
+            self._put(key, value, ttl_s)
 
     async def add(self, key: str, value: bytes, ttl_s: float) -> bool:
         with self._lock:
             if self._live(key) is not None:
                 return False
-            self._items[key] = (self._clock() + ttl_s, value)
+            self._put(key, value, ttl_s)
             return True
 
     async def delete(self, key: str) -> None:
         with self._lock:
-            self._items.pop(key, None)
+            self._remove(key)
 
     async def ping(self) -> None:
         return None
 
     async def aclose(self) -> None:
         return None
+
+
+# What an item costs beside its key and value: the tuple, the float, the dict slot and
+# the objects' headers, about this many bytes.
+_ITEM_OVERHEAD = 200
+
+
+def _weight(key: str, value: bytes) -> int:
+    return len(key) + len(value) + _ITEM_OVERHEAD
 
 
 class FailOpenCache:

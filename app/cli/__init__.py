@@ -24,6 +24,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = Settings()
     workers = settings.workers if args.workers is None else args.workers
+    if workers > 1 and settings.redis_url is None:
+        # Each worker would keep its own expand handles: a handle in a receipt one worker
+        # gave would 404 on another.
+        print(f"contextsynth serve: {workers} workers need a shared store for expand "
+              "handles: set CONTEXTSYNTH_REDIS_URL, or run one worker per process "
+              "(--workers 1) and scale with processes that share a Redis.", file=sys.stderr)
+        return 2
     _prepare_multiprocess_metrics(workers)
     from app.adapters.logs import log_config
 

@@ -1,9 +1,10 @@
 """``contextsynth bench --load``: throughput of the service under concurrent clients.
 
 The service runs as ``contextsynth serve`` on a free loopback port, with one worker
-and then two. N clients (threads, each with one keep-alive connection) send the
-corpus's agent-loop requests for a fixed time, to ``/synthesize`` and then to an
-echo route that sends the body straight back: the most the HTTP stack can do with
+and then two (sharing a redis-server of their own, as several workers must). N
+clients (threads, each with one keep-alive connection) send the corpus's
+agent-loop requests for a fixed time, to ``/synthesize`` and then to an echo route
+that sends the body straight back: the most the HTTP stack can do with
 the same bodies, the ceiling the job is measured against. Prints requests per second
 and the p50 and p99 latency of each. Clients and time are bounded, and nothing leaves
 the machine.
@@ -11,6 +12,7 @@ the machine.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import threading
 import time
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from app.cli.redis_nodes import RedisNode
 from app.cli.replay import served
 from app.cli.wire import LeanConnection
 from app.corpus import load, transcript_files
@@ -105,7 +108,11 @@ def run(directory: Path | None, *, clients: int = 8, seconds: float = 10.0,
     payloads = bodies(directory, steps)
     rows: list[Load] = []
     for count in workers:
-        with served(workers=count, env={"CONTEXTSYNTH_BENCH_ECHO": "1"}) as url:
+        with contextlib.ExitStack() as stack:
+            env = {"CONTEXTSYNTH_BENCH_ECHO": "1"}
+            if count > 1:  # several workers share their expand handles through Redis
+                env["CONTEXTSYNTH_REDIS_URL"] = stack.enter_context(RedisNode()).url
+            url = stack.enter_context(served(workers=count, env=env))
             for route in _ROUTES:
                 drive(url, route, payloads, clients, 1.0)  # warm the caches and the pool
                 done, elapsed, latencies, failed = drive(url, route, payloads, clients,

@@ -44,6 +44,17 @@ def large_requests(memory_bytes: int | None, max_body_bytes: int) -> int:
     return max(1, spare // (max_body_bytes * MEMORY_PER_BODY_BYTE))
 
 
+# The in-process cache's share of a worker's memory (LLM answers and, without Redis,
+# every expand handle), and its size when the memory is not known.
+CACHE_SHARE = 8
+CACHE_BYTES_UNKNOWN = 128 << 20
+
+
+def cache_budget(memory_bytes: int | None) -> int:
+    """Bytes the in-process cache may hold: an eighth of the worker's memory."""
+    return CACHE_BYTES_UNKNOWN if memory_bytes is None else memory_bytes // CACHE_SHARE
+
+
 def body_budget(memory_bytes: int | None, max_body_bytes: int) -> int:
     """The largest body one request may send: the configured limit, or less when one
     request that large would not fit in the worker's memory."""

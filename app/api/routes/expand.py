@@ -17,6 +17,13 @@ from app.engine.errors import HandleNotFound
 router = APIRouter(route_class=FiniteJSONRoute, generate_unique_id_function=operation_id)
 
 
+# Without Redis, a handle can also be gone before its time: the in-process store is
+# bounded in bytes.
+_EVICTED = (", or sooner when the in-process store (CONTEXTSYNTH_MEMORY_CACHE_BYTES) is "
+            "full, the least recently used first; CONTEXTSYNTH_REDIS_URL keeps them for the "
+            "whole time")
+
+
 @router.get(
     "/expand/{handle}",
     response_model=ExpandResponse,
@@ -32,5 +39,5 @@ async def expand(handle: str, svc: Annotated[Services, Depends(services)],
         raise HandleNotFound(
             f"no span with handle {handle!r} is stored for this tenant; handles come from a "
             f"receipt and expire {svc.settings.expand_ttl_s:g} s after the call that made "
-            "them.", pointer="/handle")
+            f"them{_EVICTED if svc.settings.redis_url is None else ''}.", pointer="/handle")
     return JSONResponse(document)

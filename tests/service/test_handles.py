@@ -1,0 +1,42 @@
+"""Expand handles without Redis: the in-process store holds them by bytes, so a busy
+worker's handles live out their time instead of the newest few thousand."""
+
+import pytest
+
+from app.adapters.cache import MemoryCache
+from app.service.handles import HandleStore
+from app.service.work import cache_budget
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_memory_cache_is_bounded_by_bytes_least_recently_used_first():
+    cache = MemoryCache(max_bytes=3 * (1000 + 1 + 200))
+    for key in "abc":
+        await cache.set(key, b"x" * 1000, 60)
+    assert await cache.get("a") is not None  # a is now the most recently used
+    await cache.set("d", b"x" * 1000, 60)
+    assert await cache.get("b") is None
+    assert all([await cache.get(k) is not None for k in "acd"])
+    assert cache.bytes_held <= 3 * 1201
+    await cache.delete("a")
+    assert cache.bytes_held == 2 * 1201
+
+
+async def test_a_thousand_agents_handles_all_expand_within_the_default_budget():
+    # 1,000 agents, each with 30 spans of about 1.5 KB saved once (an agent resends its
+    # prefix, so the old spans of its newest receipt were saved long before): 45 MB.
+    # A bound of 10,000 entries lost the first agents' handles; the default budget
+    # (128 MiB without a memory limit) holds them all.
+    store = HandleStore(MemoryCache(max_bytes=cache_budget(None)), ttl_s=3600)
+    original = "y" * 1500
+    for agent in range(1000):
+        for span in range(30):
+            await store.save("default", f"cs_{agent}_{span}", {"messages": [original]})
+    first = await store.load("default", "cs_0_0")
+    assert first is not None and first["messages"] == [original]
+
+
+def test_the_budget_is_a_share_of_the_workers_memory():
+    assert cache_budget(1 << 30) == 128 << 20
+    assert cache_budget(None) == 128 << 20
