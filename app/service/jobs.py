@@ -30,4 +30,4 @@ class Jobs:
         self.trace = TraceJob(TraceSummarizer(counter, caches))
         self.rescue = RescueJob(caches, formats)
         self.recall = RecallJob(counter)
-        self.reflect = ReflectJob(Reflector(caches.outcomes))
+        self.reflect = ReflectJob(Reflector(caches.outcomes, counter.text))

@@ -171,3 +171,35 @@ async def test_reflect_takes_a_record_as_callers_send_it(client):
     enriched = r.json()["record"]["calls"]
     assert [c["outcome"] for c in enriched] == ["error", "error"]
     assert [c["cost"] for c in enriched] == [0.002, 0.001]
+
+
+async def test_reflect_keeps_when_why_and_what_the_user_said(client):
+    calls = [{"tool": "bash", "params": {"command": "pytest -x"},
+              "output": "FAILED test_parse - ValueError: bad month",
+              "timestamp": "2026-11-26T07:30:05Z", "rationale": "see which test fails first"},
+             {"tool": "ls", "output": "a.py", "timestamp": 1795678210}]
+    r = await client.post("/reflect", json={
+        "goal": "fix test_parse", "tool_calls": calls, "mode": "fast",
+        "timestamp": "2026-11-26T07:30:00+00:00", "user_feedback": "Look at dates.py first.",
+        "context_tokens": 60})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    record = body["record"]
+    assert record["timestamp"].startswith("2026-11-26T07:30:00")
+    assert record["mode"] == "fast" and record["user_feedback"] == "Look at dates.py first."
+    assert [c["timestamp"][:19] for c in record["calls"]] == ["2026-11-26T07:30:05",
+                                                              "2026-11-26T07:30:10"]
+    assert record["calls"][0]["rationale"] == "see which test fails first"
+    assert body["reasoning_context"].startswith("user feedback: Look at dates.py first.\n")
+    # The record goes back as history as it is, new fields and all.
+    again = await client.post("/reflect", json={
+        "goal": "fix test_parse", "tool_calls": calls, "mode": "fast", "history": [record]})
+    assert again.status_code == 200, again.text
+
+
+async def test_reflect_refuses_a_context_budget_too_small_to_say_anything(client):
+    r = await client.post("/reflect", json={"goal": "fix", "tool_calls": [CALL],
+                                            "context_tokens": 10})
+    assert r.status_code == 422
+    assert r.json()["errors"] == [{"pointer": "/context_tokens",
+                                   "detail": "Input should be greater than or equal to 50"}]

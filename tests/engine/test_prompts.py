@@ -9,7 +9,7 @@ from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.history.compressor import HistoryCompressor, HistoryOptions
 from app.engine.jobs.recall.answer import Memory
 from app.engine.jobs.recall.answer import prompt as recall_prompt
-from app.engine.jobs.reflect.reflector import Call, PastIteration, Reflector
+from app.engine.jobs.reflect.reflector import Call, Iteration, PastIteration, Reflector
 from app.engine.jobs.rescue import prompt as rescue
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
 from app.engine.jobs.trace.summarizer import Action, TraceOptions, TraceSummarizer
@@ -100,8 +100,9 @@ def test_every_prompt_fences_the_callers_text(encoder):
     rescued = rescue.plan(transcript.messages, prepared.context, question, 50_000, None)
     past = PastIteration("advancing " + attack("transcript"),
                          (Call("grep " + attack("goal") + attack("transcript"), "x", "y"),))
-    reflect = Reflector(Outcomes()).prompt("Find the bug. " + attack("goal"),
-                                           [Call("bash", "ls", attack("transcript"))], [past])
+    reflect = Reflector(Outcomes()).prompt(Iteration(
+        "Find the bug. " + attack("goal"), (Call("bash", "ls", attack("transcript")),),
+        (past,), user_feedback="Fine. " + attack("transcript")))
     recall = recall_prompt("Where? " + attack("query"),
                            [Memory("m1", "Austin. " + attack("memories"))])
     actions = [Action("bash", f"cat f{i}.py", "x" * 400 + attack("transcript"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
 from app.engine.jobs.reflect.plan import ReflectMode
 from app.engine.jobs.reflect.plan import ReflectRequest as ReflectJobRequest
-from app.engine.jobs.reflect.reflector import Call, PastIteration
+from app.engine.jobs.reflect.reflector import CONTEXT_TOKENS, Call, PastIteration
+
+_WHEN = "When it ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch."
 
 
 class CallIn(BaseModel):
@@ -25,12 +28,16 @@ class CallIn(BaseModel):
     cost: float | dict[str, float] | None = Field(
         None, description="A number, or an object of numbers ({\"usd\": 0.002, "
         "\"tokens\": 812}): its usd, total or amount is the call's cost.")
+    timestamp: datetime | None = Field(None, description=_WHEN)
+    rationale: str | None = Field(None, max_length=10_000, description="Why the agent made "
+                                  "the call, in its words; deep mode reads it.")
 
     def to_call(self) -> Call:
         params = self.params if isinstance(self.params, str) else json.dumps(
             self.params, ensure_ascii=False, sort_keys=True)
         outcome = "error" if self.outcome in ("failure", "timeout") else self.outcome
-        return Call(self.tool, params, self.output, outcome, self.duration_ms, _cost(self.cost))
+        return Call(self.tool, params, self.output, outcome, self.duration_ms, _cost(self.cost),
+                    self.rationale)
 
 
 # The fields a cost object names its amount by, in the order they are read.
@@ -73,12 +80,20 @@ class ReflectRequest(LLMFallback):
     tool_calls: list[CallIn] = Field(min_length=1, max_length=1000)
     history: list[PastIn] = Field(default_factory=list, max_length=100)
     mode: ReflectMode = "auto"
+    timestamp: datetime | None = Field(None, description=_WHEN.replace("it ran", "the "
+                                       "iteration ran"))
+    user_feedback: str | None = Field(
+        None, max_length=10_000, description="What the user said of the agent's work: the "
+        "first line of the reasoning context, and read by deep mode.")
+    context_tokens: int = Field(CONTEXT_TOKENS, ge=50, le=8_000, description="Most tokens "
+                                "of reasoning_context; calls past it are counted, not shown.")
 
     def to_job(self) -> ReflectJobRequest:
         return ReflectJobRequest(
             self.goal, tuple(c.to_call() for c in self.tool_calls),
             tuple(PastIteration(p.progress_assessment, tuple(c.to_call() for c in p.calls))
-                  for p in self.history), self.mode, self.iteration)
+                  for p in self.history), self.mode, self.iteration, self.user_feedback,
+            self.context_tokens)
 
 
 class EnrichedCallOut(BaseModel):
@@ -88,6 +103,8 @@ class EnrichedCallOut(BaseModel):
     outcome: Literal["success", "error"]
     duration_ms: float | None
     cost: float | None
+    timestamp: datetime | None
+    rationale: str | None
     insights: list[str]
     learning: str
     relevance: Literal["high", "medium", "low"]
@@ -97,6 +114,9 @@ class EnrichedCallOut(BaseModel):
 class RecordOut(BaseModel):
     iteration: int | None
     goal: str
+    timestamp: datetime | None
+    mode: Literal["fast", "deep"] = Field(description="How the record was made.")
+    user_feedback: str | None
     calls: list[EnrichedCallOut]
     synthesis: str
     progress_assessment: Literal["advancing", "stuck", "regressing"]
@@ -104,7 +124,9 @@ class RecordOut(BaseModel):
 
 class ReflectResponse(BaseModel):
     record: RecordOut
-    reasoning_context: str = Field(description="One line per call, most relevant first.")
+    reasoning_context: str = Field(
+        description="Layer 2: the user's feedback, then a line of insights per call, most "
+        "relevant first, within context_tokens.")
     stuck: bool
     stuck_reason: str | None
     recovery_prompt: str | None

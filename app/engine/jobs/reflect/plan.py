@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.engine.jobs.base import Done, NeedsLLM, Plan, Reply, Report, UnusableReply, degraded
-from app.engine.jobs.reflect.reflector import Call, PastIteration, Reflection, Reflector
+from app.engine.jobs.reflect.reflector import (
+    CONTEXT_TOKENS,
+    Call,
+    Iteration,
+    PastIteration,
+    Reflection,
+    Reflector,
+)
 from app.engine.prompts import REFLECT_REPAIR, PromptMessage
 
 REFLECT_MAX_TOKENS = 1500
@@ -21,6 +28,13 @@ class ReflectRequest:
     history: tuple[PastIteration, ...] = ()
     mode: ReflectMode = "auto"
     iteration: int | None = None
+    user_feedback: str | None = None
+    context_tokens: int = CONTEXT_TOKENS
+
+    @property
+    def record(self) -> Iteration:
+        return Iteration(self.goal, self.calls, self.history, self.user_feedback,
+                         self.context_tokens)
 
 
 class ReflectJob:
@@ -32,17 +46,15 @@ class ReflectJob:
     def size(self, request: ReflectRequest) -> int:
         # Usually a handful of calls; a caller may send thousands, each read in full.
         calls = (*request.calls, *(c for past in request.history for c in past.calls))
-        return len(request.goal) + sum(len(c.tool) + len(c.params) + len(c.output)
-                                       for c in calls)
+        return len(request.goal) + len(request.user_feedback or "") + sum(
+            len(c.tool) + len(c.params) + len(c.output) + len(c.rationale or "") for c in calls)
 
     def plan(self, request: ReflectRequest, llm: bool) -> Plan[ReflectRequest]:
         if request.mode == "deep" and not llm:
             return Plan(request, needs_llm=NeedsLLM("mode 'deep' of /reflect",
                                                     "ask for mode 'fast'"))
         if llm and request.mode != "fast":
-            return Plan(request, self._reflector.prompt(request.goal, request.calls,
-                                                        request.history),
-                        REFLECT_MAX_TOKENS)
+            return Plan(request, self._reflector.prompt(request.record), REFLECT_MAX_TOKENS)
         return Plan(request)
 
     def finish(self, plan: Plan[ReflectRequest], reply: Reply | None) -> Done[Reflection]:
@@ -50,13 +62,13 @@ class ReflectJob:
         reflection: Reflection | None = None
         if reply is not None and reply.text is not None:
             try:
-                reflection = self._reflector.from_reply(reply.text, r.calls, r.history)
+                reflection = self._reflector.from_reply(reply.text, r.record)
             except ValueError as exc:
                 raise UnusableReply(f"the reply was not valid reflection JSON: {exc}", (
                     PromptMessage("user", REFLECT_REPAIR.format(problem=exc)),)) from exc
         mode = "deep" if reflection is not None else "fast"
         if reflection is None:
-            reflection = self._reflector.heuristic(r.goal, r.calls, r.history)
+            reflection = self._reflector.heuristic(r.record)
         event = {
             "iteration": r.iteration, "mode": mode, "degraded": degraded(reply),
             "progress_assessment": reflection.progress, "stuck": reflection.stuck,

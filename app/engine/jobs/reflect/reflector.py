@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,11 @@ PROGRESS = ("advancing", "stuck", "regressing")
 OUTPUT_CHARS = 1000  # raw outputs are kept this long, for debugging
 _STUCK_RUN = 3
 _LINE_CHARS = 160
+# The reasoning context (layer 2) an agent puts in its next prompt: at most this many
+# tokens unless the request says otherwise.
+CONTEXT_TOKENS = 400
+_RATIONALE_CHARS = 300
+_FEEDBACK_CHARS = 500
 # Words of almost any goal: sharing them says nothing about relevance.
 _GOAL_VERBS = frozenset({"find", "fix", "make", "get", "check", "see", "use", "need", "want",
                          "try", "look"})
@@ -44,6 +49,7 @@ class Call:
     outcome: str | None = None  # "success" | "error" when the caller knows
     duration_ms: float | None = None
     cost: float | None = None
+    rationale: str | None = None  # why the agent made the call, in its words
 
     @property
     def digest(self) -> str:
@@ -82,9 +88,22 @@ class Reflection:
     recovery_prompt: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Iteration:
+    """What a caller says of one iteration beside its calls."""
+
+    goal: str
+    calls: tuple[Call, ...]
+    history: tuple[PastIteration, ...] = ()
+    user_feedback: str | None = None  # what the user said of the agent's work
+    context_tokens: int = CONTEXT_TOKENS
+
+
 class Reflector:
-    def __init__(self, outcomes: Outcomes) -> None:
+    def __init__(self, outcomes: Outcomes,
+                 tokens: Callable[[str], int] = lambda text: len(text) // 4 + 1) -> None:
         self._outcomes = outcomes
+        self._tokens = tokens
 
     def _read(self, call: Call) -> tuple[bool, str]:
         flagged = call.outcome == "error"
@@ -94,12 +113,11 @@ class Reflector:
                                             is_error=flagged))
         return outcome.error, outcome.line
 
-    def heuristic(self, goal: str, calls: Sequence[Call],
-                  history: Sequence[PastIteration]) -> Reflection:
-        seen = {c.digest for past in history for c in past.calls}
-        goal_terms = set(terms(goal)) - _GOAL_VERBS
+    def heuristic(self, it: Iteration) -> Reflection:
+        seen = {c.digest for past in it.history for c in past.calls}
+        goal_terms = set(terms(it.goal)) - _GOAL_VERBS
         enriched = []
-        for call in calls:
+        for call in it.calls:
             failed, line = self._read(call)
             repeated = call.digest in seen
             seen.add(call.digest)
@@ -117,35 +135,63 @@ class Reflector:
         if failures:
             last = next(e for e in reversed(enriched) if e.failed)
             synthesis += f" Last failure: {last.call.tool} -> {last.line}."
-        return self.finish(enriched, synthesis, progress, history)
+        return self.finish(enriched, synthesis, progress, it)
 
     def finish(self, enriched: Sequence[Enriched], synthesis: str, progress: str,
-               history: Sequence[PastIteration]) -> Reflection:
-        stuck_reason = _stuck(enriched, progress, history)
+               it: Iteration) -> Reflection:
+        stuck_reason = _stuck(enriched, progress, it.history)
         recovery = None
         if stuck_reason is not None:
             recovery = (f"{MARKER} You look stuck: {stuck_reason}. Do not repeat that call. "
                         "Say what you already know and what is still missing, then take a "
                         "different next step (another tool, other inputs, or answer with "
                         "what you have).")
-        return Reflection(tuple(enriched), synthesis, progress, _context(enriched),
+        context = self._context(enriched, it.user_feedback, it.context_tokens)
+        return Reflection(tuple(enriched), synthesis, progress, context,
                           stuck_reason is not None, stuck_reason, recovery)
 
-    def prompt(self, goal: str, calls: Sequence[Call],
-               history: Sequence[PastIteration]) -> tuple[PromptMessage, ...]:
-        shown = "\n".join(f"{n + 1}. {c.tool}({shorten(c.params, 300)}) -> "
-                          f"{shorten(c.output, 1500)}" for n, c in enumerate(calls))
+    def _context(self, enriched: Sequence[Enriched], feedback: str | None,
+                 budget: int) -> str:
+        """Layer 2: what the user said of the work, then a line of insights per call, most
+        relevant first and in the order they ran within a rank, while they fit ``budget``
+        tokens; a last line counts the calls left out."""
+        ranked = [e for _, e in sorted(enumerate(enriched),
+                                       key=lambda p: (RELEVANCE.index(p[1].relevance), p[0]))]
+        lines = [f"user feedback: {shorten(' '.join(feedback.split()), _FEEDBACK_CHARS)}"] \
+            if feedback else []
+        used = sum(self._tokens(line) + 1 for line in lines)
+        for n, e in enumerate(ranked):
+            line = _insight_line(e)
+            rest = len(ranked) - n - 1
+            # Room for this line, and for the count of what follows it if anything does.
+            reserve = self._tokens(_LEFT_OUT.format(n=rest, low=rest)) + 1 if rest else 0
+            if used + self._tokens(line) + 1 + reserve > budget and lines:
+                left = ranked[n:]
+                low = sum(x.relevance == "low" for x in left)
+                lines.append(_LEFT_OUT.format(n=len(left), low=low))
+                break
+            lines.append(line)
+            used += self._tokens(line) + 1
+        return "\n".join(lines)
+
+    def prompt(self, it: Iteration) -> tuple[PromptMessage, ...]:
+        shown = "\n".join(
+            f"{n + 1}. {c.tool}({shorten(c.params, 300)}) -> {shorten(c.output, 1500)}"
+            + (f"\n   why: {shorten(c.rationale, _RATIONALE_CHARS)}" if c.rationale else "")
+            for n, c in enumerate(it.calls))
         past = "\n".join(f"- {p.progress or 'unknown'}: " + ", ".join(c.tool for c in p.calls)
-                         for p in history[-5:]) or "(none)"
-        # Earlier iterations are the caller's words too (tool names, progress labels): they
-        # sit in the same fence as this iteration's calls.
+                         for p in it.history[-5:]) or "(none)"
+        # Earlier iterations and the user's feedback are the caller's words too (tool
+        # names, progress labels): they sit in the same fence as this iteration's calls.
         record = f"This iteration's tool calls:\n{shown}\n\nEarlier iterations:\n{past}"
-        user = REFLECT_USER.format(goal=fence(goal, "goal"), transcript=fence(record))
+        if it.user_feedback:
+            record += f"\n\nThe user's feedback:\n{shorten(it.user_feedback, _FEEDBACK_CHARS)}"
+        user = REFLECT_USER.format(goal=fence(it.goal, "goal"), transcript=fence(record))
         return (PromptMessage("system", REFLECT_SYSTEM), PromptMessage("user", user))
 
-    def from_reply(self, reply: str, calls: Sequence[Call],
-                   history: Sequence[PastIteration]) -> Reflection:
+    def from_reply(self, reply: str, it: Iteration) -> Reflection:
         """The LLM's JSON as a reflection; ValueError says what is wrong with it."""
+        calls = it.calls
         data = _json(reply)
         entries = data.get("calls")
         if not isinstance(entries, list) or len(entries) != len(calls):
@@ -170,7 +216,7 @@ class Reflector:
         if not isinstance(synthesis, str) or progress not in PROGRESS:
             raise ValueError("'synthesis' must be a string and 'progress_assessment' one of "
                              "advancing, stuck, regressing")
-        return self.finish(enriched, synthesis, str(progress), history)
+        return self.finish(enriched, synthesis, str(progress), it)
 
 
 def _relevance(call: Call, goal_terms: set[str]) -> str:
@@ -227,13 +273,15 @@ def _stuck(enriched: Sequence[Enriched], progress: str,
     return None
 
 
-def _context(enriched: Sequence[Enriched]) -> str:
-    """One line per call, most relevant first, in the order they ran within a rank."""
-    ranked = sorted(enumerate(enriched), key=lambda p: (RELEVANCE.index(p[1].relevance), p[0]))
-    return "\n".join(
-        f"[{e.relevance}] {e.call.tool}({shorten(' '.join(e.call.params.split()), 60)}) -> "
-        f"{'failed: ' if e.failed else ''}{shorten(e.line or '(no output)', _LINE_CHARS)}"
-        for _, e in ranked)
+_LEFT_OUT = "({n} more calls left out, {low} of them of low relevance)"
+
+
+def _insight_line(e: Enriched) -> str:
+    """A call's line of the reasoning context: its relevance, the call, what it showed
+    (its insights, else its learning)."""
+    said = "; ".join(e.insights) or e.learning or e.line or "(no output)"
+    return (f"[{e.relevance}] {e.call.tool}({shorten(' '.join(e.call.params.split()), 60)}): "
+            f"{shorten(' '.join(said.split()), 2 * _LINE_CHARS)}")
 
 
 def _json(reply: str) -> dict[str, Any]:
