@@ -36,7 +36,7 @@ SLOW = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
         "tests/cli/test_cli.py", "tests/adapters/test_events.py",
         "tests/adapters/test_cache.py", "tests/api/test_cache_api.py",
         "tests/test_contract.py", "tests/api/test_proxy_failures.py",
-        "tests/adapters/test_addresses.py")
+        "tests/adapters/test_addresses.py", "tests/test_generated_client.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

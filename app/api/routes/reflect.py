@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -32,13 +33,13 @@ async def reflect(body: ReflectRequest, request: Request,
         "output": shorten(e.call.output, OUTPUT_CHARS),
         "outcome": "error" if e.failed else "success",
         "duration_ms": e.call.duration_ms, "cost": e.call.cost,
-        "timestamp": given.timestamp, "rationale": given.rationale,
+        "timestamp": _iso(given.timestamp), "rationale": given.rationale,
         "insights": list(e.insights), "learning": e.learning, "relevance": e.relevance,
         "next_suggested_actions": list(e.next_actions),
     } for e, given in zip(reflection.calls, body.tool_calls, strict=True)]
     return render.respond(ReflectResponse, {
         "record": {"iteration": body.iteration, "goal": body.goal,
-                   "timestamp": body.timestamp, "mode": ran.report.mode,
+                   "timestamp": _iso(body.timestamp), "mode": ran.report.mode,
                    "user_feedback": body.user_feedback, "calls": enriched,
                    "synthesis": reflection.synthesis,
                    "progress_assessment": reflection.progress},
@@ -48,3 +49,9 @@ async def reflect(body: ReflectRequest, request: Request,
         "fallback_reason": ran.fallback_reason, "cache": render.cache(ran.cache),
         "llm": render.usage(ran.completion),
     })
+
+
+def _iso(when: datetime | None) -> str | None:
+    # As text here: the answer is encoded without pydantic, by a codec that may fall
+    # back to the standard library's, which knows no datetime.
+    return when.isoformat() if when is not None else None

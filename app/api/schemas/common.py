@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -13,7 +14,7 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
-from pydantic.json_schema import JsonSchemaValue
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
 from app.engine.transcript.formats import build_formats
@@ -52,6 +53,20 @@ def _format_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
 CONVERSATION_KEYS, PAYLOAD_KEYS = _format_keys()
 
 
+def exactly_one_of(json_schema: JsonSchemaValue, handler: GetJsonSchemaHandler,
+                   keys: Sequence[str]) -> JsonSchemaValue:
+    """Say in the schema that a body sends exactly one of ``keys``: in the description
+    and as ``x-exactly-one-of``. A ``oneOf`` of bare ``required`` lists says it in JSON
+    Schema, but client generators then type the whole body as Any."""
+    target = handler.resolve_ref_schema(json_schema)
+    target["x-exactly-one-of"] = list(keys)
+    named = ", ".join(f"'{k}'" for k in keys)
+    rule = f"Send exactly one of {named}."
+    target["description"] = f"{target['description']} {rule}" if target.get("description") \
+        else rule
+    return json_schema
+
+
 class Conversation(BaseModel):
     """A transcript under the keys of its wire format: exactly one of three."""
 
@@ -63,10 +78,7 @@ class Conversation(BaseModel):
         cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         # "Exactly one of the three" belongs in the published contract too.
-        json_schema = handler(core_schema)
-        target = handler.resolve_ref_schema(json_schema)
-        target["oneOf"] = [{"required": [key]} for key in CONVERSATION_KEYS]
-        return json_schema
+        return exactly_one_of(handler(core_schema), handler, CONVERSATION_KEYS)
 
     messages: Items | None = Field(
         None, min_length=1, description="OpenAI Chat Completions or Anthropic messages.")
@@ -75,10 +87,12 @@ class Conversation(BaseModel):
     contents: Items | None = Field(
         None, min_length=1, description="Gemini: the conversation's contents.")
     systemInstruction: dict[str, Any] | None = Field(
-        None, description="Gemini: the system instruction.")
-    system_instruction: dict[str, Any] | None = Field(
-        None, description="Gemini: the system instruction in the REST API's snake_case "
-        "spelling; it comes back under the same key.")
+        None, description="Gemini: the system instruction (also taken as "
+        "system_instruction, the REST API's snake_case spelling, and given back under the "
+        "key it came in).")
+    # Left out of the published schema: client generators make both spellings one
+    # attribute (system_instruction) and then drop the whole model.
+    system_instruction: SkipJsonSchema[dict[str, Any] | None] = None
     input: str | list[dict[str, Any]] | None = Field(
         None, description="OpenAI Responses: the input items.")
     instructions: str | None = Field(None, description="OpenAI Responses: the instructions.")
@@ -147,7 +161,7 @@ class ConversationOut(BaseModel):
     system: str | list[dict[str, Any]] | None = None
     contents: list[dict[str, Any]] | None = None
     systemInstruction: dict[str, Any] | None = None
-    system_instruction: dict[str, Any] | None = None
+    system_instruction: SkipJsonSchema[dict[str, Any] | None] = None  # see Conversation
     input: list[dict[str, Any]] | str | None = None
     instructions: str | None = None
 

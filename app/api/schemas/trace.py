@@ -9,7 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_v
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut, ReceiptOut
+from app.api.schemas.common import (
+    CacheOut,
+    LLMFallback,
+    LLMUsageOut,
+    ReceiptOut,
+    exactly_one_of,
+)
 from app.engine.jobs.base import LLMJobMode
 from app.engine.jobs.trace.plan import TraceRequest
 from app.engine.jobs.trace.summarizer import Action, TraceOptions
@@ -89,10 +95,7 @@ class SummarizeTraceRequest(LLMFallback, _TraceFields):
     def __get_pydantic_json_schema__(
         cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        json_schema = handler(core_schema)
-        target = handler.resolve_ref_schema(json_schema)
-        target["oneOf"] = [{"required": ["actions"]}, {"required": ["scratchpad"]}]
-        return json_schema
+        return exactly_one_of(handler(core_schema), handler, ("actions", "scratchpad"))
 
 
 class GroupOut(BaseModel):
