@@ -84,8 +84,9 @@ class Cache(Protocol):
 class MemoryCache:
     """Bounded TTL LRU, the embedded default (one process, nothing shared): at most
     ``max_entries`` items and ``max_bytes`` of keys and values, the least recently used
-    going first. Expand handles live here without Redis, so the bound is in bytes: a
-    count let a busy worker's newest handles go within seconds."""
+    going first. Expand handles live here without Redis, so the bound is in bytes: at
+    10,000 entries, a thousand agents' spans pushed out the older handles of their
+    newest receipts long before their hour."""
 
     def __init__(self, max_entries: int = 1_000_000, max_bytes: int = 128 << 20,
                  clock: Callable[[], float] = time.monotonic) -> None:

@@ -101,9 +101,10 @@ class Iteration:
 
 class Reflector:
     def __init__(self, outcomes: Outcomes,
-                 tokens: Callable[[str], int] = lambda text: len(text) // 4 + 1) -> None:
+                 tokens: Callable[[str], int] | None = None) -> None:
         self._outcomes = outcomes
-        self._tokens = tokens
+        # The service passes its token counter; without one, about four characters a token.
+        self._tokens = tokens or _about_tokens
 
     def _read(self, call: Call) -> tuple[bool, str]:
         flagged = call.outcome == "error"
@@ -271,6 +272,10 @@ def _stuck(enriched: Sequence[Enriched], progress: str,
                                            for v in verdicts[-_STUCK_RUN:]):
         return f"no progress for {_STUCK_RUN} iterations in a row"
     return None
+
+
+def _about_tokens(text: str) -> int:
+    return len(text) // 4 + 1
 
 
 _LEFT_OUT = "({n} more calls left out, {low} of them of low relevance)"
