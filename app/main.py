@@ -24,6 +24,7 @@ from app.adapters.redis_cache import RedisCache
 from app.adapters.resends import Resends
 from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.adapters.upstream import Slots, Upstream
+from app.adapters.warmpath import WarmPath
 from app.adapters.webhooks import build_webhooks
 from app.api import errors
 from app.api.deps import Services
@@ -43,8 +44,11 @@ from app.api.routes import (
     synthesize,
     trace,
 )
+from app.engine.compaction.base import Strategy
+from app.engine.compaction.fast import FastStrategy
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.jobs.caches import EngineCaches
+from app.engine.memo import Usage
 from app.engine.transcript.formats import build_formats
 from app.engine.transcript.tokens import Encoder, TokenCounter
 from app.service.handles import HandleStore
@@ -106,6 +110,8 @@ def create_app(
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
         bodies=Resends(settings.resend_cache_bytes, settings.max_json_depth),
     )
+    metrics.warm_path = warm_path(services.bodies, strategies, counter).register(
+        metrics.registry)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -146,6 +152,18 @@ def create_app(
     app.add_middleware(RequestRecords, metrics=metrics)
     app.add_middleware(RequestIds)  # outermost: every answer and log line carries the id
     return app
+
+
+def warm_path(bodies: Resends, strategies: Mapping[str, Strategy],
+              counter: TokenCounter) -> WarmPath:
+    """The caches a resending agent's call is answered from, for /metrics."""
+    caches: dict[str, Callable[[], Usage]] = {"resent_bodies": lambda: bodies.usage}
+    fast = strategies.get("fast")
+    if isinstance(fast, FastStrategy):
+        caches["tails"] = lambda: fast.usage()["tails"]
+        caches["block_notes"] = lambda: fast.usage()["block_notes"]
+    caches["token_counts"] = lambda: counter.cache.usage
+    return WarmPath(caches)
 
 
 def build_cache(settings: Settings, metrics: Metrics) -> Cache:

@@ -18,7 +18,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 K8S_VERSION = kubernetes_validate.latest_version()
-CRDS = {"ServiceMonitor"}  # no schema ships for custom resources
+CRDS = {"ServiceMonitor", "PrometheusRule"}  # no schema ships for custom resources
 
 
 def docs(path: Path) -> list[dict]:
@@ -27,7 +27,8 @@ def docs(path: Path) -> list[dict]:
 
 def validate(doc: dict) -> None:
     if doc["kind"] in CRDS:
-        assert doc["apiVersion"] == "monitoring.coreos.com/v1" and doc["spec"]["endpoints"]
+        assert doc["apiVersion"] == "monitoring.coreos.com/v1"
+        assert doc["spec"]["endpoints" if doc["kind"] == "ServiceMonitor" else "groups"]
         return
     kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
 
@@ -55,7 +56,8 @@ def test_overlays_render_to_valid_manifests(overlay):
     rendered = [d for d in yaml.safe_load_all(out) if d]
     kinds = {d["kind"] for d in rendered}
     assert kinds >= {"ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler",
-                     "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor"}
+                     "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor",
+                     "PrometheusRule"}
     for doc in rendered:
         validate(doc)
         assert doc["metadata"]["namespace"].startswith("contextsynth")
@@ -237,3 +239,12 @@ def test_the_grafana_dashboard_has_the_readme_panels():
     for panel in dashboard["panels"]:  # every panel reads the dashboard's data source
         assert panel["datasource"]["uid"] == "${datasource}" and panel["gridPos"]["w"] > 0
     assert [v["name"] for v in dashboard["templating"]["list"]] == ["datasource"]
+
+
+def test_the_warm_path_alert_reads_series_the_service_exports():
+    # The alert's expression names the lookups counter and the tails cache as /metrics
+    # writes them (tests/api/test_ops.py reads the same series from a live app).
+    rule = docs(DEPLOY / "base" / "prometheusrule.yaml")[0]
+    alert = rule["spec"]["groups"][0]["rules"][0]
+    assert alert["alert"] == "ContextsynthWarmPathMissing" and alert["for"] == "15m"
+    assert 'contextsynth_warm_lookups_total{cache="tails",result="hit"}' in alert["expr"]

@@ -11,6 +11,7 @@ from prometheus_client import (
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
 
 # Engine work is milliseconds; LLM-backed modes will take seconds.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
@@ -23,6 +24,8 @@ class Metrics:
         self.registry = registry
         # Set when prometheus-client runs in multiprocess mode (PROMETHEUS_MULTIPROC_DIR).
         self.multiprocess_dir = multiprocess_dir
+        # The warm path's caches (app.adapters.warmpath), read at each scrape.
+        self.warm_path: Collector | None = None
         add_runtime_collectors(registry)
         self.requests = Counter(
             "contextsynth_requests", "HTTP requests handled.",

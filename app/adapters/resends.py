@@ -35,6 +35,7 @@ from typing import Any
 import orjson
 
 from app.adapters.jsoncodec import Unread, loads_fast
+from app.engine.memo import Usage
 
 _KEY = b'"messages":['
 # Smaller bodies parse in a few microseconds: remembering them would not pay.
@@ -88,6 +89,16 @@ class Resends:
         self._max_depth = max_depth
         self._bytes = 0
         self._by_start: OrderedDict[bytes, list[_Body]] = OrderedDict()
+        self._usage = Usage()
+
+    @property
+    def usage(self) -> Usage:
+        """Bodies read on from one remembered (hits) or whole (misses), bodies let go,
+        and the bytes held."""
+        u = self._usage
+        u.held = self._bytes
+        u.entries = len(self)
+        return u
 
     def loads(self, body: bytes) -> Any:
         """The body as ``loads_fast`` reads it (UNREAD and NestedTooDeep included)."""
@@ -102,9 +113,11 @@ class Resends:
         # same prompt, or an edited history) is remembered beside it.
         replaced = base if base is not None and reused == len(base.ends) else None
         if value is not None and base is not None:
+            self._usage.hits += 1
             new = _Body(body, list(value["messages"]), base.start,
                         ends=base.ends[:reused])
         else:
+            self._usage.misses += 1
             value = loads_fast(body, self._max_depth)
             if isinstance(value, Unread) or not isinstance(value, dict):
                 return value
@@ -125,6 +138,7 @@ class Resends:
         others = [b for b in known if b is not replaced]
         kept = [new, *others[: _PER_START - 1]]
         gone = [b for b in known if not any(b is k for k in kept)]
+        self._usage.evicted += sum(b is not replaced for b in gone)
         self._bytes += new.size - sum(b.size for b in gone)
         if start not in self._by_start:
             self._bytes += len(start)
@@ -133,6 +147,7 @@ class Resends:
         while self._bytes > self._max_bytes and self._by_start:
             key, dropped = self._by_start.popitem(last=False)
             self._bytes -= len(key) + sum(b.size for b in dropped)
+            self._usage.evicted += len(dropped)
 
 
 def _locate(body: bytes, pos: int, messages: list[Any], ends: list[int]) -> None:

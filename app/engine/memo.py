@@ -29,6 +29,19 @@ _MISSING = object()
 _LONG = 32_768
 
 
+class Usage:
+    """How a cache has served: lookups it answered and those it did not, entries it let
+    go to stay in its bound, and what it holds (in the unit of its bound). Plain counts
+    the cache bumps; the service reads them when it is scraped."""
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self.misses = 0
+        self.evicted = 0
+        self.held = 0
+        self.entries = 0
+
+
 class Memo(Generic[K, V]):
     """``weigh`` gives a key's size in characters; without it keys must have a length."""
 
@@ -39,20 +52,37 @@ class Memo(Generic[K, V]):
         self._young: dict[K, V] = {}
         self._old: dict[K, V] = {}
         self._chars = 0
+        self._old_chars = 0
+        self._usage = Usage()
+
+    @property
+    def usage(self) -> Usage:
+        """Hits, misses and evictions so far; held: the key characters of both
+        generations; entries: both generations' (an entry in both counted twice)."""
+        u = self._usage
+        u.held = self._chars + self._old_chars
+        u.entries = len(self._young) + len(self._old)
+        return u
 
     def get(self, key: K, compute: Callable[[K], V]) -> V:
         found = self._young.get(key, _MISSING)
         if found is not _MISSING:
+            self._usage.hits += 1
             return found  # type: ignore[return-value]
         found = self._old.get(key, _MISSING)
         size = self._weigh(key) + 1
         if found is _MISSING:
+            self._usage.misses += 1
             if size > _LONG:
                 breathe()
             found = compute(key)
+        else:
+            self._usage.hits += 1
         if size <= self._generation_chars:
             if self._chars + size > self._generation_chars:
-                self._old, self._young, self._chars = self._young, {}, 0
+                self._usage.evicted += len(self._old)
+                self._old, self._young = self._young, {}
+                self._old_chars, self._chars = self._chars, 0
             self._young[key] = found  # type: ignore[assignment]
             self._chars += size
         return found  # type: ignore[return-value]
@@ -61,4 +91,4 @@ class Memo(Generic[K, V]):
         return len(self._young.keys() | self._old.keys())
 
     def clear(self) -> None:
-        self._young, self._old, self._chars = {}, {}, 0
+        self._young, self._old, self._chars, self._old_chars = {}, {}, 0, 0

@@ -108,3 +108,41 @@ async def test_a_model_the_caller_names_does_not_make_a_series(make_app):
     assert "made-up-model" not in text
     assert 'contextsynth_llm_requests_total{model="small-1",outcome="ok",provider="main"} 1.0' \
         in text
+
+
+def _warm(text):
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    lookups = {(s.labels["cache"], s.labels["result"]): s.value
+               for s in families["contextsynth_warm_lookups"].samples
+               if s.name.endswith("_total")}
+    held = {s.labels["cache"]: s.value for s in families["contextsynth_warm_held"].samples}
+    active = families["contextsynth_active_conversations"].samples[0].value
+    return lookups, held, active
+
+
+async def test_the_warm_path_shows_its_hits_misses_and_the_agents_it_holds(client):
+    # Three agents, each resending its history with a step more, as agents do: after
+    # each one's first call, its body, its tail, its closed blocks' notes and its token
+    # counts are found again.
+    runs = [coding_run(40, output_chars=1500 + 100 * n) for n in range(3)]
+    for step in range(30, 35):
+        for run in runs:
+            prefix = run[: 2 * step + 2]
+            r = await client.post("/synthesize", json={"messages": prefix})
+            assert r.status_code == 200
+    lookups, held, active = _warm((await client.get("/metrics")).text)
+    for cache in ("resent_bodies", "tails", "block_notes", "token_counts"):
+        assert lookups[(cache, "hit")] > 0, cache
+        assert lookups[(cache, "miss")] > 0, cache  # each agent's first call is cold
+        assert held[cache] > 0, cache
+    assert lookups[("tails", "hit")] >= 3 * 4  # every call after an agent's first
+    assert active == 3
+
+
+async def test_a_cold_agent_every_call_shows_as_misses(client):
+    # Each call another agent's (or landing on another replica): nothing is found again.
+    for n in range(6):
+        run = coding_run(30, output_chars=1200 + 50 * n)
+        await client.post("/synthesize", json={"messages": run})
+    lookups, _, _ = _warm((await client.get("/metrics")).text)
+    assert lookups[("tails", "hit")] == 0 and lookups[("tails", "miss")] == 6

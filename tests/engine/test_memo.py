@@ -42,3 +42,15 @@ def test_the_breathing_point_stays_interpreted():
     from app.engine import pacing
 
     assert pacing.__file__.endswith(".py") and pacing.breathe.__code__ is not None
+
+
+def test_usage_counts_hits_misses_and_what_a_generation_let_go():
+    memo: Memo[str, int] = Memo(max_chars=20)  # 10 characters a generation
+    assert memo.get("aaaa", len) == 4 and memo.get("aaaa", len) == 4  # miss, then hit
+    memo.get("bbbb", len)  # 10 characters of keys (with one each): still the young one
+    memo.get("cccc", len)  # the young generation becomes the old one
+    memo.get("dddd", len)
+    memo.get("eeee", len)  # and again: aaaa and bbbb, the old one, are let go
+    usage = memo.usage
+    assert (usage.hits, usage.misses, usage.evicted) == (1, 5, 2)
+    assert usage.held == 15 and usage.entries == 3  # cccc, dddd (old) and eeee

@@ -51,4 +51,6 @@ async def metrics(svc: Annotated[Services, Depends(services)]) -> Response:
         MultiProcessCollector(  # type: ignore[no-untyped-call]
             registry, path=svc.metrics.multiprocess_dir)
         add_runtime_collectors(registry)  # process_* and python_* of the worker answering
+        if svc.metrics.warm_path is not None:  # and its warm path
+            registry.register(svc.metrics.warm_path)
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

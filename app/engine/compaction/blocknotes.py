@@ -22,7 +22,7 @@ from functools import partial
 from app.engine.compaction.base import Span, StrategyContext
 from app.engine.compaction.ledger import Ledger
 from app.engine.compaction.notes import Notes, Written
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Usage
 from app.engine.transcript.model import Message
 
 # A block's content: per message its index, role, texts, result flags and calls, flat
@@ -96,6 +96,10 @@ class BlockNotes:
     def __init__(self, notes: Notes, *, cache_chars: int = 16_000_000) -> None:
         self._notes = notes
         self._memo: Memo[tuple[bool, int, BlockKey], _Made] = Memo(cache_chars, _weigh)
+
+    @property
+    def usage(self) -> Usage:
+        return self._memo.usage
 
     def write(self, region: Sequence[Message], context: StrategyContext, *,
               aged_before: int, first: bool) -> Written:

@@ -30,6 +30,7 @@ from app.engine.compaction.notes import ALL_AGED, Notes, render_ledger
 from app.engine.compaction.rebuild import tail_turns
 from app.engine.compaction.tails import Tails
 from app.engine.compaction.tiers import TAIL_BUDGETS
+from app.engine.memo import Usage
 from app.engine.prompts import MARKER
 from app.engine.transcript.model import Message, Part, Turn
 
@@ -45,6 +46,10 @@ class FastStrategy:
         # The recent turns as the last call trimmed them: between closings each call
         # sends them again with a turn more.
         self._tails = tails or Tails()
+
+    def usage(self) -> dict[str, Usage]:
+        """How the memos a warm call rests on have served (see ``Usage``)."""
+        return {"tails": self._tails.usage, "block_notes": self._notes.usage}
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
         blocks, tail = closed_blocks(messages, context)

@@ -76,6 +76,7 @@ def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: Stra
             if base is not None:
                 base_key, done = probe, n
                 break
+        tails.looked_up(base is not None)
     shown = Shown(context.lines, base.shown if base is not None else frozenset())
     marks = (len(out), len(spans), len(dropped))
     if base is not None:

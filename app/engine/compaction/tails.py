@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from app.engine.compaction.base import Span
 from app.engine.compaction.tiers import TierBudget
+from app.engine.memo import Usage
 from app.engine.transcript.model import Message
 
 # What a tail's turns contribute to its key: role, texts, calls, result flags.
@@ -69,6 +70,23 @@ class Tails:
         self._max = max_chars
         # Large requests are compacted in worker threads: eviction walks the dict.
         self._lock = threading.Lock()
+        self._usage = Usage()
+
+    @property
+    def usage(self) -> Usage:
+        """Lookups (a call's tail found or not), tails let go, and the characters of
+        messages held; entries: the agent loops in progress this process knows."""
+        u = self._usage
+        u.held = self._chars
+        u.entries = len(self._entries)
+        return u
+
+    def looked_up(self, found: bool) -> None:
+        """Count one call's lookup (it may probe more than one key)."""
+        if found:
+            self._usage.hits += 1
+        else:
+            self._usage.misses += 1
 
     def get(self, key: Key, sources: Sequence[Message]) -> Trimmed | None:
         found = self._entries.get(key)
@@ -90,6 +108,7 @@ class Tails:
             self._chars += size
             while self._chars > self._max and self._entries:
                 self._drop(next(iter(self._entries)))
+                self._usage.evicted += 1
 
     def _drop(self, key: Key) -> None:
         if self._entries.pop(key, None) is not None:
