@@ -57,7 +57,7 @@ def test_overlays_render_to_valid_manifests(overlay):
     kinds = {d["kind"] for d in rendered}
     assert kinds >= {"ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler",
                      "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor",
-                     "PrometheusRule"}
+                     "PrometheusRule", "Ingress"}
     for doc in rendered:
         validate(doc)
         assert doc["metadata"]["namespace"].startswith("contextsynth")
@@ -248,3 +248,15 @@ def test_the_warm_path_alert_reads_series_the_service_exports():
     alert = rule["spec"]["groups"][0]["rules"][0]
     assert alert["alert"] == "ContextsynthWarmPathMissing" and alert["for"] == "15m"
     assert 'contextsynth_warm_lookups_total{cache="tails",result="hit"}' in alert["expr"]
+
+
+def test_the_ingress_routes_an_agents_steps_on_its_conversation_key():
+    ingress = docs(DEPLOY / "base" / "ingress.yaml")[0]
+    hashed = ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/upstream-hash-by"]
+    # The header every job answer carries and clients echo (app/api/conversation.py).
+    assert hashed.startswith("$http_x_contextsynth_conversation")
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    service = docs(DEPLOY / "base" / "service.yaml")[0]
+    assert backend["name"] == service["metadata"]["name"]
+    assert backend["port"]["name"] in {p["name"] for p in service["spec"]["ports"]}
+    assert "ingress.yaml" in (DEPLOY / "base" / "kustomization.yaml").read_text()

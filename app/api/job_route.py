@@ -24,8 +24,10 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
 from app.api.auth import tenant
+from app.api.conversation import HEADER, conversation_key
 from app.api.deps import services
 from app.api.finite import FiniteJSONRoute
+from app.api.schemas.common import CONVERSATION_KEYS
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -73,8 +75,12 @@ def _handler(shape: _Shape, endpoint: Callable[..., Awaitable[Response]]) -> Han
             raise RequestValidationError(
                 [{**err, "loc": ("body", *err["loc"])} for err in exc.errors(include_url=False)],
                 body=value) from None
-        return await endpoint(**{shape.body: body, shape.request: request,
-                                 shape.services: svc, shape.tenant: found})
+        response = await endpoint(**{shape.body: body, shape.request: request,
+                                     shape.services: svc, shape.tenant: found})
+        key = conversation_key(request.headers.get(HEADER), value, CONVERSATION_KEYS)
+        if key is not None:
+            response.headers[HEADER] = key
+        return response
     return handle
 
 
