@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Coroutine
 from typing import Any
@@ -16,6 +17,8 @@ from app.adapters.outbox import Entry, MemoryOutbox, Outbox, RedisOutbox
 from app.adapters.pump import Pump
 from app.settings import Settings
 
+log = logging.getLogger(__name__)
+
 
 class Webhooks:
     """Delivery runs on an event loop of its own, in a thread: on the requests' loop,
@@ -24,10 +27,12 @@ class Webhooks:
     interpreter whenever it has work. Requests hand events over to that loop."""
 
     def __init__(self, subscriptions: list[Subscription], outbox: Outbox,
-                 pump: Pump) -> None:
+                 pump: Pump, *, stop_grace_s: float = 5.0) -> None:
         self.subscriptions = subscriptions
         self.outbox = outbox
         self.pump = pump
+        # Beyond the drain, how long stopping may take (closing connections, the outbox).
+        self._stop_grace = stop_grace_s
         self.emitter = Emitter(subscriptions, self._accept)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -51,6 +56,12 @@ class Webhooks:
             self._loop = loop
             loop.call_soon(ready.set)
             loop.run_forever()
+            # What a stop cut off is cancelled, with a moment to close what it opened.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
             loop.close()
 
         self._thread = threading.Thread(target=serve, name="webhooks", daemon=True)
@@ -79,7 +90,14 @@ class Webhooks:
             if isinstance(self.outbox, RedisOutbox):
                 await self.outbox.aclose()
             return
-        await self._on_loop(self._end(drain_s))
+        try:
+            await asyncio.wait_for(self._on_loop(self._end(drain_s)),
+                                   drain_s + self._stop_grace)
+        except TimeoutError:
+            # Shutdown must end within the pod's grace whatever a delivery or the outbox
+            # is stuck on: what the pump still held is cut off (a shared outbox keeps it).
+            log.warning("webhook delivery did not stop within %.0f s; cut off",
+                        drain_s + self._stop_grace)
         self._loop = None  # events from now on are not delivered by this process
         loop.call_soon_threadsafe(loop.stop)
         await asyncio.to_thread(thread.join, 10)
