@@ -56,8 +56,12 @@ from app.service.jobs import Jobs
 from app.service.llm_call import LLMGateway
 from app.service.proxy import ProxyService
 from app.service.runner import Runner
+from app.service.shutdown import close_all
 from app.service.work import LargeRequests, body_budget, cache_budget, large_requests
 from app.settings import Settings
+
+# Each client's close, at shutdown: a dead peer must not hold the pod past its grace.
+_CLOSE_GRACE_S = 5.0
 
 
 def create_app(
@@ -122,9 +126,9 @@ def create_app(
             yield
         finally:
             await webhooks.stop(settings.webhook_drain_s)
-            await upstream.aclose()
-            await llm.aclose()
-            await cache.aclose()
+            await close_all([("the upstream pool", upstream.aclose),
+                             ("the LLM clients", llm.aclose),
+                             ("the cache", cache.aclose)], _CLOSE_GRACE_S)
 
     app = FastAPI(
         lifespan=lifespan,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +21,7 @@ from app.engine.transcript.formats import build_formats
 from app.engine.transcript.tokens import TokenCounter
 from app.main import create_app
 from app.settings import Settings
+from tests.support.deadline import deadline
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,10 +42,27 @@ SLOW = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
         "tests/adapters/test_addresses.py", "tests/test_generated_client.py")
 
 
+# An async test awaits the app in-process, where nothing times out: past this it fails
+# with every task's stack instead of holding the run (pytest-timeout, later, would only
+# show the event loop waiting).
+ASYNC_TEST_DEADLINE_S = 300.0
+
+
+def _bounded(test: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(test)
+    async def bounded(*args: Any, **kwargs: Any) -> Any:
+        async with deadline(ASYNC_TEST_DEADLINE_S):
+            return await test(*args, **kwargs)
+
+    return bounded
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if str(Path(item.path).relative_to(ROOT)).startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
+            item.obj = _bounded(item.obj)
 
 
 def pytest_configure(config: pytest.Config) -> None:
