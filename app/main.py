@@ -13,7 +13,7 @@ from fastapi.openapi.utils import get_openapi
 from prometheus_client import CollectorRegistry
 
 from app import VERSION
-from app.adapters import collector, plugins
+from app.adapters import allocator, collector, plugins
 from app.adapters.cache import Cache, FailOpenCache, MemoryCache
 from app.adapters.llm.client import LLMClient
 from app.adapters.llm.registry import build_providers
@@ -203,8 +203,10 @@ def _openapi_with_problems(app: FastAPI) -> dict[str, Any]:
 
 def factory() -> FastAPI:
     """Entry for ``uvicorn --factory`` (each worker process): settings from the
-    environment, and the process's garbage collector set for a server's heap."""
+    environment, and the process's garbage collector and allocator set for a server's
+    heap."""
     settings = Settings()
     app = create_app(settings)
     collector.tune(settings.gc_young_threshold)
+    allocator.return_large_blocks(settings.malloc_mmap_threshold_bytes)
     return app

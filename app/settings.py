@@ -93,6 +93,10 @@ class Settings(BaseSettings):
         10_000, ge=0, description="`contextsynth serve`: new container objects between two "
         "young garbage collections; what exists at start-up is frozen out of collections. "
         "0: Python's defaults.")
+    malloc_mmap_threshold_bytes: int = Field(
+        131_072, ge=0, description="`contextsynth serve` on glibc: blocks this large or "
+        "larger are returned to the system when freed, so one large request does not "
+        "leave the worker's memory high. 0: glibc's own (adaptive) threshold.")
     log_level: str = Field("info", description="Log level of the service and uvicorn.")
     log_format: Literal["json", "text"] = Field(
         "json", description="Log lines as JSON objects (one per line), or text for a terminal.")

@@ -27,6 +27,8 @@ _MISSING = object()
 # Reading a text this long anew takes a few milliseconds: before it, other threads may
 # run (see ``pacing``).
 _LONG = 32_768
+# Entries up to this many characters are kept by any memo that can hold them.
+_ALWAYS_KEPT = 65_536
 
 
 class Usage:
@@ -48,6 +50,12 @@ class Memo(Generic[K, V]):
     def __init__(self, max_chars: int, weigh: Callable[[K], int] | None = None) -> None:
         # Each generation holds up to half, so both together stay within the bound.
         self._generation_chars = max(max_chars // 2, 1)
+        # An entry larger than a sixteenth of a generation is computed and not kept: one
+        # giant text (a 2 MB log) would push out what a generation of agents reuse, and
+        # hold its request's memory long after it (its key is the request's own text).
+        # Reading it again costs milliseconds. Small memos keep what fits.
+        self._largest = min(self._generation_chars, max(self._generation_chars // 16,
+                                                        _ALWAYS_KEPT))
         self._weigh: Callable[[K], int] = weigh or cast(Callable[[K], int], len)
         self._young: dict[K, V] = {}
         self._old: dict[K, V] = {}
@@ -78,7 +86,7 @@ class Memo(Generic[K, V]):
             found = compute(key)
         else:
             self._usage.hits += 1
-        if size <= self._generation_chars:
+        if size <= self._largest:
             if self._chars + size > self._generation_chars:
                 self._usage.evicted += len(self._old)
                 self._old, self._young = self._young, {}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,6 +21,14 @@ _RESAVE_SHARE = 0.5
 _RECENT_MAX = 50_000
 # Handles whose save the cache did not take are kept here, up to this many bytes.
 _LOCAL_BYTES = 32_000_000
+# A document past this size is stored compressed: a span of tool output shrinks several
+# times, in Redis and in the in-process cache alike, and a 2 MB log no longer holds
+# 2 MB of the worker's memory for the handle's TTL. A zlib stream starts with "x", a
+# document with "{", so what older replicas stored reads as it always did.
+_COMPRESS_BYTES = 16_384
+# Past this, compressing takes milliseconds: a worker thread does it (zlib lets go of
+# the interpreter's lock), not the event loop other requests wait on.
+_COMPRESS_AWAY_BYTES = 1 << 20
 
 
 class HandleStore:
@@ -55,6 +65,10 @@ class HandleStore:
 
     async def save(self, tenant: str, handle: str, document: dict[str, Any]) -> None:
         payload = json.dumps({"handle": handle, **document}, ensure_ascii=False).encode()
+        if len(payload) > _COMPRESS_AWAY_BYTES:
+            payload = await asyncio.to_thread(zlib.compress, payload, 1)
+        elif len(payload) > _COMPRESS_BYTES:
+            payload = zlib.compress(payload, 1)
         await self._store(tenant, handle, handle_key(tenant, handle), payload)
 
     async def _store(self, tenant: str, handle: str, key: str, payload: bytes) -> None:
@@ -103,7 +117,7 @@ class HandleStore:
         if raw is None:
             return None
         try:
-            document = json.loads(raw)
-        except ValueError:
+            document = json.loads(zlib.decompress(raw) if raw[:1] == b"x" else raw)
+        except (ValueError, zlib.error):
             return None
         return document if isinstance(document, dict) else None

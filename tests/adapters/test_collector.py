@@ -51,6 +51,8 @@ def test_factory_tunes_its_process(monkeypatch: pytest.MonkeyPatch) -> None:
     from app import main
 
     monkeypatch.setenv("CONTEXTSYNTH_GC_YOUNG_THRESHOLD", "12345")
+    # The allocator setting is the process's for good: test_allocator checks it apart.
+    monkeypatch.setenv("CONTEXTSYNTH_MALLOC_MMAP_THRESHOLD_BYTES", "0")
     before = gc.get_threshold()
     try:
         main.factory()

@@ -54,3 +54,20 @@ def test_usage_counts_hits_misses_and_what_a_generation_let_go():
     usage = memo.usage
     assert (usage.hits, usage.misses, usage.evicted) == (1, 5, 2)
     assert usage.held == 15 and usage.entries == 3  # cccc, dddd (old) and eeee
+
+
+def test_a_giant_entry_is_computed_but_not_kept():
+    memo: Memo[str, int] = Memo(max_chars=4_000_000)  # 2M characters a generation
+    calls = []
+
+    def compute(key):
+        calls.append(len(key))
+        return len(key)
+
+    log = "x" * 200_000  # past a sixteenth of a generation: a 2 MB log's share
+    step = "y" * 100_000  # within it
+    for _ in range(2):
+        assert memo.get(log, compute) == 200_000
+        assert memo.get(step, compute) == 100_000
+    assert calls == [200_000, 100_000, 200_000]  # the log read twice, the step once
+    assert memo.usage.held == 100_001  # nothing of the log stays behind

@@ -3,7 +3,7 @@ worker's handles live out their time instead of the newest few thousand."""
 
 import pytest
 
-from app.adapters.cache import MemoryCache
+from app.adapters.cache import MemoryCache, handle_key
 from app.service.handles import HandleStore
 from app.service.work import cache_budget
 
@@ -40,3 +40,18 @@ async def test_a_thousand_agents_handles_all_expand_within_the_default_budget():
 def test_the_budget_is_a_share_of_the_workers_memory():
     assert cache_budget(1 << 30) == 128 << 20
     assert cache_budget(None) == 128 << 20
+
+
+async def test_a_large_span_is_held_compressed_and_expands_as_it_was():
+    cache = MemoryCache(max_bytes=cache_budget(None))
+    store = HandleStore(cache, ttl_s=3600)
+    log = "".join(f"2026-11-26 10:{n % 60:02d} worker {n % 7} retrying broker-{n % 3}\n"
+                  for n in range(40_000))  # a 2 MB tool output
+    await store.save("default", "cs_big", {"messages": [{"role": "tool", "content": log}]})
+    assert cache.bytes_held < len(log) / 4  # not 2 MB of the worker's memory for an hour
+    loaded = await store.load("default", "cs_big")
+    assert loaded is not None and loaded["messages"][0]["content"] == log
+    # What a replica of an earlier version stored, uncompressed, still expands.
+    await cache.set(handle_key("default", "cs_old"), b'{"handle": "cs_old", "messages": []}',
+                    3600)
+    assert await store.load("default", "cs_old") == {"handle": "cs_old", "messages": []}
