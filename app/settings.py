@@ -55,7 +55,8 @@ class Settings(BaseSettings):
                                    description="Characters of content whose counts are cached.")
     resend_cache_bytes: int = Field(
         64_000_000, ge=0, description="Bytes of recent request bodies kept so that a body "
-        "resending their messages is parsed only past them (0: every body parsed whole).")
+        "resending their messages is parsed only past them (0: every body parsed whole); a "
+        "body past an eighth of this is parsed whole and not kept.")
     default_tier: Tier = Field(Tier.MID, description="Tier when neither request nor model says.")
     proxy_openai_url: str = Field(
         "https://api.openai.com/v1", description="Proxy mode: where /v1/chat/completions "

@@ -102,7 +102,9 @@ class Resends:
 
     def loads(self, body: bytes) -> Any:
         """The body as ``loads_fast`` reads it (UNREAD and NestedTooDeep included)."""
-        if len(body) < MIN_BYTES or not self._max_bytes:
+        # A body past an eighth of the bound is parsed whole and not remembered: it would
+        # push out the conversations of many agents and hold its memory after its call.
+        if not MIN_BYTES <= len(body) <= self._max_bytes // 8:
             return loads_fast(body, self._max_depth)
         start = body[:_START]
         known = self._by_start.get(start, [])

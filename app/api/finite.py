@@ -143,6 +143,7 @@ class FiniteJSONRoute(APIRoute):
                 # Starlette's own cache of request.json(), which FastAPI reads the body
                 # through: the body is parsed once.
                 request._json = parsed
+                del body, parsed  # held by the request alone (see ``job_route._body``)
             return await handler(request)
 
         return checked

@@ -96,4 +96,9 @@ async def _body(request: Request) -> Any:
     main, _, sub = kind.partition("/")
     if main != "application" or not (sub == "json" or sub.endswith("+json")):
         return raw
-    return await request.json()  # parsed, or refused, by the route class (``finite``)
+    value = await request.json()  # parsed, or refused, by the route class (``finite``)
+    # Nothing reads the bytes again: let them go while the job runs, instead of holding
+    # a second copy of a large body to the end of the request. (Starlette's cache of
+    # request.body(); if it were renamed this would fail every job request's tests.)
+    del request._body
+    return value

@@ -116,13 +116,25 @@ def test_numbers_orjson_would_change_are_left_to_the_standard_parser() -> None:
 
 
 def test_the_bound_holds_and_zero_remembers_nothing() -> None:
-    bodies = Resends(max_bytes=3 * MIN_BYTES)
-    for i in range(10):
+    bodies = Resends(max_bytes=16 * MIN_BYTES)
+    for i in range(30):
         bodies.loads(_body([_system(str(i)), {"role": "user", "content": "task"}]))
-    assert 1 <= len(bodies) <= 2
+    assert 1 <= len(bodies) < 16
     none = Resends(max_bytes=0)
     none.loads(_body([_system(), {"role": "user", "content": "task"}]))
     assert len(none) == 0
+
+
+
+def test_a_body_past_an_eighth_of_the_bound_is_read_whole_and_not_remembered() -> None:
+    bodies = Resends(max_bytes=64 * MIN_BYTES)
+    log = {"role": "tool", "content": "y" * (8 * MIN_BYTES)}  # a body of a ninth
+    body = _body([_system(), {"role": "user", "content": "task"}, log])
+    assert bodies.loads(body) == orjson.loads(body)
+    assert len(bodies) == 0 and bodies.usage.held == 0
+    small = _body([_system(), {"role": "user", "content": "task"}])
+    bodies.loads(small)
+    assert len(bodies) == 1
 
 
 _text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
