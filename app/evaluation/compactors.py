@@ -1,20 +1,21 @@
 """The compactors an eval compares: our jobs and modes, and the baselines.
 
 Each takes the OpenAI messages of one call and gives back what the model would
-be sent instead. Ours run in process on the engine with the service's default
-settings (``engine``), or through a running service (``http``); the baselines
-are plain list operations.
+be sent instead, with the originals behind each expand handle it made. Ours run
+in process on the engine with the service's default settings (``engine``), or
+through a running service (``http``); the baselines are plain list operations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
 
 from app.adapters.tokenizer import pretokenizer
+from app.engine.compaction.base import Span
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.caches import EngineCaches
@@ -29,11 +30,20 @@ from app.evaluation.seen import Wire
 KEEP_LAST = (4, 8, 16, 32)
 
 
+@dataclass(frozen=True)
+class Compacted:
+    """What the model would be sent, and the originals behind each handle this call
+    made (handle -> the messages ``GET /expand`` gives back), for recall with expand."""
+
+    messages: list[Wire]
+    behind: dict[str, list[Wire]] = field(default_factory=dict)
+
+
 class Compactor(Protocol):
     @property
     def name(self) -> str: ...
 
-    def compact(self, messages: Sequence[Wire]) -> list[Wire]: ...
+    def compact(self, messages: Sequence[Wire]) -> Compacted: ...
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,10 @@ class Baseline:
     name: str
     last: int | None = None
 
-    def compact(self, messages: Sequence[Wire]) -> list[Wire]:
+    def compact(self, messages: Sequence[Wire]) -> Compacted:
+        return Compacted(self._kept(messages))
+
+    def _kept(self, messages: Sequence[Wire]) -> list[Wire]:
         if self.last is None or len(messages) <= self.last:
             return list(messages)
         head = [m for m in messages if m.get("role") == "system"]
@@ -91,29 +104,43 @@ class Engine:
         self._wire = OpenAIFormat()
         self._synthesizer = Synthesizer(counter, builtin_strategies(), caches)
         self._history = HistoryCompressor(counter, caches)
-        self._jobs: dict[str, Callable[[dict[str, Any]], Transcript | None]] = {
+        self._jobs: dict[str, Callable[[dict[str, Any]], _Answer]] = {
             "/synthesize": self._synthesize, "/compress-history": self._compress}
 
-    def run(self, path: str, body: dict[str, Any]) -> list[Wire]:
-        out = self._jobs[path](body)
+    def run(self, path: str, body: dict[str, Any]) -> Compacted:
+        out, spans = self._jobs[path](body)
         if out is None:  # the service sends the caller's messages back as they were
-            return list(body["messages"])
+            return Compacted(list(body["messages"]))
         rendered: list[Wire] = self._wire.render(out)["messages"]
-        return rendered
+        return Compacted(rendered, behind(body["messages"], (
+            (s.handle, s.first, s.last) for s in spans)))
 
-    def _synthesize(self, body: dict[str, Any]) -> Transcript | None:
+    def _synthesize(self, body: dict[str, Any]) -> _Answer:
         reasoning = body["reasoning"]
         options = SynthesisOptions(mode=Mode(reasoning["synthesis"]), tier=Tier(body["tier"]),
                                    strategy=reasoning.get("synthesis_strategy"))
         synthesis = self._synthesizer.run(self._wire.parse(body), options)
-        return synthesis.transcript if synthesis.compacted or synthesis.nudged else None
+        if not (synthesis.compacted or synthesis.nudged):
+            return None, ()
+        return synthesis.transcript, synthesis.receipt.spans
 
-    def _compress(self, body: dict[str, Any]) -> Transcript | None:
+    def _compress(self, body: dict[str, Any]) -> _Answer:
         plan = self._history.plan(self._wire.parse(body), HistoryOptions())
         if not plan.fired:
-            return None
+            return None, ()
         result = self._history.finish(plan, self._history.fast_summary(plan))
-        return result.transcript if result.compressed else None
+        return (result.transcript, result.spans) if result.compressed else (None, ())
+
+
+# A job's answer in process: the transcript to send (None: the request's, unchanged) and
+# the spans it dropped.
+_Answer = tuple[Transcript | None, tuple[Span, ...]]
+
+
+def behind(messages: Sequence[Wire], spans: Iterable[tuple[str, int, int]],
+           ) -> dict[str, list[Wire]]:
+    """Each handle's originals: the request's messages ``first`` to ``last``."""
+    return {handle: list(messages[first:last + 1]) for handle, first, last in spans}
 
 
 class Service:
@@ -122,20 +149,22 @@ class Service:
     def __init__(self, url: str, *, timeout: float = 60.0) -> None:
         self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout)
 
-    def run(self, path: str, body: dict[str, Any]) -> list[Wire]:
+    def run(self, path: str, body: dict[str, Any]) -> Compacted:
         response = self._client.post(path, json=body)
         if response.status_code != 200:
             raise RuntimeError(f"POST {path} answered {response.status_code}: "
                                f"{response.text[:300]}")
-        messages: list[Wire] = response.json()["messages"]
-        return messages
+        answer = response.json()
+        dropped = answer.get("receipt", {}).get("dropped", [])
+        return Compacted(answer["messages"], behind(body["messages"], (
+            (d["handle"], d["first"], d["last"]) for d in dropped)))
 
     def close(self) -> None:
         self._client.close()
 
 
 class Runner(Protocol):
-    def run(self, path: str, body: dict[str, Any]) -> list[Wire]: ...
+    def run(self, path: str, body: dict[str, Any]) -> Compacted: ...
 
 
 @dataclass(frozen=True)
@@ -144,7 +173,7 @@ class Ours:
     request: Request
     runner: Runner
 
-    def compact(self, messages: Sequence[Wire]) -> list[Wire]:
+    def compact(self, messages: Sequence[Wire]) -> Compacted:
         path, body = self.request(messages)
         return self.runner.run(path, body)
 
@@ -160,13 +189,14 @@ class Incremental:
         self._source: list[Wire] = []  # the transcript as of the previous call
         self._history: list[Wire] = []  # what the agent held after it
 
-    def compact(self, messages: Sequence[Wire]) -> list[Wire]:
+    def compact(self, messages: Sequence[Wire]) -> Compacted:
         grown = len(messages) >= len(self._source) > 0 and all(
             a is b for a, b in zip(self._source, messages, strict=False))
         history = [*self._history, *messages[len(self._source):]] if grown else list(messages)
-        self._history = self._job.compact(history)
+        out = self._job.compact(history)
+        self._history = out.messages
         self._source = list(messages)
-        return self._history
+        return out
 
 
 # Jobs an agent calls on its own kept history rather than on the whole transcript.

@@ -8,10 +8,12 @@ the compactor's previous output (prefix reuse).
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from app.engine.compaction.base import HANDLE_PREFIX
 from app.evaluation import errors, needed, planted
 from app.evaluation.compactors import Compactor
 from app.evaluation.parts import add_parts
@@ -44,6 +46,9 @@ class Scorer:
                compactors: Sequence[Compactor], tallies: dict[str, Tally]) -> None:
         """Every sampled call of one transcript through every compactor."""
         previous: dict[str, list[tuple[int, ...]]] = {c.name: [] for c in compactors}
+        # Every handle a compactor made in this run, with its originals: a note shown at
+        # a later call may name a handle an earlier call made.
+        made: dict[str, dict[str, list[Wire]]] = {c.name: {} for c in compactors}
         for k in steps:
             prefix = list(messages[:k])
             before = count(self.seen.prompt(prefix))
@@ -51,14 +56,20 @@ class Scorer:
             for compactor in compactors:
                 tally = tallies[compactor.name]
                 started = time.perf_counter()
-                out = compactor.compact(prefix)
+                answer = compactor.compact(prefix)
                 elapsed = time.perf_counter() - started
+                out = answer.messages
+                made[compactor.name].update(answer.behind)
                 sent = self.seen.prompt(out)
                 tally.add_call(before, count(sent), shared_prefix(previous[compactor.name],
                                                                   sent), elapsed)
                 previous[compactor.name] = sent
                 tally.needed += len(wanted)
-                tally.found += needed.found(wanted, out, self.sets)
+                found = needed.found(wanted, out, self.sets)
+                tally.found += found
+                shown = expandable(out, made[compactor.name])
+                tally.found_expanded += needed.found(wanted, [*out, *shown], self.sets) \
+                    if shown else found
                 if self.parts:
                     add_parts(out, [len(t) for t in sent], wanted, self.sets, tally.parts)
                 cut = self.failures.cut(prefix, out)
@@ -72,7 +83,7 @@ class Scorer:
         by where that one step fell in the block cycle.)"""
         for k in planted_steps(run):
             prefix = run.messages[:k]
-            out = compactor.compact(prefix)
+            out = compactor.compact(prefix).messages
             tally.planted_before += count(self.seen.prompt(prefix))
             tally.planted_after += count(self.seen.prompt(out))
             text = "\n".join(readable_text(m) for m in out)
@@ -80,6 +91,16 @@ class Scorer:
                 score = tally.planted[fact.kind]
                 score[0] += planted.survives(fact, text)
                 score[1] += 1
+
+
+_HANDLE = re.compile(rf"{HANDLE_PREFIX}\d{{20}}")
+
+
+def expandable(out: Sequence[Wire], made: Mapping[str, list[Wire]]) -> list[Wire]:
+    """The originals behind every handle ``out`` shows: what an agent with the expand
+    tool could read back (a handle the compactor did not make is not one)."""
+    shown = dict.fromkeys(h for m in out for h in _HANDLE.findall(readable_text(m)))
+    return [original for h in shown if h in made for original in made[h]]
 
 
 def planted_steps(run: planted.Run) -> list[int]:

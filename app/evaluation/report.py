@@ -20,18 +20,22 @@ def summaries(tallies: Mapping[str, Tally]) -> dict[str, dict[str, Any]]:
 
 
 def table(rows: Mapping[str, Mapping[str, Any]]) -> str:
-    header = (f"{'compactor':26} {'calls':>6} {'reduction':>9} {'recall':>7} {'planted':>8} "
-              f"{'errors':>7} {'reuse':>6} {'cost oai':>8} {'cost ant':>8} {'ms/call':>8}")
+    header = (f"{'compactor':26} {'calls':>6} {'reduction':>9} {'recall':>7} {'+expand':>8} "
+              f"{'planted':>8} {'errors':>7} {'reuse':>6} {'cost oai':>8} {'cost ant':>8} "
+              f"{'ms/call':>8}")
     lines = [header, "-" * len(header)]
     for name, r in rows.items():
         errors = f"{r['error_retention']:>6.1%}" if r["errors_cut"] else f"{'-':>6}"
         lines.append(
             f"{name:26} {r['calls']:>6} {r['reduction']:>8.1%} {r['recall']:>6.1%} "
-            f"{r['planted_survival']:>7.1%} {errors} {r['prefix_reuse']:>5.1%} "
+            f"{r['recall_with_expand']:>7.1%} {r['planted_survival']:>7.1%} {errors} "
+            f"{r['prefix_reuse']:>5.1%} "
             f"{r['cost']['openai']:>7.1%} {r['cost']['anthropic']:>7.1%} "
             f"{r['ms_per_call']:>8.2f}")
     lines.append("-" * len(header))
-    lines.append("reduction, recall, errors and reuse over every replayed call; planted: "
+    lines.append("reduction, recall, errors and reuse over every replayed call; +expand: "
+                 "recall counting what is behind the handles the output shows (the most an "
+                 "agent with the expand tool can reach); planted: "
                  "facts kept at every step of the synthetic runs once all are planted; "
                  "cost: with prompt caching, as a share of sending everything (OpenAI and "
                  "Anthropic pricing)")

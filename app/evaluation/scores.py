@@ -46,6 +46,7 @@ class Tally:
     tokens_after: int = 0
     needed: int = 0
     found: int = 0
+    found_expanded: int = 0  # in the output, or behind a handle it shows
     errors_cut: int = 0
     errors_kept: int = 0
     reused: int = 0
@@ -69,8 +70,8 @@ class Tally:
     def absorb(self, other: Tally) -> None:
         """Add ``other``'s counts to these (a run's tallies into its family's)."""
         for name in ("calls", "tokens_before", "tokens_after", "needed", "found",
-                     "errors_cut", "errors_kept", "reused", "seconds", "planted_before",
-                     "planted_after"):
+                     "found_expanded", "errors_cut", "errors_kept", "reused", "seconds",
+                     "planted_before", "planted_after"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for pricing, value in other.cost.items():
             self.cost[pricing] += value
@@ -90,6 +91,12 @@ class Tally:
     @property
     def recall(self) -> float:
         return share(self.found, self.needed)
+
+    @property
+    def recall_with_expand(self) -> float:
+        """Recall for an agent that expands every handle it is shown: the ceiling the
+        expand tool can reach."""
+        return share(self.found_expanded, self.needed)
 
     @property
     def error_retention(self) -> float:
@@ -119,6 +126,7 @@ class Tally:
         """The scores, with costs as a share of ``baseline`` (the ``none`` compactor)."""
         return {
             "calls": self.calls, "reduction": self.reduction, "recall": self.recall,
+            "recall_with_expand": self.recall_with_expand,
             "needed": self.needed, "error_retention": self.error_retention,
             "errors_cut": self.errors_cut, "prefix_reuse": self.prefix_reuse,
             "cost": {name: share(value, baseline.cost[name]) if baseline else 1.0

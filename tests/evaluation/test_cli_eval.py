@@ -55,8 +55,8 @@ def test_through_a_running_service_the_scores_are_the_engines(encoder):
     assert set(remote) == {"none", "keep-last-8", "synthesize-fast-mid",
                            "compress-history-fast"}
     for name, scores in local.items():
-        for key in ("reduction", "recall", "planted_survival", "error_retention",
-                    "prefix_reuse"):
+        for key in ("reduction", "recall", "recall_with_expand", "planted_survival",
+                    "error_retention", "prefix_reuse"):
             assert remote[name][key] == pytest.approx(scores[key]), (name, key)
 
 

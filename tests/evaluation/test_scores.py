@@ -5,7 +5,7 @@ import json
 import pytest
 
 from app.evaluation import errors, needed, planted
-from app.evaluation.compactors import Baseline
+from app.evaluation.compactors import Baseline, Compacted
 from app.evaluation.replay import Scorer, planted_steps, sample_steps
 from app.evaluation.scores import PRICINGS, Pricing, Tally
 from app.evaluation.seen import Seen, readable_text, shared_prefix
@@ -45,7 +45,8 @@ class DropsResults:
     name = "drops-results"
 
     def compact(self, messages):
-        return [{**m, "content": "(dropped)"} if m["role"] == "tool" else m for m in messages]
+        return Compacted([{**m, "content": "(dropped)"} if m["role"] == "tool" else m
+                          for m in messages])
 
 
 class Rewrites:
@@ -58,7 +59,8 @@ class Rewrites:
 
     def compact(self, messages):
         self.n += 1
-        return [{"role": "user", "content": f"note {self.n}: " + "state " * 50}, *messages]
+        return Compacted([{"role": "user", "content": f"note {self.n}: " + "state " * 50},
+                          *messages])
 
 
 def test_specific_tokens_are_identifier_shaped():
@@ -94,6 +96,41 @@ def test_dropping_results_loses_recall_and_the_error_line(scorer):
     assert t.errors_cut == 2 and t.error_retention == 0.0  # cut on both later calls
 
 
+class HidesResultsBehindHandles:
+    """Replaces each tool result by a marker naming a handle; ``honest``: the handle is
+    one it made (an agent could expand it), else one nobody made."""
+
+    def __init__(self, honest: bool) -> None:
+        self.name = "hides" if honest else "fake-handles"
+        self.honest = honest
+
+    def compact(self, messages):
+        out, behind = [], {}
+        for i, m in enumerate(messages):
+            if m["role"] != "tool":
+                out.append(m)
+                continue
+            handle = f"cs_{i:020d}"
+            out.append({**m, "content": f"[omitted; expand: {handle}]"})
+            if self.honest:
+                behind[handle] = [m]
+        return Compacted(out, behind)
+
+
+def test_recall_with_expand_counts_what_a_shown_handle_gives_back(scorer):
+    messages = run()
+    tallies = {"hides": Tally(), "fake-handles": Tally(), "none": Tally()}
+    steps = sample_steps(messages, None)
+    scorer.replay(messages, steps, [HidesResultsBehindHandles(True),
+                                    HidesResultsBehindHandles(False), Baseline("none")],
+                  tallies)
+    hidden, fake, none = tallies["hides"], tallies["fake-handles"], tallies["none"]
+    assert hidden.recall < 1.0 and hidden.recall_with_expand == 1.0
+    assert fake.recall_with_expand == fake.recall < 1.0  # a handle nobody made gives nothing
+    assert none.recall_with_expand == none.recall == 1.0
+    assert hidden.summary(none)["recall_with_expand"] == 1.0
+
+
 def test_the_failure_line_is_the_exception_not_the_traceback_header():
     text = run()[5]["content"]
     assert errors.failure_line(text) == "PermissionError: [Errno 13] /run/api.sock"
@@ -110,8 +147,8 @@ def test_a_compactor_that_drops_a_planted_fact_loses_exactly_that_fact(scorer):
         name = "drops-one"
 
         def compact(self, messages):
-            return [{**m, "content": m["content"].replace(mid.values[0], "(gone)")}
-                    if isinstance(m.get("content"), str) else m for m in messages]
+            return Compacted([{**m, "content": m["content"].replace(mid.values[0], "(gone)")}
+                              if isinstance(m.get("content"), str) else m for m in messages])
 
     kept, dropped = Tally(), Tally()
     scorer.planted(story, Baseline("none"), kept)
