@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from prometheus_client import CollectorRegistry
+from starlette.routing import Route
 
 from app import VERSION
 from app.adapters import allocator, collector, plugins
@@ -28,6 +29,8 @@ from app.adapters.warmpath import WarmPath
 from app.adapters.webhooks import build_webhooks
 from app.api import errors
 from app.api.deps import Services
+from app.api.mcp import PATH as MCP_PATH
+from app.api.mcp import MCPEndpoint
 from app.api.middleware import BodyLimit, RequestRecords
 from app.api.request_id import RequestIds
 from app.api.routes import (
@@ -123,7 +126,8 @@ def create_app(
         await cache.start()
         await webhooks.start()
         try:
-            yield
+            async with tools.running():
+                yield
         finally:
             await webhooks.stop(settings.webhook_drain_s)
             await close_all([("the upstream pool", upstream.aclose),
@@ -148,6 +152,11 @@ def create_app(
         mount(app, routes.router)
     if settings.bench_echo:
         mount(app, echo.router)
+    # MCP's streamable HTTP: an ASGI app of the SDK's, outside the OpenAPI document (its
+    # protocol is JSON-RPC, described by MCP itself).
+    tools = MCPEndpoint(app, VERSION, max_body_bytes=body_bytes)
+    app.routes.append(Route(MCP_PATH, tools, methods=["GET", "POST", "DELETE"],
+                            include_in_schema=False))
     # Outermost last: metrics and logs see the 413s the body limit sends.
     set_by = "CONTEXTSYNTH_MAX_BODY_BYTES" if body_bytes == settings.max_body_bytes else \
         "the worker's memory (its limit, or CONTEXTSYNTH_MEMORY_LIMIT_BYTES)"

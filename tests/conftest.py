@@ -39,7 +39,8 @@ SLOW = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
         "tests/cli/test_cli.py", "tests/adapters/test_events.py",
         "tests/adapters/test_cache.py", "tests/api/test_cache_api.py",
         "tests/test_contract.py", "tests/api/test_proxy_failures.py",
-        "tests/adapters/test_addresses.py", "tests/test_generated_client.py")
+        "tests/adapters/test_addresses.py", "tests/test_generated_client.py",
+        "tests/api/test_mcp.py")
 
 
 # An async test awaits the app in-process, where nothing times out: past this it fails

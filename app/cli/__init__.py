@@ -133,6 +133,20 @@ def _openapi(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(_: argparse.Namespace) -> int:
+    """The tools over stdin and stdout, the service in this process (its settings from
+    the environment; CONTEXTSYNTH_API_KEY: the key to call it with, when it has keys)."""
+    import anyio
+
+    from app import VERSION
+    from app.api.mcp import serve_stdio
+    from app.main import create_app
+
+    app = create_app(Settings())
+    anyio.run(serve_stdio, app, VERSION, os.environ.get("CONTEXTSYNTH_API_KEY"))
+    return 0
+
+
 def _hash_key(args: argparse.Namespace) -> int:
     from app.api.auth import hash_key
 
@@ -268,6 +282,10 @@ def _parser() -> argparse.ArgumentParser:
     openapi = sub.add_parser("openapi", help="write the OpenAPI document as YAML")
     openapi.add_argument("--output", "-o", default="openapi.yaml", help="path, or - for stdout")
     openapi.set_defaults(run=_openapi)
+
+    mcp = sub.add_parser("mcp", help="serve the jobs as MCP tools over stdio (the service "
+                         "runs in this process; settings: CONTEXTSYNTH_*)")
+    mcp.set_defaults(run=_mcp)
 
     hashed = sub.add_parser("hash-key", help="the sha256 of an API key, for "
                             "CONTEXTSYNTH_API_KEYS")
