@@ -253,7 +253,7 @@ def test_the_warm_path_alert_reads_series_the_service_exports():
 def test_the_ingress_routes_an_agents_steps_on_its_conversation_key():
     ingress = docs(DEPLOY / "base" / "ingress.yaml")[0]
     hashed = ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/upstream-hash-by"]
-    # The header every job answer carries and clients echo (app/api/conversation.py).
+    # The header every job answer carries and clients echo (app/service/conversation.py).
     assert hashed.startswith("$http_x_contextsynth_conversation")
     backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     service = docs(DEPLOY / "base" / "service.yaml")[0]

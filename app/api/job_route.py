@@ -24,10 +24,10 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
 from app.api.auth import tenant
-from app.api.conversation import HEADER, conversation_key
 from app.api.deps import services
 from app.api.finite import FiniteJSONRoute
 from app.api.schemas.common import CONVERSATION_KEYS
+from app.service.conversation import HEADER, conversation_key
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 

@@ -24,6 +24,7 @@ from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
 from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
+from app.service.conversation import conversation_key
 from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
 from app.service.runner import Runner
@@ -50,6 +51,10 @@ PROVIDER_ROUTES: Mapping[str, ProviderRoute] = {
 }
 
 
+# Where the providers' requests hold their conversation (Responses: input).
+_CONVERSATIONS = ("messages", "input")
+
+
 @dataclass(frozen=True, slots=True)
 class Compacted:
     body: bytes
@@ -60,6 +65,8 @@ class Compacted:
     stable_messages: int = 0
     # What GET /v1/contextsynth/receipts/{id} answers, saved once the answer is on its way.
     receipt: Mapping[str, Any] | None = None
+    # The key a router sends this conversation's steps on by (see ``conversation``).
+    conversation: str | None = None
 
 
 class ProxyService:
@@ -138,14 +145,15 @@ class ProxyService:
             "tokens_before": synthesis.tokens_before, "tokens_after": synthesis.tokens_after,
             "stable_messages": out.prefix.stable_messages,
             "receipt": receipt(ran.report.spans, ran.report.lost)}
+        key = conversation_key(None, body, _CONVERSATIONS)
         if not synthesis.compacted:
             return Compacted(raw, "unchanged", ran.report.mode, synthesis.tokens_before,
-                             synthesis.tokens_after, out.prefix.stable_messages, document)
+                             synthesis.tokens_after, out.prefix.stable_messages, document, key)
         sent = {k: v for k, v in body.items() if k not in wire.keys}
         sent.update(out.body)
         return Compacted(jsoncodec.dumps(sent), "compacted", ran.report.mode,
                          synthesis.tokens_before, synthesis.tokens_after,
-                         out.prefix.stable_messages, document)
+                         out.prefix.stable_messages, document, key)
 
     async def save_receipt(self, tenant: str, compacted: Compacted) -> None:
         """After the answer has started: a cache write is no part of what the caller

@@ -26,6 +26,7 @@ from tests.support.receiver import SECRET, Receiver
 from tests.support.subprocess_server import running_service
 
 OPENAI_KEY = "sk-caller-openai-5f3a9c"
+HEADER = "x-contextsynth-conversation"
 ANTHROPIC_KEY = "sk-ant-caller-8d21e7"
 
 
@@ -142,6 +143,27 @@ def test_openai_responses_api_goes_through_the_same_way(world):
     assert got.body["instructions"] == payload["instructions"]
     check_responses(payload, {"instructions": got.body["instructions"],
                               "input": got.body["input"]})
+
+
+def test_every_step_of_an_agent_carries_one_conversation_key(world):
+    url, _, _, _ = world
+    run = _transcript()
+    steps = [i for i, m in enumerate(run) if m["role"] == "assistant"][-3:]
+    keys = {_openai(url).chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=run[:i]).headers[HEADER]  # type: ignore[arg-type]
+            for i in steps}
+    assert len(keys) == 1 and keys.pop().startswith("cv_")
+    payload = to_responses(run)
+    responses = _openai(url).responses.with_raw_response.create(
+        model="gpt-5-mini", instructions=payload["instructions"], input=payload["input"])
+    assert responses.headers[HEADER].startswith("cv_")
+    # A key the caller sets (an SDK's default headers) comes back as sent, even with the
+    # proxy off, so that an ingress can route every step on it.
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key=OPENAI_KEY, max_retries=0,
+                           default_headers={HEADER: "agent-7", "x-contextsynth-mode": "off"})
+    echoed = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=run)  # type: ignore[arg-type]
+    assert echoed.headers[HEADER] == "agent-7"
 
 
 def test_a_429_reaches_the_sdk_with_its_retry_after(world):

@@ -25,6 +25,8 @@ from app.api.deps import Services, services
 from app.api.routes import operation_id
 from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
+from app.service.conversation import HEADER as CONVERSATION
+from app.service.conversation import conversation_key
 from app.service.proxy import MODES, PROVIDER_ROUTES, Compacted
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
@@ -46,7 +48,7 @@ async def proxy_tenant(request: Request, svc: Annotated[Services, Depends(servic
 ProxyTenant = Annotated[str, Depends(proxy_tenant)]
 
 
-def _ours(compacted: Compacted) -> dict[str, str]:
+def _ours(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
     headers = {"x-contextsynth-mode": compacted.mode,
                "x-contextsynth-compaction": compacted.compaction,
                "x-contextsynth-tokens-before": str(compacted.tokens_before),
@@ -54,6 +56,11 @@ def _ours(compacted: Compacted) -> dict[str, str]:
                "x-contextsynth-stable-messages": str(compacted.stable_messages)}
     if compacted.receipt is not None:
         headers["x-contextsynth-receipt"] = str(compacted.receipt["receipt_id"])
+    # The caller's key as sent, else the one its conversation's start gives (none when
+    # the proxy did not read the body: mode off); an ingress routes the next step on it.
+    key = conversation_key(sent_key, None, ()) or compacted.conversation
+    if key is not None:
+        headers[CONVERSATION] = key
     return headers
 
 
@@ -73,7 +80,8 @@ async def _proxy(request: Request, svc: Services, tenant: str) -> Response:
     answer = await svc.proxy.forward(route, compacted.body, headers, compacted)
     # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
     return StreamingResponse(answer.chunks(), status_code=answer.status,
-                             headers={**dict(answer.headers), **_ours(compacted)},
+                             headers={**dict(answer.headers),
+                                      **_ours(compacted, request.headers.get(CONVERSATION))},
                              background=BackgroundTask(svc.proxy.save_receipt, tenant,
                                                        compacted))
 
