@@ -113,7 +113,7 @@ def create_app(
     services = Services(
         runner=runner, jobs=jobs,
         proxy=ProxyService(runner, jobs.synthesize, formats, upstream, settings, metrics,
-                           cache, os.environ if environ is None else environ),
+                           cache, handles, os.environ if environ is None else environ),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
         bodies=Resends(settings.resend_cache_bytes, settings.max_json_depth),
     )

@@ -67,6 +67,16 @@ class Settings(BaseSettings):
     proxy_mode: Literal["off", "fast", "auto", "deep"] = Field(
         "fast", description="Proxy mode: how conversations are compacted unless a request's "
         "x-contextsynth-mode header says otherwise (off forwards them untouched).")
+    proxy_expand_tool: bool = Field(
+        True, description="Proxy mode: offer the model a tool (contextsynth_expand) that "
+        "reads back what compaction cut, answered by the proxy itself, on requests that were "
+        "compacted and are not streamed (x-contextsynth-expand: off turns it off for one).")
+    proxy_expand_rounds: int = Field(
+        3, ge=1, le=10, description="Proxy mode: upstream requests made at most to answer "
+        "the expand tool, per request; past them the model's last answer is passed on.")
+    proxy_expand_max_chars: int = Field(
+        20_000, ge=1_000, description="Proxy mode: characters of one expand tool result "
+        "(longer ones say how to ask for the rest).")
     proxy_tenant_keys: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="Proxy mode: tenant -> {upstream (openai, "
         "anthropic): name of the environment variable holding that tenant's provider key}. "

@@ -85,6 +85,16 @@ class Metrics:
         self.proxy_upstream = Histogram(
             "contextsynth_proxy_upstream_seconds", "Time to the upstream's response headers.",
             ["upstream"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.proxy_expansions = Counter(
+            "contextsynth_proxy_expansions", "Calls of the expand tool the proxy answered, by "
+            "what it found (found, not_found, unavailable).", ["upstream", "result"],
+            registry=registry)
+        self.proxy_expansion_rounds = Counter(
+            "contextsynth_proxy_expansion_rounds", "Extra upstream requests made to answer "
+            "the expand tool.", ["upstream"], registry=registry)
+        self.proxy_expansion_tokens = Counter(
+            "contextsynth_proxy_expansion_tokens", "Tokens the upstream reported for the "
+            "rounds that called the expand tool.", ["upstream"], registry=registry)
 
 
 def add_runtime_collectors(registry: CollectorRegistry) -> None:

@@ -104,6 +104,10 @@ class Answer:
         # leaving mid-stream, gives it back at once.
         weakref.finalize(self, self.done)
 
+    async def read(self) -> bytes:
+        """The whole answer (the proxy reads it when it may answer a call itself)."""
+        return b"".join([chunk async for chunk in self.chunks()])
+
     async def chunks(self) -> AsyncIterator[bytes]:
         finished = False
         try:

@@ -12,7 +12,7 @@ import logging
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.adapters import jsoncodec
@@ -20,17 +20,28 @@ from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
 from app.adapters.upstream import Answer, Upstream
 from app.engine.compaction.tiers import infer_tier
+from app.engine.errors import HandlesUnavailable
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
 from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
 from app.service.conversation import conversation_key
+from app.service.expand_tool import SHAPES, Call, may_offer, read_back
+from app.service.handles import HandleStore
 from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
 from app.service.runner import Runner
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = jsoncodec.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 MODES = ("off", "fast", "auto", "deep")
 # Where SDKs put a provider key.
 _KEY_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
@@ -67,13 +78,35 @@ class Compacted:
     receipt: Mapping[str, Any] | None = None
     # The key a router sends this conversation's steps on by (see ``conversation``).
     conversation: str | None = None
+    # The request as sent upstream when it offers the expand tool (see ``expand_tool``).
+    offered: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Expansions:
+    """What answering the expand tool took: extra rounds, their tokens, the handles."""
+
+    rounds: int = 0
+    tokens: int = 0
+    handles: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """A whole answer, read by the proxy because it may answer the tool's calls."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+    expansions: Expansions
 
 
 class ProxyService:
     def __init__(self, runner: Runner, job: SynthesizeJob, formats: Mapping[str, WireFormat],
                  upstream: Upstream, settings: Settings, metrics: Metrics,
-                 cache: Cache, environ: Mapping[str, str]) -> None:
+                 cache: Cache, handles: HandleStore, environ: Mapping[str, str]) -> None:
         self._runner = runner
+        self._handles = handles
         self._job = job
         self._formats = formats
         self._upstream = upstream
@@ -100,12 +133,14 @@ class ProxyService:
         return [*kept, ("authorization", f"Bearer {key}")]
 
     async def compact(self, route: ProviderRoute, raw: bytes, mode: str, tenant: str,
-                      request_id: str | None) -> Compacted:
+                      request_id: str | None, *, expand: bool = True) -> Compacted:
+        """``expand``: the caller allows the expand tool (its header did not say off)."""
         if mode == "off":
             return Compacted(raw, "off", "off")
         started = time.perf_counter()
         try:
-            compacted = await self._compact(route, raw, mode, tenant, request_id)
+            compacted = await self._compact(route, raw, mode, tenant, request_id,
+                                            expand and self._settings.proxy_expand_tool)
         except Exception as exc:  # whatever broke, the request goes on as it was sent
             log.warning("proxy: compaction failed (%s), forwarding the request as it came",
                         type(exc).__name__)
@@ -115,7 +150,7 @@ class ProxyService:
         return compacted
 
     async def _compact(self, route: ProviderRoute, raw: bytes, mode: str, tenant: str,
-                       request_id: str | None) -> Compacted:
+                       request_id: str | None, expand: bool) -> Compacted:
         body = jsoncodec.loads(raw)
         if not isinstance(body, dict):
             raise ValueError("the body is not a JSON object")
@@ -151,9 +186,15 @@ class ProxyService:
                              synthesis.tokens_after, out.prefix.stable_messages, document, key)
         sent = {k: v for k, v in body.items() if k not in wire.keys}
         sent.update(out.body)
+        # The tool reads back what was cut, so it is offered when something was; a stream
+        # is passed on as it comes, and is not answered here (yet).
+        offered = None
+        if expand and ran.report.spans and not body.get("stream") and \
+                may_offer(route.format, sent):
+            sent = offered = SHAPES[route.format].offer(sent)
         return Compacted(jsoncodec.dumps(sent), "compacted", ran.report.mode,
                          synthesis.tokens_before, synthesis.tokens_after,
-                         out.prefix.stable_messages, document, key)
+                         out.prefix.stable_messages, document, key, offered)
 
     async def save_receipt(self, tenant: str, compacted: Compacted) -> None:
         """After the answer has started: a cache write is no part of what the caller
@@ -171,6 +212,50 @@ class ProxyService:
             return None
         found = jsoncodec.loads(raw)
         return found if isinstance(found, dict) else None
+
+    async def answer_expanding(self, route: ProviderRoute, compacted: Compacted,
+                               headers: list[tuple[str, str]], tenant: str) -> Answered:
+        """The upstream's answer to a request that offers the expand tool: while the
+        model calls only that tool, the proxy answers the calls and asks again (up to
+        ``proxy_expand_rounds`` more times); the answer passed on never shows the tool."""
+        assert compacted.offered is not None
+        shape, body = SHAPES[route.format], compacted.offered
+        done = Expansions()
+        while True:
+            answer = await self.forward(route, jsoncodec.dumps(body), headers, compacted)
+            raw = await answer.read()
+            parsed = _json_object(raw) if answer.status == 200 else None
+            calls, others = shape.calls(parsed) if parsed is not None else ([], 0)
+            if parsed is None or not calls:
+                return Answered(answer.status, answer.headers, raw, done)
+            if others or done.rounds >= self._settings.proxy_expand_rounds:
+                # The client's own tools come first: its calls go back to it without ours.
+                return Answered(answer.status, answer.headers,
+                                jsoncodec.dumps(shape.without_tool(parsed)), done)
+            results = [(call, await self._read_back(route, tenant, call, done))
+                       for call in calls]
+            done.rounds += 1
+            done.tokens += shape.tokens(parsed)
+            self._metrics.proxy_expansion_rounds.labels(route.upstream).inc()
+            self._metrics.proxy_expansion_tokens.labels(route.upstream).inc(shape.tokens(parsed))
+            body = shape.next_round(body, parsed, results)
+
+    async def _read_back(self, route: ProviderRoute, tenant: str, call: Call,
+                         done: Expansions) -> str:
+        handle = str(call.arguments.get("handle", "")).strip()
+        try:
+            document = await self._handles.load(tenant, handle) if handle else None
+        except HandlesUnavailable:
+            self._metrics.proxy_expansions.labels(route.upstream, "unavailable").inc()
+            return f"{handle} cannot be read now (its store is unreachable); go on without it."
+        if document is None:
+            # Another tenant's handle is not found either: its text never comes back.
+            self._metrics.proxy_expansions.labels(route.upstream, "not_found").inc()
+            return (f"no span {handle!r} is stored: handles are the cs_ and 20 digits a note "
+                    "names, and expire an hour or so after the call that made them.")
+        self._metrics.proxy_expansions.labels(route.upstream, "found").inc()
+        done.handles.append(handle)
+        return read_back(document, call.arguments, self._settings.proxy_expand_max_chars)
 
     async def forward(self, route: ProviderRoute, body: bytes,
                       headers: list[tuple[str, str]], compacted: Compacted) -> Answer:

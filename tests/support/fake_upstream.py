@@ -12,7 +12,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,8 @@ class FakeUpstream:
     def __init__(self) -> None:
         self.received: list[Received] = []
         self.script: list[Scripted] = []
+        # Answers made from the request itself (a tool call naming what it was sent).
+        self.answer: Callable[[Received], Scripted | None] | None = None
         self.slow_streams_cut = 0  # slow streams whose reader left before the end
         self.slow_streams = 0  # slow streams running now
         self.most_slow_streams = 0  # the most that ran at once
@@ -71,6 +73,9 @@ class FakeUpstream:
     async def _record(self, request: Request) -> tuple[dict[str, Any], Response | None]:
         body = await request.json()
         self.received.append(Received(request.url.path, dict(request.headers), body))
+        made = self.answer(self.received[-1]) if self.answer is not None else None
+        if made is not None:
+            return body, JSONResponse(made.body, status_code=made.status, headers=made.headers)
         if self.script:
             s = self.script.pop(0)
             return body, JSONResponse(s.body, status_code=s.status, headers=s.headers)

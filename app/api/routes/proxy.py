@@ -12,6 +12,7 @@ providers' own.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -32,6 +33,7 @@ from app.service.proxy import MODES, PROVIDER_ROUTES, Compacted
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
 KEY_HEADER = "x-contextsynth-key"
 MODE_HEADER = "x-contextsynth-mode"
+EXPAND_HEADER = "x-contextsynth-expand"
 
 
 async def proxy_tenant(request: Request, svc: Annotated[Services, Depends(services)]) -> str:
@@ -71,17 +73,29 @@ async def _proxy(request: Request, svc: Services, tenant: str) -> Response:
         raise InvalidOption(f"{MODE_HEADER} {mode!r} is not a mode of the proxy; use one of "
                             f"{', '.join(MODES)} (off forwards the request untouched).")
     request.state.mode = mode
+    expand = request.headers.get(EXPAND_HEADER, "on").strip().lower() != "off"
     compacted = await svc.proxy.compact(route, await request.body(), mode, tenant,
-                                        request_id.get())
+                                        request_id.get(), expand=expand)
     request.state.mode = compacted.mode
     if compacted.tokens_before:
         request.state.tokens = (compacted.tokens_before, compacted.tokens_after)
     headers = svc.proxy.credentials(route, tenant, forwarded(request.headers.items()))
+    ours = _ours(compacted, request.headers.get(CONVERSATION))
+    if compacted.offered is not None:
+        # Read whole: the model may call the expand tool, which this service answers.
+        answered = await svc.proxy.answer_expanding(route, compacted, headers, tenant)
+        done = answered.expansions
+        if compacted.receipt is not None:
+            compacted = replace(compacted, receipt={**compacted.receipt,
+                                                    "expanded": done.handles})
+        return Response(answered.body, status_code=answered.status, headers={
+            **dict(answered.headers), **ours, "x-contextsynth-expansions": str(done.rounds),
+            "x-contextsynth-expansion-tokens": str(done.tokens)},
+            background=BackgroundTask(svc.proxy.save_receipt, tenant, compacted))
     answer = await svc.proxy.forward(route, compacted.body, headers, compacted)
     # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
     return StreamingResponse(answer.chunks(), status_code=answer.status,
-                             headers={**dict(answer.headers),
-                                      **_ours(compacted, request.headers.get(CONVERSATION))},
+                             headers={**dict(answer.headers), **ours},
                              background=BackgroundTask(svc.proxy.save_receipt, tenant,
                                                        compacted))
 

@@ -1,0 +1,231 @@
+"""The expand tool in proxy mode, end to end: `contextsynth serve` between the official
+SDKs and a recording fake upstream whose model calls `contextsynth_expand` with a handle
+from the notes it was sent. The client gets the model's next answer and never the tool;
+the upstream's second request holds the original text."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from app.api.auth import hash_key
+from app.corpus import CORPUS_DIR, load
+from tests.support.convert import to_anthropic, to_responses
+from tests.support.fake_upstream import FakeUpstream, Received, Scripted
+from tests.support.subprocess_server import running_service
+
+TOOL = "contextsynth_expand"
+HANDLE = re.compile(r"cs_\d{20}")
+KEYS = {"cs-key-alpha": "alpha", "cs-key-beta": "beta"}
+
+
+def _transcript(run: str = "tau-airline-gpt4o-task002-trial1") -> list[dict[str, Any]]:
+    messages = load(CORPUS_DIR / f"{run}.jsonl")
+    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    return messages[:last]
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[tuple[str, FakeUpstream]]:
+    with FakeUpstream() as upstream:
+        env = {"CONTEXTSYNTH_PROXY_OPENAI_URL": f"{upstream.url}/v1",
+               "CONTEXTSYNTH_PROXY_ANTHROPIC_URL": upstream.url,
+               "CONTEXTSYNTH_PROXY_EXPAND_ROUNDS": "2",
+               "CONTEXTSYNTH_API_KEYS": json.dumps({hash_key(k): t for k, t in KEYS.items()})}
+        with running_service(env) as url:
+            yield url, upstream
+
+
+@pytest.fixture
+def upstream(world):
+    _, fake = world
+    fake.received.clear()
+    yield fake
+    fake.answer = None
+
+
+def _openai(url: str, key: str = "cs-key-alpha", **headers: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{url}/v1", api_key="sk-caller", max_retries=0,
+                         default_headers={"x-contextsynth-key": key, **headers})
+
+
+def _handle_in(received: Received) -> str:
+    return HANDLE.findall(json.dumps(received.body))[0]
+
+
+# The model's answers, in each provider's shape: a call of the tool, or text.
+def _chat(handle: str | None) -> Scripted:
+    message: dict[str, Any] = {"role": "assistant", "content": "Rebooked." if not handle
+                               else None}
+    if handle:
+        message["tool_calls"] = [{"id": "call_x1", "type": "function", "function": {
+            "name": TOOL, "arguments": json.dumps({"handle": handle})}}]
+    return Scripted(200, {"id": "chatcmpl-x", "object": "chat.completion", "created": 1,
+                          "model": "gpt-4o-mini", "choices": [{
+                              "index": 0, "message": message,
+                              "finish_reason": "tool_calls" if handle else "stop"}],
+                          "usage": {"prompt_tokens": 900, "completion_tokens": 20,
+                                    "total_tokens": 920}})
+
+
+def _message(handle: str | None) -> Scripted:
+    content = [{"type": "tool_use", "id": "toolu_x1", "name": TOOL, "input": {
+        "handle": handle}}] if handle else [{"type": "text", "text": "Rebooked."}]
+    return Scripted(200, {"id": "msg_x", "type": "message", "role": "assistant",
+                          "model": "claude-haiku-4-5", "content": content,
+                          "stop_reason": "tool_use" if handle else "end_turn",
+                          "stop_sequence": None,
+                          "usage": {"input_tokens": 900, "output_tokens": 20}})
+
+
+def _response(handle: str | None) -> Scripted:
+    item: dict[str, Any] = {"type": "function_call", "id": "fc_x1", "call_id": "call_x1",
+                            "name": TOOL, "arguments": json.dumps({"handle": handle}),
+                            "status": "completed"} if handle else {
+        "type": "message", "id": "msg_x1", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "Rebooked.", "annotations": []}]}
+    return Scripted(200, {"id": "resp_x", "object": "response", "created_at": 1,
+                          "status": "completed", "model": "gpt-5-mini",
+                          "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+                          "output": [item], "usage": {
+                              "input_tokens": 900, "output_tokens": 20, "total_tokens": 920,
+                              "input_tokens_details": {"cached_tokens": 0},
+                              "output_tokens_details": {"reasoning_tokens": 0}}})
+
+
+def _expands_once(make):
+    """The model calls the tool on the first round with a handle its notes show, then
+    answers."""
+    def answer(received: Received) -> Scripted:
+        first = not any(TOOL in json.dumps(m) for m in received.body.get(
+            "messages", received.body.get("input", []))[-3:])
+        return make(_handle_in(received) if first else None)
+    return answer
+
+
+def _original_text(url: str, key: str, received: Received) -> str:
+    """What the handle the model called gives back, read through GET /expand."""
+    handle = _handle_in(received)
+    return httpx.get(f"{url}/expand/{handle}",
+                     headers={"authorization": f"Bearer {key}"}).text
+
+
+def test_chat_completions_the_client_gets_the_answer_after_the_expansion(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_chat)
+    raw = _openai(url).chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=_transcript())  # type: ignore[arg-type]
+    completion = raw.parse()
+    assert completion.choices[0].message.content == "Rebooked."
+    assert completion.choices[0].message.tool_calls is None
+    assert raw.headers["x-contextsynth-expansions"] == "1"
+    assert raw.headers["x-contextsynth-expansion-tokens"] == "920"
+    first, second = upstream.received
+    assert any(t["function"]["name"] == TOOL for t in first.body["tools"])
+    # The second round: the model's call, then the originals the handle names.
+    call, result = second.body["messages"][-2:]
+    assert call["tool_calls"][0]["function"]["name"] == TOOL
+    assert result["role"] == "tool" and result["tool_call_id"] == "call_x1"
+    original = json.loads(_original_text(url, "cs-key-alpha", first))["messages"][0]
+    assert json.dumps(original["content"])[1:40] in json.dumps(result["content"])
+    # This service's request id (x-request-id: the upstream sent none of its own).
+    rid = raw.headers["x-request-id"]
+    receipt = httpx.get(f"{url}/v1/contextsynth/receipts/{rid}",
+                        headers={"authorization": "Bearer cs-key-alpha"}).json()
+    assert receipt["expanded"] == [_handle_in(first)]
+
+
+def test_messages_the_client_gets_the_answer_after_the_expansion(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_message)
+    payload = to_anthropic(_transcript())
+    client = anthropic.Anthropic(base_url=url, api_key="sk-ant-caller", max_retries=0,
+                                 default_headers={"x-contextsynth-key": "cs-key-alpha"})
+    raw = client.messages.with_raw_response.create(
+        model="claude-haiku-4-5", max_tokens=256, system=payload["system"],
+        messages=payload["messages"])
+    message = raw.parse()
+    assert [b.type for b in message.content] == ["text"] and message.stop_reason == "end_turn"
+    assert raw.headers["x-contextsynth-expansions"] == "1"
+    first, second = upstream.received
+    assert any(t["name"] == TOOL for t in first.body["tools"])
+    said, replies = second.body["messages"][-2:]
+    assert said["content"][0]["name"] == TOOL
+    assert replies["content"][0]["type"] == "tool_result" and \
+        replies["content"][0]["tool_use_id"] == "toolu_x1"
+    assert '"role"' in replies["content"][0]["content"]
+
+
+def test_responses_the_client_gets_the_answer_after_the_expansion(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_response)
+    payload = to_responses(_transcript())
+    raw = _openai(url).responses.with_raw_response.create(
+        model="gpt-5-mini", instructions=payload["instructions"], input=payload["input"])
+    response = raw.parse()
+    assert response.output_text == "Rebooked."
+    assert raw.headers["x-contextsynth-expansions"] == "1"
+    first, second = upstream.received
+    assert any(t.get("name") == TOOL for t in first.body["tools"])
+    call, output = second.body["input"][-2:]
+    assert call["type"] == "function_call" and call["name"] == TOOL
+    assert output == {"type": "function_call_output", "call_id": "call_x1",
+                      "output": output["output"]} and '"role"' in output["output"]
+
+
+def test_another_tenants_handle_gives_the_model_nothing_of_it(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_chat)
+    _openai(url, "cs-key-alpha").chat.completions.create(
+        model="gpt-4o-mini", messages=_transcript())  # type: ignore[arg-type]
+    alphas = _handle_in(upstream.received[0])
+    upstream.received.clear()
+    # Beta's model, in a run of its own, asks for alpha's handle.
+    upstream.answer = lambda r: _chat(alphas if len(upstream.received) == 1 else None)
+    _openai(url, "cs-key-beta").chat.completions.create(
+        model="gpt-4o-mini",
+        messages=_transcript("tau-airline-gpt4o-task003-trial0"))  # type: ignore[arg-type]
+    result = upstream.received[1].body["messages"][-1]
+    assert result["role"] == "tool" and "no span" in result["content"]
+    assert '"role"' not in result["content"]  # none of alpha's messages
+    page = httpx.get(f"{url}/metrics").text
+    counts = {line.split("{")[1].split("}")[0]: float(line.rsplit(" ", 1)[1])
+              for line in page.splitlines()
+              if line.startswith("contextsynth_proxy_expansions_total{")}
+    assert counts['result="not_found",upstream="openai"'] >= 1
+    assert counts['result="found",upstream="openai"'] >= 1
+
+
+def test_a_model_that_keeps_calling_stops_at_the_round_limit(world, upstream):
+    url, _ = world
+    upstream.answer = lambda r: _chat(_handle_in(r))  # always the tool
+    raw = _openai(url).chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=_transcript())  # type: ignore[arg-type]
+    completion = raw.parse()
+    assert len(upstream.received) == 3  # the first request and two rounds
+    assert raw.headers["x-contextsynth-expansions"] == "2"
+    assert completion.choices[0].message.tool_calls is None  # ours taken out
+    assert completion.choices[0].finish_reason == "stop"
+
+
+def test_the_tool_is_offered_only_where_it_can_be_answered(world, upstream):
+    url, _ = world
+    run = _transcript()
+    _openai(url, **{"x-contextsynth-expand": "off"}).chat.completions.create(
+        model="gpt-4o-mini", messages=run)  # type: ignore[arg-type]
+    forced = {"type": "function", "function": {"name": "book_flight"}}
+    _openai(url).chat.completions.create(model="gpt-4o-mini", messages=run,
+                                         tool_choice=forced)  # type: ignore[arg-type]
+    list(_openai(url).chat.completions.create(model="gpt-4o-mini", messages=run,
+                                              stream=True))  # type: ignore[arg-type]
+    _openai(url).chat.completions.create(model="gpt-4o-mini",
+                                         messages=run[:3])  # type: ignore[arg-type]
+    for received in upstream.received:  # off, forced, streamed, nothing compacted
+        assert TOOL not in json.dumps(received.body.get("tools", []))
