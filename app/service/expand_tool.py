@@ -63,7 +63,7 @@ class Shape(Protocol):
         ...
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def arguments_of(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     try:
@@ -100,7 +100,7 @@ class ChatShape:
         for call in _chat_calls(answer):
             function = call.get("function") or {}
             if function.get("name") == NAME:
-                ours.append(Call(str(call.get("id", "")), _arguments(function.get("arguments"))))
+                ours.append(Call(str(call.get("id", "")), arguments_of(function.get("arguments"))))
             else:
                 others += 1
         return ours, others
@@ -155,7 +155,7 @@ class MessagesShape:
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
             if block.get("name") == NAME:
-                ours.append(Call(str(block.get("id", "")), _arguments(block.get("input"))))
+                ours.append(Call(str(block.get("id", "")), arguments_of(block.get("input"))))
             else:
                 others += 1
         return ours, others
@@ -197,7 +197,7 @@ class ResponsesShape:
                 continue
             if item.get("name") == NAME:
                 ours.append(Call(str(item.get("call_id", "")),
-                                 _arguments(item.get("arguments"))))
+                                 arguments_of(item.get("arguments"))))
             else:
                 others += 1
         return ours, others
@@ -223,6 +223,8 @@ class ResponsesShape:
 # By the wire format of the proxy route.
 SHAPES: dict[str, Shape] = {"openai": ChatShape(), "anthropic": MessagesShape(),
                             "responses": ResponsesShape()}
+# The formats whose streams the proxy answers the tool inside (see expand_stream).
+STREAMED = frozenset({"openai"})
 # tool_choice values that make the model call one of the client's tools.
 _FORCING = {"openai": ("required",), "anthropic": ("any",), "responses": ("required",)}
 

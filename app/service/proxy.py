@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,8 @@ from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
 from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
 from app.service.conversation import conversation_key
-from app.service.expand_tool import SHAPES, Call, may_offer, read_back
+from app.service.expand_stream import ChatRound, Events
+from app.service.expand_tool import SHAPES, STREAMED, Call, may_offer, read_back
 from app.service.handles import HandleStore
 from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
@@ -186,11 +187,11 @@ class ProxyService:
                              synthesis.tokens_after, out.prefix.stable_messages, document, key)
         sent = {k: v for k, v in body.items() if k not in wire.keys}
         sent.update(out.body)
-        # The tool reads back what was cut, so it is offered when something was; a stream
-        # is passed on as it comes, and is not answered here (yet).
+        # The tool reads back what was cut, so it is offered when something was (in a
+        # stream only where the proxy can answer it inside one).
         offered = None
-        if expand and ran.report.spans and not body.get("stream") and \
-                may_offer(route.format, sent):
+        if expand and ran.report.spans and may_offer(route.format, sent) and (
+                not body.get("stream") or route.format in STREAMED):
             sent = offered = SHAPES[route.format].offer(sent)
         return Compacted(jsoncodec.dumps(sent), "compacted", ran.report.mode,
                          synthesis.tokens_before, synthesis.tokens_after,
@@ -239,6 +240,53 @@ class ProxyService:
             self._metrics.proxy_expansion_rounds.labels(route.upstream).inc()
             self._metrics.proxy_expansion_tokens.labels(route.upstream).inc(shape.tokens(parsed))
             body = shape.next_round(body, parsed, results)
+
+    async def stream_expanding(self, route: ProviderRoute, compacted: Compacted,
+                               headers: list[tuple[str, str]], tenant: str,
+                               ) -> tuple[Answer, AsyncIterator[bytes], Expansions]:
+        """As ``answer_expanding``, for a streamed Chat Completions answer: the first
+        round's status and headers, then one stream made of every round's (see
+        ``expand_stream``); the expansions are known once it has ended."""
+        assert compacted.offered is not None
+        offered: dict[str, Any] = compacted.offered
+        first = await self.forward(route, compacted.body, headers, compacted)
+        done = Expansions()
+        if first.status != 200:
+            return first, first.chunks(), done
+
+        async def rounds() -> AsyncIterator[bytes]:
+            body, answer = offered, first
+            while True:
+                this, events = ChatRound(), Events()
+                async for chunk in answer.chunks():
+                    for event in events.feed(chunk):
+                        passed = this.pass_on(event)
+                        if passed is not None:
+                            yield passed
+                for event in events.feed(events.rest() + b"\n\n"):
+                    passed = this.pass_on(event)
+                    if passed is not None:
+                        yield passed
+                calls = this.calls()
+                if not calls or this.others or done.rounds >= \
+                        self._settings.proxy_expand_rounds:
+                    for event in this.ending():
+                        yield event
+                    return
+                results = [(c, await self._read_back(route, tenant, c, done)) for c in calls]
+                done.rounds += 1
+                self._metrics.proxy_expansion_rounds.labels(route.upstream).inc()
+                body = {**body, "messages": [*body["messages"], this.message(), *[
+                    {"role": "tool", "tool_call_id": c.id, "content": text}
+                    for c, text in results]]}
+                answer = await self.forward(route, jsoncodec.dumps(body), headers, compacted)
+                if answer.status != 200:  # the stream ends as the first round ended
+                    await answer.read()
+                    for event in this.ending():
+                        yield event
+                    return
+
+        return first, rounds(), done
 
     async def _read_back(self, route: ProviderRoute, tenant: str, call: Call,
                          done: Expansions) -> str:

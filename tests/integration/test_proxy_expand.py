@@ -100,6 +100,30 @@ def _response(handle: str | None) -> Scripted:
                               "output_tokens_details": {"reasoning_tokens": 0}}})
 
 
+def _chat_stream(handle: str | None) -> Scripted:
+    """A streamed completion: some text, then the tool's call cut over two chunks, or
+    the rest of the answer."""
+    base = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1,
+            "model": "gpt-4o-mini"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events: list[tuple[str | None, dict[str, Any] | str]] = [
+        (None, chunk({"role": "assistant", "content": ""}))]
+    if handle:
+        events += [(None, chunk({"content": "Let me check. "})),
+                   (None, chunk({"tool_calls": [{"index": 0, "id": "call_s1",
+                                                 "type": "function", "function": {
+                                                     "name": TOOL, "arguments": '{"hand'}}]})),
+                   (None, chunk({"tool_calls": [{"index": 0, "function": {
+                       "arguments": f'le": "{handle}"}}'}}]})),
+                   (None, chunk({}, "tool_calls"))]
+    else:
+        events += [(None, chunk({"content": "Rebooked."})), (None, chunk({}, "stop"))]
+    return Scripted(200, {}, events=[*events, (None, "[DONE]")])
+
+
 def _expands_once(make):
     """The model calls the tool on the first round with a handle its notes show, then
     answers."""
@@ -223,9 +247,44 @@ def test_the_tool_is_offered_only_where_it_can_be_answered(world, upstream):
     forced = {"type": "function", "function": {"name": "book_flight"}}
     _openai(url).chat.completions.create(model="gpt-4o-mini", messages=run,
                                          tool_choice=forced)  # type: ignore[arg-type]
-    list(_openai(url).chat.completions.create(model="gpt-4o-mini", messages=run,
-                                              stream=True))  # type: ignore[arg-type]
+    payload = to_anthropic(run)
+    with anthropic.Anthropic(base_url=url, api_key="sk-ant-caller", max_retries=0,
+                             default_headers={"x-contextsynth-key": "cs-key-alpha"},
+                             ).messages.stream(model="claude-haiku-4-5", max_tokens=256,
+                                               system=payload["system"],
+                                               messages=payload["messages"]) as stream:
+        stream.get_final_message()
     _openai(url).chat.completions.create(model="gpt-4o-mini",
                                          messages=run[:3])  # type: ignore[arg-type]
-    for received in upstream.received:  # off, forced, streamed, nothing compacted
+    # off, forced, a stream the proxy cannot answer inside (yet), nothing compacted
+    for received in upstream.received:
         assert TOOL not in json.dumps(received.body.get("tools", []))
+
+
+def test_a_stream_goes_on_with_the_next_round_and_never_shows_the_tool(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_chat_stream)
+    stream = _openai(url).chat.completions.create(
+        model="gpt-4o-mini", messages=_transcript(), stream=True)  # type: ignore[arg-type]
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "Let me check. Rebooked."
+    assert not any(c.choices[0].delta.tool_calls for c in chunks if c.choices)
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+    first, second = upstream.received
+    said, result = second.body["messages"][-2:]
+    assert said["content"] == "Let me check. "
+    assert json.loads(said["tool_calls"][0]["function"]["arguments"]) == {
+        "handle": _handle_in(first)}
+    assert result["tool_call_id"] == "call_s1" and '"role"' in result["content"]
+
+
+def test_a_stream_that_keeps_calling_ends_at_the_limit_as_a_stop(world, upstream):
+    url, _ = world
+    upstream.answer = lambda r: _chat_stream(_handle_in(r))
+    chunks = list(_openai(url).chat.completions.create(
+        model="gpt-4o-mini", messages=_transcript(), stream=True))  # type: ignore[arg-type]
+    assert len(upstream.received) == 3
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "Let me check. " * 3
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"

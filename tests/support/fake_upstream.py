@@ -35,6 +35,8 @@ class Scripted:
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    # A streamed answer instead of the body: (event name, data) pairs.
+    events: list[tuple[str | None, dict[str, Any] | str]] | None = None
 
 
 def _sse(events: list[tuple[str | None, dict[str, Any] | str]]) -> AsyncIterator[bytes]:
@@ -74,6 +76,9 @@ class FakeUpstream:
         body = await request.json()
         self.received.append(Received(request.url.path, dict(request.headers), body))
         made = self.answer(self.received[-1]) if self.answer is not None else None
+        if made is not None and made.events is not None:
+            return body, StreamingResponse(_sse(made.events), status_code=made.status,
+                                           media_type="text/event-stream")
         if made is not None:
             return body, JSONResponse(made.body, status_code=made.status, headers=made.headers)
         if self.script:

@@ -28,7 +28,7 @@ from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
 from app.service.conversation import HEADER as CONVERSATION
 from app.service.conversation import conversation_key
-from app.service.proxy import MODES, PROVIDER_ROUTES, Compacted
+from app.service.proxy import MODES, PROVIDER_ROUTES, Compacted, Expansions
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
 KEY_HEADER = "x-contextsynth-key"
@@ -81,23 +81,35 @@ async def _proxy(request: Request, svc: Services, tenant: str) -> Response:
         request.state.tokens = (compacted.tokens_before, compacted.tokens_after)
     headers = svc.proxy.credentials(route, tenant, forwarded(request.headers.items()))
     ours = _ours(compacted, request.headers.get(CONVERSATION))
+    if compacted.offered is not None and compacted.offered.get("stream"):
+        # The rounds' streams as one; what they cost is known at its end (the receipt).
+        first, chunks, done = await svc.proxy.stream_expanding(route, compacted, headers,
+                                                               tenant)
+        return StreamingResponse(chunks, status_code=first.status,
+                                 headers={**dict(first.headers), **ours},
+                                 background=BackgroundTask(_save, svc, tenant, compacted,
+                                                           done))
     if compacted.offered is not None:
         # Read whole: the model may call the expand tool, which this service answers.
         answered = await svc.proxy.answer_expanding(route, compacted, headers, tenant)
         done = answered.expansions
-        if compacted.receipt is not None:
-            compacted = replace(compacted, receipt={**compacted.receipt,
-                                                    "expanded": done.handles})
         return Response(answered.body, status_code=answered.status, headers={
             **dict(answered.headers), **ours, "x-contextsynth-expansions": str(done.rounds),
             "x-contextsynth-expansion-tokens": str(done.tokens)},
-            background=BackgroundTask(svc.proxy.save_receipt, tenant, compacted))
+            background=BackgroundTask(_save, svc, tenant, compacted, done))
     answer = await svc.proxy.forward(route, compacted.body, headers, compacted)
     # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
     return StreamingResponse(answer.chunks(), status_code=answer.status,
                              headers={**dict(answer.headers), **ours},
                              background=BackgroundTask(svc.proxy.save_receipt, tenant,
                                                        compacted))
+
+
+async def _save(svc: Services, tenant: str, compacted: Compacted, done: Expansions) -> None:
+    """The receipt, with the handles the expand tool read back, once the answer is out."""
+    if compacted.receipt is not None:
+        compacted = replace(compacted, receipt={**compacted.receipt, "expanded": done.handles})
+    await svc.proxy.save_receipt(tenant, compacted)
 
 
 async def provider(request: Request, svc: Annotated[Services, Depends(services)],

@@ -1,0 +1,56 @@
+"""Streamed answers with the expand tool: events whole however the bytes are cut, the
+tool's deltas taken out, the finish held until the round is decided."""
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.service.expand_stream import ChatRound, Events
+from app.service.expand_tool import NAME, Call
+
+
+def _event(delta, finish=None) -> bytes:
+    chunk = {"id": "c", "object": "chat.completion.chunk",
+             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+STREAM = [_event({"role": "assistant", "content": ""}), _event({"content": "Checking. "}),
+          _event({"tool_calls": [{"index": 0, "id": "x", "type": "function",
+                                  "function": {"name": NAME, "arguments": '{"handle": '}}]}),
+          _event({"tool_calls": [{"index": 1, "id": "y", "type": "function",
+                                  "function": {"name": "book", "arguments": "{}"}}]}),
+          _event({"tool_calls": [{"index": 0, "function": {"arguments": '"cs_1"}'}}]}),
+          _event({}, "tool_calls"), b"data: [DONE]\n\n"]
+
+
+@given(st.lists(st.integers(1, 40), max_size=30))
+def test_events_come_out_whole_however_the_bytes_are_cut(cuts):
+    raw = b"".join(STREAM)
+    events, got, at = Events(), [], 0
+    for size in cuts:
+        got += events.feed(raw[at:at + size])
+        at += size
+    got += events.feed(raw[at:]) + events.feed(events.rest() + b"\n\n")
+    assert got == STREAM
+
+
+def test_the_tools_deltas_go_and_the_clients_stay():
+    round_ = ChatRound()
+    passed = [e for e in (round_.pass_on(e) for e in STREAM) if e is not None]
+    text = b"".join(passed).decode()
+    assert NAME not in text and '"book"' in text and "Checking." in text
+    assert round_.calls() == [Call("x", {"handle": "cs_1"})] and round_.others == 1
+    # With a call of the client's, the answer ends here as the model gave it.
+    assert round_.ending() == STREAM[-2:]
+
+
+def test_a_finish_on_the_tools_calls_alone_ends_as_a_stop():
+    round_ = ChatRound()
+    for event in [STREAM[0], STREAM[2], STREAM[4], STREAM[5], STREAM[6]]:
+        assert round_.pass_on(event) is None or event is STREAM[0]
+    assert round_.message()["tool_calls"][0]["function"]["arguments"] == '{"handle": "cs_1"}'
+    ending = round_.ending()
+    assert json.loads(ending[0][6:])["choices"][0]["finish_reason"] == "stop"
+    assert ending[1] == b"data: [DONE]\n\n"
