@@ -1,16 +1,18 @@
-"""The expand tool inside a streamed Chat Completions answer.
+"""The expand tool inside a streamed answer (Chat Completions and Messages).
 
 The model's text reaches the client as it arrives. What belongs to the tool is held
-back: the deltas of its calls are taken out of the chunks that carry them, and from
-the chunk that says why the answer finished, everything is held until the stream
-ends. Then either the answer is over (those held chunks go out, a ``tool_calls``
-finish that is left with no call turned into ``stop``), or the proxy answers the
-tool's calls and the next round's stream follows on the same response, as one answer.
+back: the deltas of its calls are taken out of the events that carry them, and from
+the event that says why the answer finished, everything is held until the stream
+ends. Then either the answer is over (those held events go out, a finish on the
+tool's calls alone turned into a plain stop), or the proxy answers the tool's calls
+and the next round's stream follows on the same response, as one answer: in
+Messages, without its ``message_start`` and with its content blocks numbered on
+from the last round's.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from app.adapters import jsoncodec
 from app.service.expand_tool import NAME, Call, arguments_of
@@ -32,6 +34,31 @@ class Events:
     def rest(self) -> bytes:
         rest, self._buffer = self._buffer, b""
         return rest
+
+
+class Round(Protocol):
+    """One upstream stream of an answer, filtered for the client."""
+
+    others: int  # calls of the client's tools
+
+    def pass_on(self, event: bytes) -> bytes | None:
+        """The event as the client gets it now, or None (held back or emptied)."""
+        ...
+
+    def calls(self) -> list[Call]: ...
+
+    def ending(self) -> list[bytes]:
+        """The held events, for an answer that ends with this round."""
+        ...
+
+    def follow(self, body: dict[str, Any], results: list[tuple[Call, str]],
+               ) -> dict[str, Any]:
+        """The next round's request: ``body``, this round's answer, the results."""
+        ...
+
+    def next(self) -> Round:
+        """The round that follows this one on the same response."""
+        ...
 
 
 def _data(event: bytes) -> bytes:
@@ -106,6 +133,15 @@ class ChatRound:
     def calls(self) -> list[Call]:
         return [Call(c["id"], arguments_of(c["arguments"])) for c in self.ours.values()]
 
+    def follow(self, body: dict[str, Any], results: list[tuple[Call, str]],
+               ) -> dict[str, Any]:
+        replies = [{"role": "tool", "tool_call_id": c.id, "content": text}
+                   for c, text in results]
+        return {**body, "messages": [*body["messages"], self.message(), *replies]}
+
+    def next(self) -> ChatRound:
+        return ChatRound()
+
     def message(self) -> dict[str, Any]:
         """The assistant message of this round, as the next request repeats it."""
         return {"role": "assistant", "content": "".join(self.text) or None,
@@ -130,3 +166,108 @@ class ChatRound:
                 event = _event(chunk)
             out.append(event)
         return out
+
+
+def _named(name: str, payload: dict[str, Any]) -> bytes:
+    return f"event: {name}\n".encode() + b"data: " + jsoncodec.dumps(payload) + b"\n\n"
+
+
+class MessagesRound:
+    """One upstream stream of an Anthropic message. ``shown``: content blocks the
+    client already got from earlier rounds (this round's are numbered on from there);
+    ``first``: whether this round's ``message_start`` is the client's."""
+
+    def __init__(self, shown: int = 0, first: bool = True) -> None:
+        self.others = 0
+        self.held: list[bytes] = []
+        self._shown = shown
+        self._first = first
+        self._index: dict[int, int] = {}  # upstream block index -> the client's
+        self._ours: dict[int, dict[str, Any]] = {}
+        self._blocks: dict[int, dict[str, Any]] = {}  # every block, for the next round
+        self._finished = False
+
+    def pass_on(self, event: bytes) -> bytes | None:
+        try:
+            payload = jsoncodec.loads(_data(event))
+        except ValueError:
+            return event
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if self._finished or kind in ("message_delta", "message_stop"):
+            self._finished = True
+            self.held.append(event)
+            return None
+        if kind == "message_start":
+            return event if self._first else None
+        if kind not in ("content_block_start", "content_block_delta", "content_block_stop"):
+            return event  # ping, error
+        index = int(payload.get("index", 0))
+        if kind == "content_block_start":
+            self._start(index, payload.get("content_block") or {})
+        elif kind == "content_block_delta":
+            self._grow(index, payload.get("delta") or {})
+        if index in self._ours:
+            return None
+        if index not in self._index:
+            self._index[index] = self._shown + len(self._index)
+        assert isinstance(kind, str)
+        return _named(kind, {**payload, "index": self._index[index]})
+
+    def _start(self, index: int, block: dict[str, Any]) -> None:
+        self._blocks[index] = {**block, "partial": ""}
+        if block.get("type") == "tool_use":
+            if block.get("name") == NAME:
+                self._ours[index] = self._blocks[index]
+            else:
+                self.others += 1
+
+    def _grow(self, index: int, delta: dict[str, Any]) -> None:
+        block = self._blocks.get(index)
+        if block is None:
+            return
+        for key, field in (("text", "text"), ("thinking", "thinking"),
+                           ("signature", "signature"), ("partial_json", "partial")):
+            if isinstance(delta.get(key), str):
+                block[field] = block.get(field, "") + delta[key]
+
+    def calls(self) -> list[Call]:
+        return [Call(str(b.get("id", "")), arguments_of(b["partial"] or "{}"))
+                for b in self._ours.values()]
+
+    def ending(self) -> list[bytes]:
+        if not self._ours or self.others:
+            return self.held
+        out = []
+        for event in self.held:
+            try:
+                payload = jsoncodec.loads(_data(event))
+            except ValueError:
+                payload = None
+            if isinstance(payload, dict) and payload.get("type") == "message_delta" and \
+                    (payload.get("delta") or {}).get("stop_reason") == "tool_use":
+                payload["delta"]["stop_reason"] = "end_turn"
+                event = _named("message_delta", payload)
+            out.append(event)
+        return out
+
+    def follow(self, body: dict[str, Any], results: list[tuple[Call, str]],
+               ) -> dict[str, Any]:
+        content = []
+        for index in sorted(self._blocks):
+            block = {k: v for k, v in self._blocks[index].items() if k != "partial"}
+            if block.get("type") == "tool_use":
+                block["input"] = arguments_of(self._blocks[index]["partial"] or "{}")
+            content.append(block)
+        replies = [{"type": "tool_result", "tool_use_id": c.id, "content": text}
+                   for c, text in results]
+        return {**body, "messages": [*body["messages"], {"role": "assistant",
+                                                         "content": content},
+                                     {"role": "user", "content": replies}]}
+
+    def next(self) -> MessagesRound:
+        return MessagesRound(self._shown + len(self._index), first=False)
+
+
+# The formats whose streams the proxy answers the tool inside, by the first round.
+ROUNDS: dict[str, type[ChatRound] | type[MessagesRound]] = {
+    "openai": ChatRound, "anthropic": MessagesRound}

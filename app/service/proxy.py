@@ -26,7 +26,7 @@ from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
 from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
 from app.service.conversation import conversation_key
-from app.service.expand_stream import ChatRound, Events
+from app.service.expand_stream import ROUNDS, Events, Round
 from app.service.expand_tool import SHAPES, STREAMED, Call, may_offer, read_back
 from app.service.handles import HandleStore
 from app.service.llm_call import LLMOptions
@@ -244,7 +244,7 @@ class ProxyService:
     async def stream_expanding(self, route: ProviderRoute, compacted: Compacted,
                                headers: list[tuple[str, str]], tenant: str,
                                ) -> tuple[Answer, AsyncIterator[bytes], Expansions]:
-        """As ``answer_expanding``, for a streamed Chat Completions answer: the first
+        """As ``answer_expanding``, for a streamed answer (see ``STREAMED``): the first
         round's status and headers, then one stream made of every round's (see
         ``expand_stream``); the expansions are known once it has ended."""
         assert compacted.offered is not None
@@ -256,8 +256,9 @@ class ProxyService:
 
         async def rounds() -> AsyncIterator[bytes]:
             body, answer = offered, first
+            this: Round = ROUNDS[route.format]()
             while True:
-                this, events = ChatRound(), Events()
+                events = Events()
                 async for chunk in answer.chunks():
                     for event in events.feed(chunk):
                         passed = this.pass_on(event)
@@ -276,15 +277,14 @@ class ProxyService:
                 results = [(c, await self._read_back(route, tenant, c, done)) for c in calls]
                 done.rounds += 1
                 self._metrics.proxy_expansion_rounds.labels(route.upstream).inc()
-                body = {**body, "messages": [*body["messages"], this.message(), *[
-                    {"role": "tool", "tool_call_id": c.id, "content": text}
-                    for c, text in results]]}
+                body = this.follow(body, results)
                 answer = await self.forward(route, jsoncodec.dumps(body), headers, compacted)
-                if answer.status != 200:  # the stream ends as the first round ended
+                if answer.status != 200:  # the stream ends as the last round ended
                     await answer.read()
                     for event in this.ending():
                         yield event
                     return
+                this = this.next()
 
         return first, rounds(), done
 

@@ -124,6 +124,44 @@ def _chat_stream(handle: str | None) -> Scripted:
     return Scripted(200, {}, events=[*events, (None, "[DONE]")])
 
 
+def _message_stream(handle: str | None) -> Scripted:
+    """A streamed message: text, then the tool's call (its input over two deltas), or
+    the rest of the answer in a block of its own."""
+    start = {"id": "msg_s", "type": "message", "role": "assistant", "content": [],
+             "model": "claude-haiku-4-5", "stop_reason": None, "stop_sequence": None,
+             "usage": {"input_tokens": 900, "output_tokens": 1}}
+    events: list[tuple[str | None, dict[str, Any] | str]] = [
+        ("message_start", {"type": "message_start", "message": start})]
+
+    def text(index: int, said: str) -> list[tuple[str | None, dict[str, Any] | str]]:
+        return [("content_block_start", {"type": "content_block_start", "index": index,
+                                         "content_block": {"type": "text", "text": ""}}),
+                ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                         "delta": {"type": "text_delta", "text": said}}),
+                ("content_block_stop", {"type": "content_block_stop", "index": index})]
+
+    if handle:
+        events += [*text(0, "Let me check. "),
+                   ("content_block_start", {"type": "content_block_start", "index": 1,
+                                            "content_block": {"type": "tool_use",
+                                                              "id": "toolu_s1", "name": TOOL,
+                                                              "input": {}}}),
+                   ("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                            "delta": {"type": "input_json_delta",
+                                                      "partial_json": '{"handle": "'}}),
+                   ("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                            "delta": {"type": "input_json_delta",
+                                                      "partial_json": f'{handle}"}}'}}),
+                   ("content_block_stop", {"type": "content_block_stop", "index": 1})]
+    else:
+        events += text(0, "Rebooked.")
+    events += [("message_delta", {"type": "message_delta", "delta": {
+                   "stop_reason": "tool_use" if handle else "end_turn", "stop_sequence": None},
+                   "usage": {"output_tokens": 20}}),
+               ("message_stop", {"type": "message_stop"})]
+    return Scripted(200, {}, events=events)
+
+
 def _expands_once(make):
     """The model calls the tool on the first round with a handle its notes show, then
     answers."""
@@ -247,13 +285,10 @@ def test_the_tool_is_offered_only_where_it_can_be_answered(world, upstream):
     forced = {"type": "function", "function": {"name": "book_flight"}}
     _openai(url).chat.completions.create(model="gpt-4o-mini", messages=run,
                                          tool_choice=forced)  # type: ignore[arg-type]
-    payload = to_anthropic(run)
-    with anthropic.Anthropic(base_url=url, api_key="sk-ant-caller", max_retries=0,
-                             default_headers={"x-contextsynth-key": "cs-key-alpha"},
-                             ).messages.stream(model="claude-haiku-4-5", max_tokens=256,
-                                               system=payload["system"],
-                                               messages=payload["messages"]) as stream:
-        stream.get_final_message()
+    payload = to_responses(run)
+    list(_openai(url).responses.create(model="gpt-5-mini", stream=True,
+                                       instructions=payload["instructions"],
+                                       input=payload["input"]))
     _openai(url).chat.completions.create(model="gpt-4o-mini",
                                          messages=run[:3])  # type: ignore[arg-type]
     # off, forced, a stream the proxy cannot answer inside (yet), nothing compacted
@@ -288,3 +323,23 @@ def test_a_stream_that_keeps_calling_ends_at_the_limit_as_a_stop(world, upstream
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == "Let me check. " * 3
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+
+
+def test_a_messages_stream_numbers_the_next_rounds_blocks_on(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_message_stream)
+    payload = to_anthropic(_transcript())
+    client = anthropic.Anthropic(base_url=url, api_key="sk-ant-caller", max_retries=0,
+                                 default_headers={"x-contextsynth-key": "cs-key-alpha"})
+    with client.messages.stream(model="claude-haiku-4-5", max_tokens=256,
+                                system=payload["system"],
+                                messages=payload["messages"]) as stream:
+        message = stream.get_final_message()
+    assert [(b.type, getattr(b, "text", None)) for b in message.content] == [
+        ("text", "Let me check. "), ("text", "Rebooked.")]
+    assert message.stop_reason == "end_turn"
+    first, second = upstream.received
+    said, replies = second.body["messages"][-2:]
+    assert [b["type"] for b in said["content"]] == ["text", "tool_use"]
+    assert said["content"][1]["input"] == {"handle": _handle_in(first)}
+    assert replies["content"][0]["tool_use_id"] == "toolu_s1"

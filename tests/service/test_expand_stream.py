@@ -54,3 +54,37 @@ def test_a_finish_on_the_tools_calls_alone_ends_as_a_stop():
     ending = round_.ending()
     assert json.loads(ending[0][6:])["choices"][0]["finish_reason"] == "stop"
     assert ending[1] == b"data: [DONE]\n\n"
+
+
+def _named(kind, **payload) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **payload})}\n\n".encode()
+
+
+def test_a_messages_round_hides_the_tools_block_and_numbers_the_rest_on():
+    from app.service.expand_stream import MessagesRound
+
+    first = MessagesRound()
+    events = [_named("message_start", message={"id": "m"}),
+              _named("content_block_start", index=0, content_block={
+                  "type": "tool_use", "id": "t", "name": NAME, "input": {}}),
+              _named("content_block_delta", index=0, delta={
+                  "type": "input_json_delta", "partial_json": '{"handle": "cs_1"}'}),
+              _named("content_block_stop", index=0),
+              _named("content_block_start", index=1, content_block={"type": "text",
+                                                                     "text": ""}),
+              _named("content_block_delta", index=1, delta={"type": "text_delta",
+                                                            "text": "Hm."}),
+              _named("content_block_stop", index=1),
+              _named("message_delta", delta={"stop_reason": "tool_use"}),
+              _named("message_stop")]
+    passed = [json.loads(e.split(b"data: ")[1]) for e in map(first.pass_on, events) if e]
+    assert [(p["type"], p.get("index")) for p in passed] == [
+        ("message_start", None), ("content_block_start", 0), ("content_block_delta", 0),
+        ("content_block_stop", 0)]
+    assert first.calls() == [Call("t", {"handle": "cs_1"})]
+    second = first.next()
+    assert second.pass_on(events[0]) is None  # one message_start per answer
+    moved = json.loads(second.pass_on(events[4]).split(b"data: ")[1])
+    assert moved["index"] == 1  # after the block the client already has
+    ending = first.ending()
+    assert json.loads(ending[0].split(b"data: ")[1])["delta"]["stop_reason"] == "end_turn"
