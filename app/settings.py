@@ -70,8 +70,7 @@ class Settings(BaseSettings):
     proxy_expand_tool: bool = Field(
         True, description="Proxy mode: offer the model a tool (contextsynth_expand) that "
         "reads back what compaction cut, answered by the proxy itself, on requests that were "
-        "compacted (streamed: Chat Completions and Messages; x-contextsynth-expand: off "
-        "turns it off for one).")
+        "compacted (streamed too; x-contextsynth-expand: off turns it off for one).")
     proxy_expand_rounds: int = Field(
         3, ge=1, le=10, description="Proxy mode: upstream requests made at most to answer "
         "the expand tool, per request; past them the model's last answer is passed on.")

@@ -1,4 +1,4 @@
-"""The expand tool inside a streamed answer (Chat Completions and Messages).
+"""The expand tool inside a streamed answer (Chat Completions, Messages, Responses).
 
 The model's text reaches the client as it arrives. What belongs to the tool is held
 back: the deltas of its calls are taken out of the events that carry them, and from
@@ -7,7 +7,8 @@ ends. Then either the answer is over (those held events go out, a finish on the
 tool's calls alone turned into a plain stop), or the proxy answers the tool's calls
 and the next round's stream follows on the same response, as one answer: in
 Messages, without its ``message_start`` and with its content blocks numbered on
-from the last round's.
+from the last round's; in Responses, without its start events, with output items
+and sequence numbers numbered on, and one final response holding every item shown.
 """
 
 from __future__ import annotations
@@ -268,6 +269,100 @@ class MessagesRound:
         return MessagesRound(self._shown + len(self._index), first=False)
 
 
+_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_STARTS = frozenset({"response.created", "response.in_progress", "response.queued"})
+
+
+class ResponsesRound:
+    """One upstream stream of an OpenAI response. Every event carries a sequence number
+    and most an output index: both are numbered on across rounds. The final event holds
+    the whole response; it goes out once, with the first round's id and every item the
+    client was shown."""
+
+    def __init__(self, seq: int = 0, shown: tuple[dict[str, Any], ...] = (),
+                 response_id: str | None = None) -> None:
+        self.others = 0
+        self.held: list[dict[str, Any]] = []
+        self._seq = seq
+        self._shown = shown  # items the client got from earlier rounds
+        self._id = response_id
+        self._index: dict[int, int] = {}
+        self._ours: set[int] = set()
+        self._done: dict[int, dict[str, Any]] = {}  # every item of this round, when done
+        self._finished = False
+
+    def pass_on(self, event: bytes) -> bytes | None:
+        try:
+            payload = jsoncodec.loads(_data(event))
+        except ValueError:
+            return event
+        if not isinstance(payload, dict):
+            return event
+        kind = str(payload.get("type", ""))
+        if self._finished or kind in _ENDS:
+            self._finished = True
+            self.held.append(payload)
+            return None
+        if kind in _STARTS:
+            if self._id is not None:
+                return None  # one start per answer
+            self._id = (payload.get("response") or {}).get("id")
+        if "output_index" in payload:
+            index = int(payload["output_index"])
+            item = payload.get("item") if isinstance(payload.get("item"), dict) else None
+            if kind == "response.output_item.added" and item is not None and \
+                    item.get("type") == "function_call":
+                if item.get("name") == NAME:
+                    self._ours.add(index)
+                else:
+                    self.others += 1
+            if kind == "response.output_item.done" and item is not None:
+                self._done[index] = item
+            if index in self._ours:
+                return None
+            if index not in self._index:
+                self._index[index] = len(self._shown) + len(self._index)
+            payload = {**payload, "output_index": self._index[index]}
+        return self._emit(kind, payload)
+
+    def _emit(self, kind: str, payload: dict[str, Any]) -> bytes:
+        payload = {**payload, "sequence_number": self._seq}
+        self._seq += 1
+        return _named(kind, payload)
+
+    def _visible(self) -> tuple[dict[str, Any], ...]:
+        return (*self._shown, *(self._done[i] for i in sorted(self._done)
+                                if i not in self._ours))
+
+    def calls(self) -> list[Call]:
+        return [Call(str(self._done[i].get("call_id", "")),
+                     arguments_of(self._done[i].get("arguments") or "{}"))
+                for i in sorted(self._ours) if i in self._done]
+
+    def ending(self) -> list[bytes]:
+        out = []
+        for payload in self.held:
+            kind = str(payload.get("type", ""))
+            response = payload.get("response")
+            if isinstance(response, dict):
+                response = {**response, "output": list(self._visible())}
+                if self._id is not None:
+                    response["id"] = self._id
+                payload = {**payload, "response": response}
+            out.append(self._emit(kind, payload))
+        return out
+
+    def follow(self, body: dict[str, Any], results: list[tuple[Call, str]],
+               ) -> dict[str, Any]:
+        items = [self._done[i] for i in sorted(self._done)]
+        outputs = [{"type": "function_call_output", "call_id": c.id, "output": text}
+                   for c, text in results]
+        return {**body, "input": [*body["input"], *items, *outputs]}
+
+    def next(self) -> ResponsesRound:
+        return ResponsesRound(self._seq, self._visible(), self._id)
+
+
 # The formats whose streams the proxy answers the tool inside, by the first round.
-ROUNDS: dict[str, type[ChatRound] | type[MessagesRound]] = {
-    "openai": ChatRound, "anthropic": MessagesRound}
+ROUNDS: dict[str, type[ChatRound] | type[MessagesRound] | type[ResponsesRound]] = {
+    "openai": ChatRound, "anthropic": MessagesRound, "responses": ResponsesRound}

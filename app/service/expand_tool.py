@@ -224,7 +224,7 @@ class ResponsesShape:
 SHAPES: dict[str, Shape] = {"openai": ChatShape(), "anthropic": MessagesShape(),
                             "responses": ResponsesShape()}
 # The formats whose streams the proxy answers the tool inside (see expand_stream).
-STREAMED = frozenset({"openai", "anthropic"})
+STREAMED = frozenset({"openai", "anthropic", "responses"})
 # tool_choice values that make the model call one of the client's tools.
 _FORCING = {"openai": ("required",), "anthropic": ("any",), "responses": ("required",)}
 

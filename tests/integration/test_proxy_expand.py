@@ -162,6 +162,55 @@ def _message_stream(handle: str | None) -> Scripted:
     return Scripted(200, {}, events=events)
 
 
+def _response_stream(handle: str | None) -> Scripted:
+    """A streamed response: a message, then the tool's call (its arguments over two
+    deltas), or the rest of the answer in a message of its own."""
+    rid = "resp_1" if handle else "resp_2"
+    base = {"id": rid, "object": "response", "created_at": 1, "model": "gpt-5-mini",
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "output": []}
+    said = "Let me check. " if handle else "Rebooked."
+    message = {"type": "message", "id": f"msg_{rid}", "role": "assistant",
+               "status": "completed", "content": [{"type": "output_text", "text": said,
+                                                   "annotations": []}]}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**base, "status": "in_progress"}},
+        {"type": "response.in_progress", "response": {**base, "status": "in_progress"}},
+        {"type": "response.output_item.added", "output_index": 0,
+         "item": {**message, "status": "in_progress", "content": []}},
+        {"type": "response.content_part.added", "item_id": message["id"], "output_index": 0,
+         "content_index": 0, "part": part},
+        {"type": "response.output_text.delta", "item_id": message["id"], "output_index": 0,
+         "content_index": 0, "delta": said, "logprobs": []},
+        {"type": "response.output_text.done", "item_id": message["id"], "output_index": 0,
+         "content_index": 0, "text": said, "logprobs": []},
+        {"type": "response.content_part.done", "item_id": message["id"], "output_index": 0,
+         "content_index": 0, "part": {**part, "text": said}},
+        {"type": "response.output_item.done", "output_index": 0, "item": message}]
+    output: list[dict[str, Any]] = [message]
+    if handle:
+        call = {"type": "function_call", "id": "fc_s1", "call_id": "call_s1", "name": TOOL,
+                "arguments": json.dumps({"handle": handle}), "status": "completed"}
+        events += [
+            {"type": "response.output_item.added", "output_index": 1,
+             "item": {**call, "arguments": "", "status": "in_progress"}},
+            {"type": "response.function_call_arguments.delta", "item_id": "fc_s1",
+             "output_index": 1, "delta": call["arguments"][:9]},
+            {"type": "response.function_call_arguments.delta", "item_id": "fc_s1",
+             "output_index": 1, "delta": call["arguments"][9:]},
+            {"type": "response.function_call_arguments.done", "item_id": "fc_s1",
+             "output_index": 1, "arguments": call["arguments"]},
+            {"type": "response.output_item.done", "output_index": 1, "item": call}]
+        output.append(call)
+    events.append({"type": "response.completed", "response": {
+        **base, "status": "completed", "output": output, "usage": {
+            "input_tokens": 900, "output_tokens": 20, "total_tokens": 920,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0}}}})
+    numbered = [{**e, "sequence_number": n} for n, e in enumerate(events)]
+    return Scripted(200, {}, events=[(e["type"], e) for e in numbered])
+
+
 def _expands_once(make):
     """The model calls the tool on the first round with a handle its notes show, then
     answers."""
@@ -285,13 +334,9 @@ def test_the_tool_is_offered_only_where_it_can_be_answered(world, upstream):
     forced = {"type": "function", "function": {"name": "book_flight"}}
     _openai(url).chat.completions.create(model="gpt-4o-mini", messages=run,
                                          tool_choice=forced)  # type: ignore[arg-type]
-    payload = to_responses(run)
-    list(_openai(url).responses.create(model="gpt-5-mini", stream=True,
-                                       instructions=payload["instructions"],
-                                       input=payload["input"]))
     _openai(url).chat.completions.create(model="gpt-4o-mini",
                                          messages=run[:3])  # type: ignore[arg-type]
-    # off, forced, a stream the proxy cannot answer inside (yet), nothing compacted
+    # off, forced, nothing compacted
     for received in upstream.received:
         assert TOOL not in json.dumps(received.body.get("tools", []))
 
@@ -343,3 +388,23 @@ def test_a_messages_stream_numbers_the_next_rounds_blocks_on(world, upstream):
     assert [b["type"] for b in said["content"]] == ["text", "tool_use"]
     assert said["content"][1]["input"] == {"handle": _handle_in(first)}
     assert replies["content"][0]["tool_use_id"] == "toolu_s1"
+
+
+def test_a_responses_stream_is_one_response_with_every_item_shown(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_response_stream)
+    payload = to_responses(_transcript())
+    with _openai(url).responses.stream(model="gpt-5-mini", input=payload["input"],
+                                       instructions=payload["instructions"]) as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    assert final.id == "resp_1" and final.output_text == "Let me check. Rebooked."
+    assert [item.type for item in final.output] == ["message", "message"]
+    numbers = [e.sequence_number for e in events]
+    assert numbers == list(range(len(numbers)))
+    assert [e.type for e in events].count("response.created") == 1
+    assert not any(TOOL in repr(e) for e in events)
+    first, second = upstream.received
+    call, output = second.body["input"][-2:]
+    assert call["name"] == TOOL and output["call_id"] == "call_s1"
+    assert json.loads(call["arguments"]) == {"handle": _handle_in(first)}
