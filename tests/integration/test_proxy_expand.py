@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -408,3 +409,24 @@ def test_a_responses_stream_is_one_response_with_every_item_shown(world, upstrea
     call, output = second.body["input"][-2:]
     assert call["name"] == TOOL and output["call_id"] == "call_s1"
     assert json.loads(call["arguments"]) == {"handle": _handle_in(first)}
+
+
+def test_an_expired_handle_gives_the_model_a_result_that_says_so():
+    with FakeUpstream() as upstream:
+        env = {"CONTEXTSYNTH_PROXY_OPENAI_URL": f"{upstream.url}/v1",
+               "CONTEXTSYNTH_EXPAND_TTL_S": "1"}
+        with running_service(env) as url:
+            client = openai.OpenAI(base_url=f"{url}/v1", api_key="sk-caller", max_retries=0)
+            client.chat.completions.create(model="gpt-4o-mini",
+                                           messages=_transcript())  # type: ignore[arg-type]
+            made = _handle_in(upstream.received[0])
+            time.sleep(1.5)  # past the handle's time to live
+            upstream.received.clear()
+            upstream.answer = lambda r: _chat(made if len(upstream.received) == 1 else None)
+            answer = client.chat.completions.create(
+                model="gpt-4o-mini",  # another run: it does not make that handle again
+                messages=_transcript("tau-airline-gpt4o-task003-trial0"))  # type: ignore[arg-type]
+    result = upstream.received[1].body["messages"][-1]
+    assert result["role"] == "tool" and "no span" in result["content"] and \
+        "expire" in result["content"]
+    assert answer.choices[0].message.content == "Rebooked."
