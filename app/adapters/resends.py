@@ -101,7 +101,11 @@ class Resends:
         return u
 
     def loads(self, body: bytes) -> Any:
-        """The body as ``loads_fast`` reads it (UNREAD and NestedTooDeep included)."""
+        """The body as ``loads_fast`` reads it (UNREAD and NestedTooDeep included), or,
+        where only its caution says UNREAD, its value: a run of 19 digits in a reused
+        message's string beside a float in what is new is no integer orjson changed,
+        and the reused messages were read exactly (a body orjson might have changed is
+        never remembered)."""
         # A body past an eighth of the bound is parsed whole and not remembered: it would
         # push out the conversations of many agents and hold its memory after its call.
         if not MIN_BYTES <= len(body) <= self._max_bytes // 8:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from app.adapters.jsoncodec import UNREAD, loads_fast
@@ -19,6 +19,11 @@ _PAD = "x" * MIN_BYTES  # makes a body long enough to be remembered
 
 def _system(text: str = "") -> dict[str, Any]:
     return {"role": "system", "content": f"You are an agent. {text}{_PAD}"}
+
+
+def _taken(read: Any, body: bytes) -> Any:
+    """What the service takes a body for: UNREAD sends it to the standard parser."""
+    return json.loads(body) if read is UNREAD else read
 
 
 def _body(messages: list[Any], **fields: Any) -> bytes:
@@ -153,6 +158,10 @@ _step = st.sampled_from(["append", "edit", "same", "spaces", "field", "other"])
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(_step, _message, st.integers(0, 50)), min_size=1, max_size=12))
+# Found here once: a digit run in a reused string, then a float in a new message.
+@example([("append", {"role": "user", "content": ""}, 0),
+          ("append", {"role": "user", "content": "0" * 19}, 0),
+          ("append", {"role": "user", "content": "", "extra": 0.0}, 0)])
 def test_any_sequence_of_bodies_reads_as_whole_parses(steps: list[tuple[str, Any, int]],
                                                       ) -> None:
     bodies = Resends()
@@ -175,4 +184,6 @@ def test_any_sequence_of_bodies_reads_as_whole_parses(steps: list[tuple[str, Any
         else:  # compact, as orjson writes it (which refuses integers past 64 bits)
             body = json.dumps({"messages": convos[name], **fields}, ensure_ascii=False,
                               separators=(",", ":")).encode()
-        assert bodies.loads(body) == loads_fast(body)
+        # The same value as a whole parse; where loads_fast says UNREAD only out of
+        # caution (digits in a reused string, a float in the new part), its value.
+        assert _taken(bodies.loads(body), body) == _taken(loads_fast(body), body)
