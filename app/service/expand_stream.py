@@ -67,6 +67,15 @@ def _data(event: bytes) -> bytes:
                       if line.startswith(b"data:"))
 
 
+def _payload(event: bytes) -> dict[str, Any] | None:
+    """The event's JSON object; None for ``[DONE]`` or anything else."""
+    try:
+        value = jsoncodec.loads(_data(event))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _event(chunk: dict[str, Any]) -> bytes:
     return b"data: " + jsoncodec.dumps(chunk) + b"\n\n"
 
@@ -156,12 +165,8 @@ class ChatRound:
             return self.held
         out = []
         for event in self.held:
-            data = _data(event)
-            try:
-                chunk = jsoncodec.loads(data) if data != _DONE else None
-            except ValueError:
-                chunk = None
-            if isinstance(chunk, dict) and chunk.get("choices") and \
+            chunk = _payload(event)
+            if chunk is not None and chunk.get("choices") and \
                     chunk["choices"][0].get("finish_reason") == "tool_calls":
                 chunk["choices"][0]["finish_reason"] = "stop"
                 event = _event(chunk)
@@ -189,11 +194,10 @@ class MessagesRound:
         self._finished = False
 
     def pass_on(self, event: bytes) -> bytes | None:
-        try:
-            payload = jsoncodec.loads(_data(event))
-        except ValueError:
+        payload = _payload(event)
+        if payload is None:
             return event
-        kind = payload.get("type") if isinstance(payload, dict) else None
+        kind = payload.get("type")
         if self._finished or kind in ("message_delta", "message_stop"):
             self._finished = True
             self.held.append(event)
@@ -240,11 +244,8 @@ class MessagesRound:
             return self.held
         out = []
         for event in self.held:
-            try:
-                payload = jsoncodec.loads(_data(event))
-            except ValueError:
-                payload = None
-            if isinstance(payload, dict) and payload.get("type") == "message_delta" and \
+            payload = _payload(event)
+            if payload is not None and payload.get("type") == "message_delta" and \
                     (payload.get("delta") or {}).get("stop_reason") == "tool_use":
                 payload["delta"]["stop_reason"] = "end_turn"
                 event = _named("message_delta", payload)
@@ -292,11 +293,8 @@ class ResponsesRound:
         self._finished = False
 
     def pass_on(self, event: bytes) -> bytes | None:
-        try:
-            payload = jsoncodec.loads(_data(event))
-        except ValueError:
-            return event
-        if not isinstance(payload, dict):
+        payload = _payload(event)
+        if payload is None:
             return event
         kind = str(payload.get("type", ""))
         if self._finished or kind in _ENDS:
