@@ -167,6 +167,11 @@ def _bench(args: argparse.Namespace) -> int:
         from app.cli import proxybench
 
         return proxybench.run(directory, steps=args.steps or 4)
+    if args.load and args.agents:
+        from app.cli import fleet
+
+        return fleet.run(directory, counts=args.agents, replicas=args.replicas,
+                         steps=args.steps or 6, clients=args.clients)
     if args.load:
         from app.cli import load
 
@@ -314,6 +319,12 @@ def _parser() -> argparse.ArgumentParser:
                        help="webhook delivery against the rate a loaded replica makes events")
     bench.add_argument("--redis", action="store_true",
                        help="/synthesize on one Redis node and on a 3-master cluster")
+    bench.add_argument("--agents", type=_ranged(1, 5_000), nargs="+", default=None,
+                       help="with --load: fleets of this many distinct agents, each calling "
+                       "step by step (for example: --agents 10 100 1000)")
+    bench.add_argument("--replicas", type=_ranged(1, 8), default=1,
+                       help="with --load --agents: processes, routed round-robin and by "
+                       "the conversation key")
     bench.add_argument("--clients", type=_ranged(1, 64), default=8,
                        help="with --load: concurrent clients")
     bench.add_argument("--seconds", type=_ranged(1, 60), default=10,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import load, proxybench, replay
+from app.cli import fleet, load, proxybench, replay
 from app.corpus import CORPUS_DIR
 
 SMALL = "sweagent-ctf-crypto-eps.jsonl"
@@ -45,6 +45,24 @@ def test_load_drives_both_routes_without_failures(corpus: Path) -> None:
     assert [row[1] for row in table] == ["/synthesize", "/bench/echo"]
     assert all(float(row[3]) > 0 and row[-1] == "0" for row in table)
     assert "of the echo route's requests/s" in lines[-1]
+
+
+def test_a_fleet_sends_the_same_calls_at_every_size_and_routes_by_key(corpus: Path) -> None:
+    made = fleet.agents(4, 3, corpus)
+    # Distinct agents from one run: distinct conversations, each calling step by step.
+    assert len({a.key for a in made}) == 4 and all(len(a.bodies) == 3 for a in made)
+    assert all(len(a.bodies[0]) < len(a.bodies[1]) < len(a.bodies[2]) for a in made)
+    lines: list[str] = []
+    assert fleet.run(corpus, counts=(1, 4), replicas=1, steps=3, clients=2,
+                     say=lines.append) == 0
+    rows = [line.split() for line in lines if line.split()[:2] in (["1", "1"], ["4", "1"])]
+    assert [row[4] for row in rows] == ["12", "12"]  # the same calls either way
+    assert any(line.startswith("CPU per call, 4 agents against 1:") for line in lines)
+    lines.clear()
+    assert fleet.run(corpus, counts=(4,), replicas=2, steps=3, clients=2,
+                     say=lines.append) == 0
+    assert "handles made on one replica and expanded on another: 4 of 4" in lines
+    assert any("round-robin costs" in line for line in lines)
 
 
 def test_the_proxy_bench_reports_the_time_it_adds(corpus: Path) -> None:
