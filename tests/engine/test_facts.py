@@ -153,20 +153,3 @@ def test_an_error_line_a_recurring_note_holds_is_not_lost_and_is_once_it_goes():
     # a note that no longer holds it: the line is lost
     assert extractor.lost(dropped, ["- python x.py -> ok", "newest"], recurring=1).errors == \
         {"ValueError: bad value 7"}
-
-
-def test_a_run_too_large_to_remember_is_read_again_with_the_same_answer():
-    # An extractor whose memo holds 8,000 characters remembers runs of up to 1,000.
-    small = FactExtractor(cache_chars=8_000)
-    step = "ERROR: broker-{n} timed out on partition P{n:04d} after 30s; see /var/log/k{n}.log"
-    run = [step.format(n=n) for n in range(40)]  # about 3,000 characters
-    kept = ["- kafka restarted", "newest"]
-    calls = [(run[:n], kept) for n in (30, 35, 40)]
-    for dropped, output in calls:
-        got = small.lost(dropped, output, settled=len(dropped) - 2, recurring=1)
-        assert got == FactExtractor().lost(dropped, output)
-        assert "P0007" in got.identifiers
-    assert small.remembered_runs() == 1  # the short note only: nothing of the run
-    big = FactExtractor()
-    big.lost(run, kept, settled=len(run) - 2, recurring=1)
-    assert big.remembered_runs() == 2  # the run and the recurring note

@@ -121,15 +121,7 @@ class FactExtractor:
         # of its texts: one entry per agent run in progress, as ``_settled``.
         self._recurring: dict[int, _Recurring] = {}
         self._max_runs = cache_runs
-        # A run whose texts pass an eighth of the memo is read again on each call rather
-        # than remembered: the sets held for it grow with it, and one giant transcript
-        # would otherwise keep tens of MB for as long as 64 others pass.
-        self._largest_run = max(cache_chars // 8, 1)
         self._lock = threading.Lock()
-
-    def remembered_runs(self) -> int:
-        """Runs and recurring parts held for the calls that come next."""
-        return len(self._settled) + len(self._recurring)
 
     def lost(self, dropped: Sequence[str], kept: Sequence[str], *, settled: int = 0,
              recurring: int = 0) -> Facts:
@@ -196,8 +188,6 @@ class FactExtractor:
         tokens = self._tokens
         held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in texts])
         made = _Recurring(key, held)
-        if sum(map(len, texts)) > self._largest_run:
-            return made
         with self._lock:
             self._recurring[at] = made
             while len(self._recurring) > self._max_runs:
@@ -237,8 +227,6 @@ class FactExtractor:
             settled = _Settled(len(texts), tokens, errors, facts, keys)
         else:
             settled = _Settled(len(texts), tokens, errors, base.facts, base.keys, base.lost)
-        if sum(map(len, texts)) > self._largest_run:
-            return settled
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # agent run in progress, not one per step.
