@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from app.engine.compaction.base import Span
@@ -11,15 +12,22 @@ from app.engine.reading.facts import Facts
 LOST_SHOWN = 50
 
 
+def _first(found: Iterable[str]) -> list[str]:
+    """The first of them in order, as sorted(...)[:LOST_SHOWN] gives them, without sorting
+    them all: a long run loses hundreds of thousands (sorting them was 35 ms of a 50 ms
+    warm call on a 5 MB history)."""
+    return heapq.nsmallest(LOST_SHOWN, found)
+
+
 def receipt(spans: Sequence[Span], lost: Facts) -> dict[str, Any]:
     return {
         "dropped": [{"handle": s.handle, "kind": s.kind, "first": s.first, "last": s.last,
                      "messages": s.messages, "tools": list(s.tools)} for s in spans],
         "lost_facts": {
             "total": len(lost),
-            "paths": sorted(lost.paths)[:LOST_SHOWN],
-            "identifiers": sorted(lost.identifiers)[:LOST_SHOWN],
-            "numbers": sorted(lost.numbers)[:LOST_SHOWN],
-            "errors": sorted(lost.errors)[:LOST_SHOWN],
+            "paths": _first(lost.paths),
+            "identifiers": _first(lost.identifiers),
+            "numbers": _first(lost.numbers),
+            "errors": _first(lost.errors),
         },
     }
