@@ -32,7 +32,7 @@ import httpx
 import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.cli.largest import _resident, _worker_pid
+from app.cli.procfs import cpu_seconds, resident, worker_pid
 from app.cli.redis_nodes import RedisNode
 from app.cli.replay import served
 from app.cli.wire import LeanConnection
@@ -41,7 +41,6 @@ from app.evaluation.replay import sample_steps
 from app.service.conversation import conversation_key
 
 MAX_AGENTS = 5_000
-_TICKS = 100  # clock ticks per second in /proc/<pid>/stat (USER_HZ)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +104,6 @@ class Fleet:
         return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
-
-
 def _lookups(url: str) -> dict[tuple[str, str], float]:
     page = httpx.get(f"{url}/metrics", timeout=30).text
     return {(s.labels["cache"], s.labels["result"]): s.value
@@ -167,12 +161,12 @@ def drive(urls: Sequence[str], fleet: Sequence[Agent], active: int, route: Route
 
 def measure(urls: Sequence[str], fleet: Sequence[Agent], active: int, routing: str,
             route: Router, clients: int) -> Fleet:
-    pids = [_worker_pid(url.rsplit(":", 1)[1]) for url in urls]
-    cpu, rss = [_cpu_s(p) for p in pids], [_resident(p) for p in pids]
+    pids = [worker_pid(url.rsplit(":", 1)[1]) for url in urls]
+    cpu, rss = [cpu_seconds(p) for p in pids], [resident(p) for p in pids]
     lookups = [_lookups(url) for url in urls]
     latencies, failures = drive(urls, fleet, active, route, clients)
-    cpu_s = sum(_cpu_s(p) - c for p, c in zip(pids, cpu, strict=True))
-    rise = sum(_resident(p) - r for p, r in zip(pids, rss, strict=True))
+    cpu_s = sum(cpu_seconds(p) - c for p, c in zip(pids, cpu, strict=True))
+    rise = sum(resident(p) - r for p, r in zip(pids, rss, strict=True))
     return Fleet(active, len(urls), routing, len(latencies), cpu_s, tuple(latencies),
                  rise, _hit_rates(lookups, [_lookups(url) for url in urls]), failures)
 

@@ -20,10 +20,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 
+from app.cli.procfs import resident, worker_pid
 from app.cli.replay import served
 from app.settings import Settings
 
@@ -87,40 +87,19 @@ def _p99(values: tuple[float, ...]) -> float:
     return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] if ordered else 0.0
 
 
-def _resident(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def _worker_pid(port: str) -> int:
-    """The process serving ``port`` (the bench started it: its command line names it)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"serve" in command and port.encode() in command:
-            return int(entry.name)
-    raise RuntimeError(f"no process serves port {port}")
-
-
 def _watch(url: str, stop: threading.Event, pid: int,
            record: Callable[[float, int], None]) -> None:
     with httpx.Client(base_url=url, timeout=60) as client:
         while not stop.is_set():
             started = time.perf_counter()
             client.get("/healthz")
-            record(time.perf_counter() - started, _resident(pid))
+            record(time.perf_counter() - started, resident(pid))
             time.sleep(0.01)
 
 
 def measure(url: str, path: str, job: str, body: bytes, pid: int) -> Largest:
     health: list[float] = []
-    peak = [_resident(pid)]
+    peak = [resident(pid)]
     before = peak[0]
 
     def record(seconds: float, resident: int) -> None:
@@ -164,7 +143,7 @@ def run(*, scale: float = 1.0) -> int:
     for path, (job, body) in built.items():
         # A worker of its own per job: memory one job took and kept is not the next one's.
         with served() as url:
-            pid = _worker_pid(url.rsplit(":", 1)[1])
+            pid = worker_pid(url.rsplit(":", 1)[1])
             idle = max(idle, floor(url))
             rows.append(measure(url, path, job, body, pid))
     print(f"/healthz p99 with nothing running (the floor): {idle * 1000:.1f} ms")

@@ -35,14 +35,6 @@ from app.service.runner import Runner
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-
-def _json_object(raw: bytes) -> dict[str, Any] | None:
-    try:
-        value = jsoncodec.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 MODES = ("off", "fast", "auto", "deep")
 # Where SDKs put a provider key.
 _KEY_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
@@ -65,6 +57,14 @@ PROVIDER_ROUTES: Mapping[str, ProviderRoute] = {
 
 # Where the providers' requests hold their conversation (Responses: input).
 _CONVERSATIONS = ("messages", "input")
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = jsoncodec.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 @dataclass(frozen=True, slots=True)
