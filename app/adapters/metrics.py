@@ -73,7 +73,8 @@ class Metrics:
         # Proxy mode: the model label is the model's tier (bounded), not its name.
         self.proxy_requests = Counter(
             "contextsynth_proxy_requests", "Requests forwarded to an upstream provider, by "
-            "what compaction did (compacted, unchanged, off, failed).",
+            "what compaction did (compacted, unchanged, off, failed; passed: a path it does "
+            "not compact, sent on untouched).",
             ["upstream", "compaction"], registry=registry)
         self.proxy_tokens = Counter(
             "contextsynth_proxy_tokens", "Conversation tokens before and after compaction, "

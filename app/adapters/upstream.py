@@ -141,7 +141,7 @@ class Upstream:
         return self._slots
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]]) -> Answer:
+                   headers: list[tuple[str, str]], method: str = "POST") -> Answer:
         if self._session is None:
             # As many pooled connections as slots: a request holding a slot never waits
             # inside aiohttp.
@@ -150,20 +150,20 @@ class Upstream:
                                                   auto_decompress=False)
         done = await self._slots.take(name)
         try:
-            return await self._send(name, url, body, headers, done)
+            return await self._send(name, url, body, headers, done, method)
         except BaseException:
             done()
             raise
 
     async def _send(self, name: str, url: str, body: bytes, headers: list[tuple[str, str]],
-                    done: Callable[[], None]) -> Answer:
+                    done: Callable[[], None], method: str) -> Answer:
         assert self._session is not None
         try:
             # The body is sent as bytes, uncompressed both ways: what was sent is what the
             # upstream reads, and its answer needs no decoding on the way back.
-            response = await self._session.post(
-                url, data=body, headers=[*headers, ("accept-encoding", "identity")],
-                allow_redirects=False)
+            response = await self._session.request(
+                method, url, data=body or None,
+                headers=[*headers, ("accept-encoding", "identity")], allow_redirects=False)
         except TimeoutError as exc:
             raise UpstreamTimeout(f"{name} did not answer within {self._timeout_s:g} s.") \
                 from exc

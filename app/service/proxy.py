@@ -55,6 +55,9 @@ PROVIDER_ROUTES: Mapping[str, ProviderRoute] = {
 }
 
 
+_PREVIOUS_RESPONSE = ("previous_response_id: the provider holds this conversation, and "
+                      "only its new turns came here; send the whole input to have it "
+                      "compacted")
 # Where the providers' requests hold their conversation (Responses: input).
 _CONVERSATIONS = ("messages", "input")
 
@@ -81,6 +84,8 @@ class Compacted:
     conversation: str | None = None
     # The request as sent upstream when it offers the expand tool (see ``expand_tool``).
     offered: dict[str, Any] | None = None
+    # Why a request that could have been compacted was sent as it came.
+    reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -155,6 +160,9 @@ class ProxyService:
         body = jsoncodec.loads(raw)
         if not isinstance(body, dict):
             raise ValueError("the body is not a JSON object")
+        if route.format == "responses" and body.get("previous_response_id"):
+            # The conversation is held by the provider: what came is only its new turns.
+            return Compacted(raw, "unchanged", "off", reason=_PREVIOUS_RESPONSE)
         wire = self._formats[route.format]
         model = body.get("model") if isinstance(body.get("model"), str) else None
         settings = self._settings
@@ -304,6 +312,23 @@ class ProxyService:
         self._metrics.proxy_expansions.labels(route.upstream, "found").inc()
         done.handles.append(handle)
         return read_back(document, call.arguments, self._settings.proxy_expand_max_chars)
+
+    async def pass_through(self, method: str, path: str, query: str, body: bytes,
+                           headers: list[tuple[str, str]], tenant: str) -> Answer:
+        """A provider request this service does not compact (model lists, embeddings,
+        token counts, anything else under /v1), sent on untouched. OpenAI and Anthropic
+        share the /v1 prefix: a request with Anthropic's version header (its SDK always
+        sends one) goes to Anthropic, any other to OpenAI."""
+        upstream = "anthropic" if any(k.lower() == "anthropic-version" for k, _ in headers) \
+            else "openai"
+        route = ProviderRoute(upstream, "", path)
+        # The OpenAI base names its /v1; Anthropic's is the host.
+        tail = path.removeprefix("/v1") if upstream == "openai" else path
+        url = self._bases[upstream] + tail + (f"?{query}" if query else "")
+        answer = await self._upstream.send(upstream, url, body,
+                                           self.credentials(route, tenant, headers), method)
+        self._metrics.proxy_requests.labels(upstream, "passed").inc()
+        return answer
 
     async def forward(self, route: ProviderRoute, body: bytes,
                       headers: list[tuple[str, str]], compacted: Compacted) -> Answer:

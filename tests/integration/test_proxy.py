@@ -166,6 +166,38 @@ def test_every_step_of_an_agent_carries_one_conversation_key(world):
     assert echoed.headers[HEADER] == "agent-7"
 
 
+def test_paths_it_does_not_compact_reach_their_provider_untouched(world):
+    url, upstream, _, _ = world
+    models = _openai(url).models.list()
+    assert [m.id for m in models.data] == ["gpt-4o-mini"]
+    assert upstream.received[-1].path == "/v1/models"
+    assert upstream.received[-1].headers["authorization"] == f"Bearer {OPENAI_KEY}"
+    vectors = _openai(url).embeddings.create(model="text-embedding-3-small", input="hi")
+    assert vectors.data[0].embedding == [0.25, -0.5]
+    assert upstream.received[-1].body["input"] == "hi"  # the body as the SDK wrote it
+    counted = _anthropic(url).messages.count_tokens(
+        model="claude-haiku-4-5", messages=[{"role": "user", "content": "hi"}])
+    assert counted.input_tokens == 1234
+    got = upstream.received[-1]
+    assert got.path == "/v1/messages/count_tokens"
+    assert (got.headers.get("x-api-key") or got.headers["authorization"].removeprefix(
+        "Bearer ")) == ANTHROPIC_KEY  # as the SDK sent it (newer SDKs: a bearer token)
+    listed = _anthropic(url).models.list(limit=5)
+    assert [m.id for m in listed.data] == ["gpt-4o-mini"]
+    assert upstream.received[-1].path == "/v1/models?limit=5"
+    assert "anthropic-version" in upstream.received[-1].headers
+
+
+def test_a_response_continuing_one_the_provider_holds_goes_as_it_came(world):
+    url, upstream, _, _ = world
+    payload = to_responses(_transcript())
+    raw = _openai(url).responses.with_raw_response.create(
+        model="gpt-5-mini", previous_response_id="resp_earlier", input=payload["input"])
+    assert raw.headers["x-contextsynth-compaction"] == "unchanged"
+    assert raw.headers["x-contextsynth-reason"].startswith("previous_response_id")
+    assert upstream.received[-1].body["input"] == payload["input"]
+
+
 def test_a_429_reaches_the_sdk_with_its_retry_after(world):
     url, upstream, _, _ = world
     upstream.script.append(Scripted(429, {"error": {

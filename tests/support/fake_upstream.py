@@ -63,7 +63,9 @@ class FakeUpstream:
             self.port = int(s.getsockname()[1])
         app = Starlette(routes=[Route("/v1/chat/completions", self._openai, methods=["POST"]),
                                 Route("/v1/messages", self._anthropic, methods=["POST"]),
-                                Route("/v1/responses", self._responses, methods=["POST"])])
+                                Route("/v1/responses", self._responses, methods=["POST"]),
+                                Route("/v1/{path:path}", self._other,
+                                      methods=["GET", "POST", "DELETE"])])
         self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                      log_level="warning"))
         self._thread = threading.Thread(target=self._server.run, daemon=True)
@@ -160,6 +162,25 @@ class FakeUpstream:
                 "type": "function_call", "id": "fc_1", "call_id": "call_9",
                 "name": "book_flight", "arguments": '{"flight": "HAT069"}',
                 "status": "completed"}]}, headers={"x-request-id": "req_upstream_3"})
+
+    async def _other(self, request: Request) -> Response:
+        """Any other provider path: recorded, and answered with what it was sent."""
+        raw = await request.body()
+        body = json.loads(raw) if raw else {}
+        self.received.append(Received(f"{request.url.path}?{request.url.query}".rstrip("?"),
+                                      dict(request.headers), body))
+        if request.url.path.endswith("/models"):
+            return JSONResponse({"object": "list", "data": [
+                {"id": "gpt-4o-mini", "object": "model", "created": 1, "owned_by": "openai",
+                 "type": "model", "display_name": "Model", "created_at": "2025-01-01T00:00:00Z"}],
+                "has_more": False, "first_id": "gpt-4o-mini", "last_id": "gpt-4o-mini"})
+        if request.url.path.endswith("/count_tokens"):
+            return JSONResponse({"input_tokens": 1234})
+        if request.url.path.endswith("/embeddings"):
+            return JSONResponse({"object": "list", "model": body.get("model"), "data": [
+                {"object": "embedding", "index": 0, "embedding": [0.25, -0.5]}],
+                "usage": {"prompt_tokens": 3, "total_tokens": 3}})
+        return JSONResponse({"error": {"message": "no such path"}}, status_code=404)
 
     async def _slow(self) -> AsyncIterator[bytes]:
         """A stream of 50 events, 0.1 s apart, that counts readers who left early."""

@@ -58,6 +58,8 @@ def _ours(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
                "x-contextsynth-stable-messages": str(compacted.stable_messages)}
     if compacted.receipt is not None:
         headers["x-contextsynth-receipt"] = str(compacted.receipt["receipt_id"])
+    if compacted.reason is not None:
+        headers["x-contextsynth-reason"] = compacted.reason
     # The caller's key as sent, else the one its conversation's start gives (none when
     # the proxy did not read the body: mode off); an ingress routes the next step on it.
     key = conversation_key(sent_key, None, ()) or compacted.conversation
@@ -130,3 +132,17 @@ async def receipt(request_id: str, svc: Annotated[Services, Depends(services)],
         raise HandleNotFound(f"no receipt for request {request_id!r}: it was not proxied "
                              "for this tenant, or it expired (CONTEXTSYNTH_EXPAND_TTL_S).")
     return Response(jsoncodec.dumps(found), media_type="application/json")
+
+
+# Last, after every route above: anything else under /v1 (models, embeddings, token
+# counts, files...) goes to its provider as it came, so tools that list models or count
+# tokens before sending keep working through the proxy.
+@router.api_route("/v1/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+async def passed_through(request: Request, svc: Annotated[Services, Depends(services)],
+                         tenant: ProxyTenant) -> Response:
+    answer = await svc.proxy.pass_through(
+        request.method, request.url.path, request.url.query, await request.body(),
+        forwarded(request.headers.items()), tenant)
+    return StreamingResponse(answer.chunks(), status_code=answer.status,
+                             headers={**dict(answer.headers),
+                                      "x-contextsynth-compaction": "passed"})
