@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from app.adapters import jsoncodec
 from app.adapters.cache import Cache, handle_key
 from app.engine.compaction.base import Span
 from app.engine.errors import HandlesUnavailable
@@ -64,7 +65,9 @@ class HandleStore:
                                                   **body})
 
     async def save(self, tenant: str, handle: str, document: dict[str, Any]) -> None:
-        payload = json.dumps({"handle": handle, **document}, ensure_ascii=False).encode()
+        # Bytes at once (orjson): the standard encoder made a str of the whole document and
+        # then its bytes, two copies of a span of megabytes at the same time.
+        payload = jsoncodec.dumps({"handle": handle, **document})
         if len(payload) > _COMPRESS_AWAY_BYTES:
             payload = await asyncio.to_thread(zlib.compress, payload, 1)
         elif len(payload) > _COMPRESS_BYTES:
