@@ -5,6 +5,7 @@ import pytest
 
 from app.engine.errors import AmbiguousFormat, InvalidTranscript, UnknownFormat
 from app.engine.transcript.formats import resolve_format
+from app.engine.transcript.formats.responses import ResponsesFormat
 from tests.support.convert import to_anthropic
 from tests.support.corpus import load_named
 
@@ -136,3 +137,9 @@ def test_anthropic_renders_edited_tool_input_as_object(formats):
     block = out["messages"][1]["content"][2]
     assert block == {"type": "tool_use", "id": "t1", "name": "bash",
                      "input": {"command": "ls -la"}}
+
+
+def test_an_item_type_that_is_not_a_string_is_no_evidence_of_a_format():
+    # Found by the contract test: {"type": [...]} made the format guess raise (a 500).
+    payload = {"messages": [{"type": ["message"], "role": "user"}, {"type": {"a": 1}}]}
+    assert ResponsesFormat().evidence(payload) == []

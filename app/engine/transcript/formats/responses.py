@@ -33,7 +33,8 @@ class ResponsesFormat:
             if isinstance(items, list):
                 found.extend(f"{where}[{i}] is a Responses {m['type']!r} item"
                              for i, m in enumerate(items)
-                             if isinstance(m, dict) and m.get("type") in _ITEM_TYPES)
+                             if isinstance(m, dict) and isinstance(m.get("type"), str)
+                             and m["type"] in _ITEM_TYPES)
         return found[:EVIDENCE_SHOWN]
 
     def parse(self, payload: Payload) -> Transcript:
