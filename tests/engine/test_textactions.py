@@ -41,6 +41,10 @@ def parse_week(text):
     # A failed action comes back as a step of its own kind: still the harness speaking.
     ('{\n  "kind": "action_execution_failure",\n  "error": "404 Client Error"\n}', True),
     ('{"kind": "tool_error", "message": "timeout"}', True),
+    # The command echoed before its return code (mini-swe-agent in a container).
+    ("<args>\n['docker', 'exec', 'c0', 'bash', '-c', 'cat <<EOF > a.py']\n</args>\n"
+     "<returncode>\n0\n</returncode>\n<stdout>\n\n</stdout>", True),
+    ("<args> is the tag I want the parser to accept; no return code follows", False),
 ])
 def test_an_observation_is_known_by_the_shape_a_harness_gives_it(text, expected):
     assert is_observation(text) is expected

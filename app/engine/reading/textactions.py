@@ -9,7 +9,8 @@ tool. Read here, each (action, observation) pair is a call and its result, and
 each edit block an assistant writes (Aider's SEARCH/REPLACE) an edit of its file.
 
 An observation is recognised by the shape harnesses give it (a return code tag,
-an ``Observation:`` label, a JSON step whose kind names an observation, a result or a
+which some harnesses put after the command line they ran in an ``<args>`` tag, an
+``Observation:`` label, a JSON step whose kind names an observation, a result or a
 failure, a shell prompt at its end),
 never by length or guesswork: a user message that is not plainly a tool's
 output is the user's, and the user's words are kept.
@@ -36,6 +37,11 @@ _OBSERVATION_START = re.compile(
 # "(Current directory: /repo)\nbash-$").
 _OBSERVATION_END = re.compile(r"\(Current directory: [^\n]*\)\s*\n\s*[\w.-]*[$#]\s*\Z")
 _END_CHARS = 200
+# A harness that echoes the command it ran (mini-swe-agent in a container:
+# "<args>\n['docker', 'exec', ...]\n</args>\n<returncode>...") before its return code.
+_ECHOED_ARGS = re.compile(r"\s*<args>")
+_ECHO_CLOSE = "</args>"
+_AFTER_ECHO = re.compile(r"\s*<returncode>")
 
 _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
 _SHELLS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
@@ -54,8 +60,16 @@ class TextAction:
 
 def is_observation(text: str) -> bool:
     """Whether ``text`` has the shape of what a harness sends back after an action."""
-    return bool(_OBSERVATION_START.match(text)
+    return bool(_OBSERVATION_START.match(text) or _echoed(text)
                 or _OBSERVATION_END.search(text[-_END_CHARS:]))
+
+
+def _echoed(text: str) -> bool:
+    """An ``<args>`` echo of the command, then the return code tag."""
+    if not _ECHOED_ARGS.match(text):
+        return False
+    close = text.find(_ECHO_CLOSE)
+    return close >= 0 and _AFTER_ECHO.match(text, close + len(_ECHO_CLOSE)) is not None
 
 
 def _json_step(text: str) -> TextAction | None:
