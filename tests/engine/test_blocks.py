@@ -2,12 +2,13 @@
 closings, and what it declares stable stays the same bytes on every later call."""
 
 import itertools
+import json
 from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from app.engine.compaction.fast import aged_blocks, closed_blocks
+from app.engine.compaction.fast import MOST_SIZES, aged_blocks, closed_blocks
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
 from app.engine.jobs.caches import EngineCaches
@@ -33,7 +34,8 @@ def call(engine, formats, messages, tier):
     transcript = wire.parse({"messages": messages})
     result = engine.run(transcript, SynthesisOptions(tier=tier))
     prepared = engine.prepare(transcript, SynthesisOptions(tier=tier))
-    closed = len(closed_blocks(prepared.transcript.messages, prepared.context)[0])
+    closed = len(engine.strategies["fast"].blocks(prepared.lifted.messages,
+                                                  prepared.context)[0])
     return wire.render(result.transcript)["messages"], result, closed
 
 
@@ -130,3 +132,70 @@ def test_a_block_closes_once_the_tiers_closing_turns_and_tokens_follow_it(
     blocks, tail = closed_blocks(messages, context)
     assert len(blocks) == closed
     assert sum(len(b) for b in blocks) + len(tail) == len(context.segments.turns)
+
+
+def _support_chat(turns: int) -> list[dict]:
+    """A support agent's run: lookups of a few hundred tokens between short customer
+    messages."""
+    messages: list[dict] = [{"role": "system", "content": "You are an airline agent."},
+                            {"role": "user", "content": "I want to change my flight."}]
+    for n in range(turns):
+        record = {"id": f"R{n:04d}", "status": "ok", "passengers": [
+            {"name": f"Passenger {p}", "seat": f"{p + 10}C", "bags": p % 3,
+             "notes": "prefers an aisle seat near the front of the cabin"} for p in range(6)]}
+        messages += tool_turn(f"c{n}", "get_reservation", {"id": f"R{n:04d}"},
+                              json.dumps(record))
+        messages += [{"role": "assistant", "content": f"Reservation R{n:04d} is fine."},
+                     {"role": "user", "content": "Check the next one, please."}]
+    return messages
+
+
+def _blocks(engine, formats, messages, budget):
+    prepared = engine.prepare(formats["openai"].parse({"messages": messages}),
+                              SynthesisOptions(tier=Tier.MID))
+    context = replace(prepared.context, budget=budget)
+    return engine.strategies["fast"].blocks(prepared.lifted.messages, context)[0]
+
+
+def test_a_block_whose_note_cannot_pay_for_its_closing_stays_open(engine, formats):
+    # A note saves a few hundred tokens a call, and the closing sends the note and the
+    # turn after it again at full price: eight lookups into a run, that cannot pay yet.
+    messages = _support_chat(8)
+    mid = TIER_BUDGETS[Tier.MID]
+    assert mid.closing_payback
+    assert len(_blocks(engine, formats, messages, replace(mid, closing_payback=0.0))) >= 1
+    assert _blocks(engine, formats, messages, mid) == []
+
+
+def test_a_run_that_goes_on_closes_its_grown_first_block_then_closes_as_before(
+        engine, formats):
+    # The same kind of run, longer: a saving is weighed against the calls made so far, so
+    # the first block closes once it has grown, and the later ones at about the tier's size.
+    size = TIER_BUDGETS[Tier.MID].block_turns
+    blocks = _blocks(engine, formats, _support_chat(30), TIER_BUDGETS[Tier.MID])
+    assert len(blocks) >= 3
+    assert len(blocks[0]) > 2 * size
+    assert all(len(b) <= size + 1 for b in blocks[2:])
+
+
+def test_notes_that_save_nothing_close_a_block_only_at_its_longest(engine, formats):
+    # Lookups of a line each: a note is as long as what it replaces. Such a block grows
+    # to MOST_SIZES blocks' worth of turns (each call weighs a bounded number of ends).
+    def lookups(n):
+        return [m if m["role"] != "tool" else {**m, "content": '{"status": "ok"}'}
+                for m in _support_chat(n)]
+
+    mid = TIER_BUDGETS[Tier.MID]
+    longest = MOST_SIZES * mid.block_turns
+    assert _blocks(engine, formats, lookups(25), mid) == []  # 50 turns
+    assert _blocks(engine, formats, lookups(25), replace(mid, closing_payback=0.0))
+    assert [len(b) for b in _blocks(engine, formats, lookups(60), mid)] == [longest, longest]
+
+
+def test_large_results_close_blocks_at_the_tiers_size_as_before(engine, formats):
+    messages = coding_run(30, output_chars=3000)
+    mid = TIER_BUDGETS[Tier.MID]
+    paying = _blocks(engine, formats, messages, mid)
+    always = _blocks(engine, formats, messages, replace(mid, closing_payback=0.0))
+    assert paying == always
+    assert all(len(b) == mid.block_turns for b in paying)

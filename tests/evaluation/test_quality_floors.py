@@ -49,8 +49,10 @@ FLOORS = {
     # Every failure line on the test split too, since the exit status OpenHands reports
     # after long output is read, a long failure line keeps its first 300 characters, and
     # a note names the exception a chain started from when its line has no room.
-    ("test", "synthesize-fast-local"): (0.562, 0.824, 1.0, 1.0),
-    ("test", "synthesize-fast-mid"): (0.551, 0.838, 1.0, 1.0),
+    # A block closes only when its note pays for the closing (issue 36): short runs of
+    # short turns keep more of their turns, 0.4 points of reduction for 1.4 of recall.
+    ("test", "synthesize-fast-local"): (0.555, 0.827, 1.0, 1.0),
+    ("test", "synthesize-fast-mid"): (0.543, 0.847, 1.0, 1.0),
     ("test", "synthesize-fast-large"): (0.497, 0.896, 1.0, 1.0),
     ("test", "synthesize-fast-frontier"): (0.488, 0.897, 1.0, 1.0),
     ("test", "synthesize-rebuild-mid"): (0.580, 0.798, 1.0, 1.0),
@@ -61,12 +63,12 @@ FLOORS = {
 # the same reduction, in points of recall, at least (today's, half a point lower).
 # Issue 36 asks for 8 points above the line in every family; aider and webvoyager are
 # not there yet, and this holds them where they are.
-MARGINS = {"aider": -0.117, "openhands-codeact": 0.105, "tau2-bench": 0.131,
+MARGINS = {"aider": -0.067, "openhands-codeact": 0.105, "tau2-bench": 0.131,
            "webvoyager": 0.034}
 CEILINGS = {  # (split, compactor): prefix reuse floor, cost ceilings (share of none)
     ("tune", "synthesize-fast-mid"): (0.885, 0.538, 0.582),
     ("tune", "compress-history-fast"): (0.873, 0.973, 1.059),
-    ("test", "synthesize-fast-mid"): (0.811, 0.629, 0.679),
+    ("test", "synthesize-fast-mid"): (0.811, 0.619, 0.666),
     ("test", "compress-history-fast"): (0.898, 0.872, 0.907),
 }
 # Issue 15's targets, over every call of the corpus's first 31 runs (tau-bench airline,

@@ -11,6 +11,15 @@ arguments and results cut, the newest result whole) and grow a step a call
 until the next block closes. What changes at every closing (the artifact
 ledger) comes after the notes; the nudge the synthesizer adds comes last.
 
+A closing is not free: from the new note on, the output is new to the provider's
+cache and is paid in full (or at the cache-write price) once, while the note saves
+the block's cached tokens on each later call. Where the tier sets
+``closing_payback``, a block closes only when that saving pays the rewrite back
+within that many times the calls the run has made so far (a run is about as likely
+to go on as long again as it has lasted); otherwise it grows by a turn and is weighed
+again at the next call. Short runs of short turns then keep their turns as they
+came, and a long run's blocks close as before.
+
 The newest ``full_blocks`` closed blocks keep their whole notes; older blocks
 take their aged form (reads left out; failures, writes and the agent's words
 kept), a batch of ``age_batch`` at a time. Notes change only when a block
@@ -21,12 +30,12 @@ each (see ``aged_blocks``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from app.engine.compaction.base import Compaction, Span, StrategyContext
 from app.engine.compaction.blocknotes import BlockNotes
 from app.engine.compaction.ledger import Ledger, joined
-from app.engine.compaction.notes import ALL_AGED, Notes, render_ledger
+from app.engine.compaction.notes import ALL_AGED, Notes, Written, render_ledger
 from app.engine.compaction.rebuild import tail_turns
 from app.engine.compaction.tails import Tails
 from app.engine.compaction.tiers import TAIL_BUDGETS
@@ -35,6 +44,16 @@ from app.engine.prompts import MARKER
 from app.engine.transcript.model import Message, Part, Turn
 
 Block = tuple[Turn, ...]
+# The tokens of a region's notes, were it closed now (first: it opens the notes).
+NoteTokens = Callable[[Sequence[Message], bool], int]
+
+# A rewritten token costs what a cache write does less a cache read (Anthropic: 1.25x and
+# 0.1x an input token; OpenAI's 1x and 0.1x is the milder case), a token a note takes
+# out saves a cache read on every later call.
+_REWRITE_IN_READS = (1.25 - 0.1) / 0.1
+MOST_SIZES = 8
+# The most tokens a turn's lines in a note take, about: a call and its cut result.
+_NOTE_MOST = 400
 
 
 class FastStrategy:
@@ -51,8 +70,30 @@ class FastStrategy:
         """How the memos a warm call rests on have served (see ``Usage``)."""
         return {"tails": self._tails.usage, "block_notes": self._notes.usage}
 
+    def blocks(self, messages: Sequence[Message], context: StrategyContext,
+               ) -> tuple[list[Block], tuple[Turn, ...]]:
+        """The closed blocks and the turns after them, weighed with this strategy's notes."""
+        blocks, tail, _ = self._weighed(messages, context)
+        return blocks, tail
+
+    def _weighed(self, messages: Sequence[Message], context: StrategyContext,
+                 ) -> tuple[list[Block], tuple[Turn, ...], dict[tuple[int, int], Written]]:
+        """``blocks``, with the whole notes written while weighing them, by the indexes of
+        their regions' first and last messages: the newest blocks' notes, which
+        ``compact`` sends whole, are then looked up once a call."""
+        count = context.tokens
+        made: dict[tuple[int, int], Written] = {}
+
+        def note_tokens(region: Sequence[Message], first: bool) -> int:
+            written = self._notes.write(region, context, first=first, aged_before=-1)
+            made[region[0].index, region[-1].index] = written
+            return count(written.messages) if count is not None else 0
+
+        blocks, tail = closed_blocks(messages, context, note_tokens)
+        return blocks, tail, made
+
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
-        blocks, tail = closed_blocks(messages, context)
+        blocks, tail, made = self._weighed(messages, context)
         out = list(messages[: context.segments.head_stop])
         spans: list[Span] = []
         dropped: list[Message] = []
@@ -63,8 +104,9 @@ class FastStrategy:
             aged = aged_blocks(len(blocks), budget.full_blocks, budget.age_batch)
             for j, block in enumerate(blocks):
                 region = messages[block[0].start : block[-1].stop]
-                written = self._notes.write(region, context, first=j == 0,
-                                            aged_before=ALL_AGED if j < aged else -1)
+                weighed = made.get((region[0].index, region[-1].index)) if j >= aged else None
+                written = weighed if weighed is not None else self._notes.write(
+                    region, context, first=j == 0, aged_before=ALL_AGED if j < aged else -1)
                 out.extend(written.messages)
                 spans.extend(written.spans)
                 dropped.extend(written.dropped)
@@ -100,25 +142,73 @@ def aged_blocks(closed: int, full_blocks: int, age_batch: int) -> int:
 
 
 def closed_blocks(messages: Sequence[Message], context: StrategyContext,
+                  note_tokens: NoteTokens | None = None,
                   ) -> tuple[list[Block], tuple[Turn, ...]]:
-    """The closed blocks, oldest first, and the turns after them."""
+    """The closed blocks, oldest first, and the turns after them. A block holds at least
+    ``block_turns`` turns, and more while closing it would not pay (see the module's
+    docstring); each choice rests on the turns up to its closing alone, so a later call
+    makes the same blocks."""
     turns = context.segments.turns
     budget = context.budget
     size = max(budget.block_turns, 1)
     count = context.tokens
     least_turns, least_tokens = budget.closing
-    if count is not None and least_tokens:
+    payback = budget.closing_payback if note_tokens is not None else 0.0
+    if count is not None and (least_tokens or payback):
         per_turn = [count(messages[t.start : t.stop]) for t in turns]
     else:
         per_turn = [0] * len(turns)
+        payback = 0.0
     after = [0] * (len(turns) + 1)  # tokens of the turns from each position to the end
+    # The same, each turn's work (all but the user's words, which notes keep whole)
+    # counted up to _NOTE_MOST: about the most a note can take.
+    most = [0] * (len(turns) + 1)
     for i in range(len(turns) - 1, -1, -1):
         after[i] = after[i + 1] + per_turn[i]
-    closed = 0
+        if payback:
+            t = turns[i]
+            said = count([m for m in messages[t.start : t.stop] if m.role in ("user", "system")]) \
+                if count is not None else 0
+            most[i] = most[i + 1] + said + min(per_turn[i] - said, _NOTE_MOST)
+
+    def pays(start: int, end: int, first: bool) -> bool:
+        """Whether closing turns[start:end] now pays back within ``payback`` times the
+        calls made so far (one before each turn, and the one that closes it)."""
+        if not payback:
+            return True
+        closing = min(end + max(least_turns, 1), len(turns))
+        # The turns between it and the newest one are sent again; the newest is new to
+        # the cache whether a block closes or not.
+        resent = after[end] - after[closing - 1]
+        block = after[start] - after[end]
+        calls = payback * (closing + 1)
+        if _REWRITE_IN_READS * resent > calls * block:  # no note could pay: skip writing it
+            return False
+        # A note as long as its turns' work capped: a block of long results pays with room
+        # to spare, and its note need not be written to know it (a cold call would write
+        # the whole form of every block, where older ones only take their aged form).
+        capped = most[start] - most[end]
+        if _REWRITE_IN_READS * (capped + resent) <= calls * (block - capped):
+            return True
+        assert note_tokens is not None
+        note = note_tokens(messages[turns[start].start : turns[end - 1].stop], first)
+        return note < block and _REWRITE_IN_READS * (note + resent) <= calls * (block - note)
+
+    def closes(end: int) -> bool:
+        return len(turns) - end >= least_turns and after[end] >= least_tokens
+
+    blocks: list[Block] = []
+    start = 0
     while True:
-        end = (closed + 1) * size
-        if len(turns) - end < least_turns or after[end] < least_tokens:
+        # A block that does not pay grows a turn at a time, and closes at MOST_SIZES
+        # blocks' worth of turns whatever it saves: a call weighs a bounded number of
+        # ends, and by then the run has made many calls for a saving to count against.
+        end = start + size
+        while end < start + MOST_SIZES * size and end <= len(turns) and closes(end) \
+                and not pays(start, end, not blocks):
+            end += 1
+        if end > len(turns) or not closes(end):
             break
-        closed += 1
-    blocks = [tuple(turns[j * size : (j + 1) * size]) for j in range(closed)]
-    return blocks, tuple(turns[closed * size :])
+        blocks.append(tuple(turns[start:end]))
+        start = end
+    return blocks, tuple(turns[start:])
