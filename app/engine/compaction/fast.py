@@ -17,8 +17,9 @@ the block's cached tokens on each later call. Where the tier sets
 ``closing_payback``, a block closes only when that saving pays the rewrite back
 within that many times the calls the run has made so far (a run is about as likely
 to go on as long again as it has lasted); otherwise it grows by a turn and is weighed
-again at the next call. Short runs of short turns then keep their turns as they
-came, and a long run's blocks close as before.
+again at the next call, up to ``MOST_SIZES`` blocks' worth of turns. Short runs of
+short turns then keep their turns as they came, and a long run's blocks close as
+before.
 
 The newest ``full_blocks`` closed blocks keep their whole notes; older blocks
 take their aged form (reads left out; failures, writes and the agent's words
@@ -51,6 +52,7 @@ NoteTokens = Callable[[Sequence[Message], bool], int]
 # 0.1x an input token; OpenAI's 1x and 0.1x is the milder case), a token a note takes
 # out saves a cache read on every later call.
 _REWRITE_IN_READS = (1.25 - 0.1) / 0.1
+# The longest a block grows while it does not pay, in blocks' worth of turns.
 MOST_SIZES = 8
 # The most tokens a turn's lines in a note take, about: a call and its cut result.
 _NOTE_MOST = 400
@@ -179,7 +181,7 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
         closing = min(end + max(least_turns, 1), len(turns))
         # The turns between it and the newest one are sent again; the newest is new to
         # the cache whether a block closes or not.
-        resent = after[end] - after[closing - 1]
+        resent = after[end] - after[max(closing - 1, end)]
         block = after[start] - after[end]
         calls = payback * (closing + 1)
         if _REWRITE_IN_READS * resent > calls * block:  # no note could pay: skip writing it
