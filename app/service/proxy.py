@@ -55,6 +55,14 @@ PROVIDER_ROUTES: Mapping[str, ProviderRoute] = {
 }
 
 
+# Token counts the proxy answers for what the model would receive: the request as the
+# same path's conversation route would compact it, counted by the provider.
+COUNT_ROUTES: Mapping[str, ProviderRoute] = {
+    "/v1/messages/count_tokens": ProviderRoute("anthropic", "anthropic",
+                                               "/v1/messages/count_tokens"),
+}
+
+
 _PREVIOUS_RESPONSE = ("previous_response_id: the provider holds this conversation, and "
                       "only its new turns came here; send the whole input to have it "
                       "compacted")
@@ -316,7 +324,7 @@ class ProxyService:
     async def pass_through(self, method: str, path: str, query: str, body: bytes,
                            headers: list[tuple[str, str]], tenant: str) -> Answer:
         """A provider request this service does not compact (model lists, embeddings,
-        token counts, anything else under /v1), sent on untouched. OpenAI and Anthropic
+        anything else under /v1), sent on untouched. OpenAI and Anthropic
         share the /v1 prefix: a request with Anthropic's version header (its SDK always
         sends one) goes to Anthropic, any other to OpenAI."""
         upstream = "anthropic" if any(k.lower() == "anthropic-version" for k, _ in headers) \

@@ -188,6 +188,29 @@ def test_paths_it_does_not_compact_reach_their_provider_untouched(world):
     assert "anthropic-version" in upstream.received[-1].headers
 
 
+def test_a_token_count_counts_the_request_as_the_model_would_receive_it(world):
+    url, upstream, _, _ = world
+    payload = to_anthropic(_transcript())
+    raw = _anthropic(url).messages.with_raw_response.count_tokens(
+        model="claude-haiku-4-5", system=payload["system"], messages=payload["messages"])
+    assert raw.parse().input_tokens == 1234  # the provider's count, passed on
+    assert raw.headers["x-contextsynth-counted"] == "compacted"
+    assert int(raw.headers["x-contextsynth-tokens-after"]) < \
+        int(raw.headers["x-contextsynth-tokens-before"])
+    got = upstream.received[-1]
+    assert got.path == "/v1/messages/count_tokens"
+    check_anthropic(payload, {"system": got.body["system"], "messages": got.body["messages"]})
+    assert len(json.dumps(got.body["messages"])) < len(json.dumps(payload["messages"]))
+    # The tool the proxy would offer with /v1/messages is counted too.
+    assert [t["name"] for t in got.body["tools"]] == ["contextsynth_expand"]
+    # With the proxy off for it, the request is counted as it was sent.
+    off = _anthropic(url).messages.with_raw_response.count_tokens(
+        model="claude-haiku-4-5", system=payload["system"], messages=payload["messages"],
+        extra_headers={"x-contextsynth-mode": "off"})
+    assert off.headers["x-contextsynth-counted"] == "as-sent"
+    assert upstream.received[-1].body["messages"] == payload["messages"]
+
+
 def test_a_response_continuing_one_the_provider_holds_goes_as_it_came(world):
     url, upstream, _, _ = world
     payload = to_responses(_transcript())

@@ -1,7 +1,8 @@
 """Proxy mode: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
 ``POST /v1/messages`` (Anthropic) take the provider's own request, compact its
-conversation and forward it; ``GET /v1/contextsynth/receipts/{request_id}`` says what
-a proxied request dropped.
+conversation and forward it; ``POST /v1/messages/count_tokens`` counts the request
+as it would be compacted; ``GET /v1/contextsynth/receipts/{request_id}`` says what a
+proxied request dropped.
 
 An SDK gets this by changing its base URL. The provider key travels as the SDK sends
 it (Authorization or x-api-key) and goes upstream untouched; contextsynth's own key,
@@ -28,7 +29,7 @@ from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
 from app.service.conversation import HEADER as CONVERSATION
 from app.service.conversation import conversation_key
-from app.service.proxy import MODES, PROVIDER_ROUTES, Compacted, Expansions
+from app.service.proxy import COUNT_ROUTES, MODES, PROVIDER_ROUTES, Compacted, Expansions
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
 KEY_HEADER = "x-contextsynth-key"
@@ -68,14 +69,23 @@ def _ours(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
     return headers
 
 
-async def _proxy(request: Request, svc: Services, tenant: str) -> Response:
-    route = PROVIDER_ROUTES[request.url.path]
+def _mode(request: Request, svc: Services) -> str:
     mode = request.headers.get(MODE_HEADER, svc.settings.proxy_mode).strip().lower()
     if mode not in MODES:
         raise InvalidOption(f"{MODE_HEADER} {mode!r} is not a mode of the proxy; use one of "
                             f"{', '.join(MODES)} (off forwards the request untouched).")
     request.state.mode = mode
-    expand = request.headers.get(EXPAND_HEADER, "on").strip().lower() != "off"
+    return mode
+
+
+def _expand(request: Request) -> bool:
+    return request.headers.get(EXPAND_HEADER, "on").strip().lower() != "off"
+
+
+async def _proxy(request: Request, svc: Services, tenant: str) -> Response:
+    route = PROVIDER_ROUTES[request.url.path]
+    mode = _mode(request, svc)
+    expand = _expand(request)
     compacted = await svc.proxy.compact(route, await request.body(), mode, tenant,
                                         request_id.get(), expand=expand)
     request.state.mode = compacted.mode
@@ -124,6 +134,27 @@ for _path in PROVIDER_ROUTES:
     router.add_api_route(_path, provider, methods=["POST"])
 
 
+async def count_tokens(request: Request, svc: Annotated[Services, Depends(services)],
+                       tenant: ProxyTenant) -> Response:
+    """The provider's count of the request the model would receive: compacted as its
+    conversation route would (the expand tool included when it would be offered), with
+    no receipt, since nothing is answered. ``x-contextsynth-counted`` says which was
+    counted."""
+    route = COUNT_ROUTES[request.url.path]
+    compacted = await svc.proxy.compact(route, await request.body(), _mode(request, svc),
+                                        tenant, None, expand=_expand(request))
+    headers = svc.proxy.credentials(route, tenant, forwarded(request.headers.items()))
+    answer = await svc.proxy.forward(route, compacted.body, headers, compacted)
+    counted = "compacted" if compacted.compaction == "compacted" else "as-sent"
+    return StreamingResponse(answer.chunks(), status_code=answer.status, headers={
+        **dict(answer.headers), **_ours(compacted, request.headers.get(CONVERSATION)),
+        "x-contextsynth-counted": counted})
+
+
+for _path in COUNT_ROUTES:
+    router.add_api_route(_path, count_tokens, methods=["POST"])
+
+
 @router.get("/v1/contextsynth/receipts/{request_id}")
 async def receipt(request_id: str, svc: Annotated[Services, Depends(services)],
                   tenant: Tenant) -> Response:
@@ -134,9 +165,9 @@ async def receipt(request_id: str, svc: Annotated[Services, Depends(services)],
     return Response(jsoncodec.dumps(found), media_type="application/json")
 
 
-# Last, after every route above: anything else under /v1 (models, embeddings, token
-# counts, files...) goes to its provider as it came, so tools that list models or count
-# tokens before sending keep working through the proxy.
+# Last, after every route above: anything else under /v1 (models, embeddings, files...)
+# goes to its provider as it came, so tools that list models keep working through the
+# proxy.
 @router.api_route("/v1/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
 async def passed_through(request: Request, svc: Annotated[Services, Depends(services)],
                          tenant: ProxyTenant) -> Response:
