@@ -146,6 +146,13 @@ class LLMGateway:
                 if await self._cache.add(lock, b"1", self._wait):
                     owner = True  # it gave up (failed or died): our turn
                     break
+        if owner:
+            # The last owner stores its reply, then lets the lock go: between our miss and
+            # taking the lock it may have done both. Its reply is ours then.
+            cached = await self._cached(key, count=False)
+            if cached is not None:
+                await self._cache.delete(lock)
+                return cached
         try:
             completion = await self._llm.complete(request, provider)
         except BaseException:

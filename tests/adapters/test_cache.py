@@ -1,18 +1,24 @@
 """The cache against a real redis-server, the in-memory one, and the fail-open rule."""
 
 import asyncio
+import json
 import logging
 import uuid
 
 import pytest
+import respx
 from prometheus_client import CollectorRegistry
 from redis.crc import key_slot
 
 from app.adapters.cache import FailOpenCache, MemoryCache, cache_key, handle_key, receipt_key
 from app.adapters.llm.client import LLMClient
+from app.adapters.llm.config import ProviderConfig
+from app.adapters.llm.registry import build_providers
 from app.adapters.metrics import Metrics
 from app.adapters.redis_cache import RedisCache
-from app.service.llm_call import LLMGateway
+from app.engine.prompts import PromptMessage
+from app.service.llm_call import LLMGateway, LLMOptions
+from tests.api.test_deep import PROVIDER, URL, completion
 from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.anyio
@@ -101,6 +107,43 @@ async def test_garbage_from_redis_is_a_miss(redis_cache):
     key = cache_key(unique(), "synthesize", {})
     await redis_cache.set(key, b"\x00not json", 60)
     assert await gateway._cached(key) is None
+
+
+class StoredMeanwhile(MemoryCache):
+    """Another replica's call settles between this one's miss and its lock: the reply is
+    stored and the lock let go just before ``add``."""
+
+    def __init__(self, reply: bytes) -> None:
+        super().__init__()
+        self.reply = reply
+        self.lock: str | None = None
+
+    async def add(self, key, value, ttl_s):
+        if key.endswith(":lock") and self.lock is None:
+            self.lock = key
+            await self.set(key.removesuffix(":lock"), self.reply, 60)
+        return await super().add(key, value, ttl_s)
+
+
+@respx.mock
+async def test_a_reply_stored_just_before_the_lock_is_taken_is_used_not_asked_again():
+    route = respx.post(URL).respond(200, json=completion())
+    metrics = Metrics(CollectorRegistry())
+    reply = json.dumps({"text": "Stored by the other replica.", "model": "gpt-4o-mini",
+                        "provider": "main", "usage": [10, 5], "stored_at": 0}).encode()
+    cache = StoredMeanwhile(reply)
+    llm = LLMClient(build_providers([ProviderConfig.model_validate(PROVIDER)], {}), metrics)
+    gateway = LLMGateway(llm, cache, metrics, ttl_s=60, wait_s=5, default_model=None)
+    await llm.start()
+    try:
+        answer = await gateway.ask([PromptMessage("user", "Summarize.")], LLMOptions(),
+                                   tenant="t", job="synthesize", max_tokens=100)
+    finally:
+        await llm.aclose()
+    assert cache.lock is not None and route.call_count == 0
+    assert answer.completion is not None and answer.cache.hit
+    assert answer.completion.text == "Stored by the other replica."
+    assert await cache.get(cache.lock) is None  # the lock it took is let go
 
 
 class Flaky(MemoryCache):
