@@ -104,7 +104,8 @@ class LLMGateway:
         task = self._inflight.get(key)
         if task is None:
             task = asyncio.ensure_future(self._call(key, request, provider.name,
-                                                    ttl_s or self._ttl))
+                                                    ttl_s or self._ttl,
+                                                    options.force_refresh))
             self._inflight[key] = task
             task.add_done_callback(lambda _: self._inflight.pop(key, None))
         try:
@@ -132,7 +133,7 @@ class LLMGateway:
         return Answer(completion, cache=CacheInfo(True, round(age, 3)))
 
     async def _call(self, key: str, request: CompletionRequest, provider: str,
-                    ttl_s: float) -> Answer:
+                    ttl_s: float, refresh: bool = False) -> Answer:
         lock = f"{key}:lock"
         owner = await self._cache.add(lock, b"1", self._wait)
         if not owner:
@@ -146,9 +147,10 @@ class LLMGateway:
                 if await self._cache.add(lock, b"1", self._wait):
                     owner = True  # it gave up (failed or died): our turn
                     break
-        if owner:
+        if owner and not refresh:
             # The last owner stores its reply, then lets the lock go: between our miss and
-            # taking the lock it may have done both. Its reply is ours then.
+            # taking the lock it may have done both. Its reply is ours then (unless the
+            # caller asked for a fresh one).
             cached = await self._cached(key, count=False)
             if cached is not None:
                 await self._cache.delete(lock)
