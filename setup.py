@@ -30,6 +30,7 @@ COMPILED = [
     "app/engine/compaction/rebuild.py",
     "app/engine/compaction/runs.py",
     "app/engine/compaction/tails.py",
+    "app/engine/footprint.py",
     "app/engine/jobs/accounting.py",
     "app/engine/jobs/caches.py",
     "app/engine/jobs/history/compressor.py",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -54,13 +55,14 @@ from app.engine.jobs.caches import EngineCaches
 from app.engine.memo import Usage
 from app.engine.transcript.formats import build_formats
 from app.engine.transcript.tokens import Encoder, TokenCounter
+from app.service.cache_plan import CachePlan, cache_plan
 from app.service.handles import HandleStore
 from app.service.jobs import Jobs
 from app.service.llm_call import LLMGateway
 from app.service.proxy import ProxyService
 from app.service.runner import Runner
 from app.service.shutdown import close_all
-from app.service.work import LargeRequests, body_budget, cache_budget, large_requests
+from app.service.work import LargeRequests, body_budget, large_requests
 from app.settings import Settings
 
 # Each client's close, at shutdown: a dead peer must not hold the pod past its grace.
@@ -81,13 +83,17 @@ def create_app(
                       multiprocess_dir=(os.environ if environ is None else environ).get(
                           "PROMETHEUS_MULTIPROC_DIR"))
     encoder = encoder or load_encoding(settings.token_encoding)
-    counter = TokenCounter(encoder, cache_chars=settings.token_cache_chars,
+    memory = settings.memory_limit_bytes or container_memory_limit()
+    plan = cache_plan(memory, settings.cache_memory_bytes,
+                      shared_cache=cache is not None or settings.redis_url is not None,
+                      in_process=settings.memory_cache_bytes)
+    counter = TokenCounter(encoder, cache_bytes=plan.token_counts,
                            pretokenizer=pretokenizer(encoder))
-    strategies = plugins.load_strategies(builtin_strategies(),
+    strategies = plugins.load_strategies(builtin_strategies(plan.compaction),
                                          discover or plugins._installed)
-    caches = EngineCaches()
+    caches = EngineCaches(plan.reading)
     formats = build_formats()
-    cache = cache if cache is not None else build_cache(settings, metrics)
+    cache = cache if cache is not None else build_cache(settings, metrics, plan)
     providers = build_providers(settings.llm_providers,
                                 os.environ if environ is None else environ)
     llm = LLMClient(providers, metrics, policy=RetryPolicy(attempts=settings.llm_retries),
@@ -100,9 +106,9 @@ def create_app(
     handles = HandleStore(cache, ttl_s=settings.expand_ttl_s, retry_s=settings.redis_pause_s)
     webhooks = build_webhooks(settings, metrics)
     emitter = webhooks.emitter
-    memory = settings.memory_limit_bytes or container_memory_limit()
-    body_bytes = body_budget(memory, settings.max_body_bytes)
-    large = LargeRequests(settings.large_requests or large_requests(memory, body_bytes),
+    body_bytes = body_budget(memory, settings.max_body_bytes, plan.total)
+    large = LargeRequests(settings.large_requests or large_requests(memory, body_bytes,
+                                                                    plan.total),
                           settings.large_request_wait_s)
     runner = Runner(formats, settings, metrics, gateway, handles, emitter,
                     cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s},
@@ -115,10 +121,10 @@ def create_app(
         proxy=ProxyService(runner, jobs.synthesize, formats, upstream, settings, metrics,
                            cache, handles, os.environ if environ is None else environ),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
-        bodies=Resends(settings.resend_cache_bytes, settings.max_json_depth),
+        bodies=Resends(plan.resent_bodies, settings.max_json_depth),
     )
-    metrics.warm_path = warm_path(services.bodies, strategies, counter).register(
-        metrics.registry)
+    metrics.warm_path = warm_path(services.bodies, strategies, counter, caches,
+                                  cache).register(metrics.registry)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -167,24 +173,31 @@ def create_app(
     return app
 
 
-def warm_path(bodies: Resends, strategies: Mapping[str, Strategy],
-              counter: TokenCounter) -> WarmPath:
-    """The caches a resending agent's call is answered from, for /metrics."""
+def warm_path(bodies: Resends, strategies: Mapping[str, Strategy], counter: TokenCounter,
+              engine: EngineCaches, cache: Cache) -> WarmPath:
+    """The caches of this process, for /metrics: those a resending agent's call is
+    answered from first, then every other memo and the in-process cache."""
     caches: dict[str, Callable[[], Usage]] = {"resent_bodies": lambda: bodies.usage}
     fast = strategies.get("fast")
     if isinstance(fast, FastStrategy):
-        caches["tails"] = lambda: fast.usage()["tails"]
-        caches["block_notes"] = lambda: fast.usage()["block_notes"]
+        for name in fast.usage():
+            caches[name] = partial(_named, fast.usage, name)
     caches["token_counts"] = lambda: counter.cache.usage
+    for name in engine.usage():
+        caches[name] = partial(_named, engine.usage, name)
+    if isinstance(cache, MemoryCache):
+        caches["in_process_cache"] = cache.usage
     return WarmPath(caches)
 
 
-def build_cache(settings: Settings, metrics: Metrics) -> Cache:
+def _named(usage: Callable[[], Mapping[str, Usage]], name: str) -> Usage:
+    return usage()[name]
+
+
+def build_cache(settings: Settings, metrics: Metrics, plan: CachePlan) -> Cache:
     """Redis when configured (behind the fail-open rule), else an in-process cache."""
     if settings.redis_url is None:
-        memory = settings.memory_limit_bytes or container_memory_limit()
-        return MemoryCache(settings.memory_cache_entries,
-                           settings.memory_cache_bytes or cache_budget(memory))
+        return MemoryCache(settings.memory_cache_entries, plan.in_process)
     return FailOpenCache(RedisCache(settings.redis_url, cluster=settings.redis_cluster,
                                     timeout_s=settings.redis_timeout_s), metrics,
                          pause_s=settings.redis_pause_s)

@@ -51,12 +51,13 @@ class Settings(BaseSettings):
                                    "text of any job (a memory, a tool output), in characters "
                                    "(413 above).")
     token_encoding: str = Field("cl100k_base", description="tiktoken encoding used for counts.")
-    token_cache_chars: int = Field(64_000_000, ge=0,
-                                   description="Characters of content whose counts are cached.")
-    resend_cache_bytes: int = Field(
-        64_000_000, ge=0, description="Bytes of recent request bodies kept so that a body "
-        "resending their messages is parsed only past them (0: every body parsed whole); a "
-        "body past an eighth of this is parsed whole and not kept.")
+    cache_memory_bytes: int | None = Field(
+        None, ge=16 << 20, description="Bytes every cache of this worker holds together, "
+        "measured: recent request bodies (a body resending their messages is parsed only "
+        "past them), the engine's memos of each conversation (summaries, notes, token "
+        "counts) and, without Redis, the in-process cache; each has a fixed share and "
+        "lets go of what was used longest ago. Unset: a third of the worker's memory "
+        "limit, or 512 MiB without one.")
     default_tier: Tier = Field(Tier.MID, description="Tier when neither request nor model says.")
     proxy_openai_url: str = Field(
         "https://api.openai.com/v1", description="Proxy mode: where /v1/chat/completions "
@@ -126,7 +127,7 @@ class Settings(BaseSettings):
     memory_cache_bytes: int | None = Field(
         None, ge=1 << 20, description="Bytes of keys and values the in-process cache holds "
         "(LLM answers and every expand handle), the least recently used going first; unset: "
-        "an eighth of the worker's memory limit, or 128 MiB without one.")
+        "its share (30%) of cache_memory_bytes.")
     cache_ttl_s: float = Field(86_400, gt=0, description="How long LLM results are cached.")
     recall_cache_ttl_s: float = Field(3_600, gt=0, description="How long /summarize-recall "
                                       "answers are cached.")

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from app.adapters.metrics import Metrics
+from app.engine.memo import Usage
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "cs:v2"
@@ -100,6 +101,12 @@ class MemoryCache:
     @property
     def bytes_held(self) -> int:
         return self._bytes
+
+    def usage(self) -> Usage:
+        """The bytes and entries held (its hits and misses are the cache metrics')."""
+        u = Usage()
+        u.held, u.entries = self._bytes, len(self._items)
+        return u
 
     def _live(self, key: str) -> bytes | None:
         item = self._items.get(key)

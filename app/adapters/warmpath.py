@@ -22,10 +22,6 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from app.engine.memo import Usage
 
-# What each cache's bound and its held gauge count.
-UNITS = {"resent_bodies": "bytes", "tails": "characters", "block_notes": "characters",
-         "token_counts": "characters"}
-
 
 class WarmPath(Collector):
     """``caches``: name -> a function giving that cache's ``Usage`` now."""
@@ -55,7 +51,7 @@ class WarmPath(Collector):
             lookups.add_metric([name, "hit"], usage.hits)
             lookups.add_metric([name, "miss"], usage.misses)
             evictions.add_metric([name], usage.evicted)
-            held.add_metric([name, UNITS.get(name, "characters")], usage.held)
+            held.add_metric([name, "bytes"], usage.held)
             entries.add_metric([name], usage.entries)
         yield from (lookups, evictions, held, entries)
         if "tails" in self._caches:

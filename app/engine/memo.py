@@ -1,4 +1,4 @@
-"""A small bounded memo, sized by the characters of its keys.
+"""A small bounded memo, sized by the bytes its keys and values hold (``footprint``).
 
 Agents resend the same prefix on every step; memoizing per content string
 makes a call cost what its new messages cost. A warm call makes hundreds of
@@ -10,8 +10,8 @@ dropped. What a caller still uses survives, what nobody asked for over a whole
 generation goes.
 
 No lock: each dict operation is atomic, and what threads racing on a store can
-do is drop a generation early or miscount a few characters of the bound, which
-costs a recomputation, never a wrong value.
+do is drop a generation early or miscount a few bytes of the bound, which costs a
+recomputation, never a wrong value.
 """
 
 from __future__ import annotations
@@ -19,16 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar, cast
 
+from app.engine.footprint import footprint
 from app.engine.pacing import breathe
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 _MISSING = object()
-# Reading a text this long anew takes a few milliseconds: before it, other threads may
-# run (see ``pacing``).
+# Reading a key this large (in bytes) anew takes a few milliseconds: before it, other
+# threads may run (see ``pacing``).
 _LONG = 32_768
-# Entries up to this many characters are kept by any memo that can hold them.
-_ALWAYS_KEPT = 65_536
+# Entries up to this many bytes are kept by any memo that can hold them.
+_ALWAYS_KEPT = 131_072
 
 
 class Usage:
@@ -44,31 +45,50 @@ class Usage:
         self.entries = 0
 
 
-class Memo(Generic[K, V]):
-    """``weigh`` gives a key's size in characters; without it keys must have a length."""
+def combined(*usages: Usage) -> Usage:
+    """Several caches' usage as one (a reader that keeps its memos apart by what they
+    hold, reported as what it serves)."""
+    total = Usage()
+    for u in usages:
+        total.hits += u.hits
+        total.misses += u.misses
+        total.evicted += u.evicted
+        total.held += u.held
+        total.entries += u.entries
+    return total
 
-    def __init__(self, max_chars: int, weigh: Callable[[K], int] | None = None) -> None:
+
+def weight(key: object, value: object) -> int:
+    """The bytes an entry holds: its key's and its value's footprints."""
+    return footprint(key) + footprint(value)
+
+
+class Memo(Generic[K, V]):
+    """At most ``max_bytes`` of entries, as ``weigh`` measures an entry (by default
+    ``weight``: what its key and value hold)."""
+
+    def __init__(self, max_bytes: int, weigh: Callable[[K, V], int] | None = None) -> None:
         # Each generation holds up to half, so both together stay within the bound.
-        self._generation_chars = max(max_chars // 2, 1)
+        self._generation_bytes = max(max_bytes // 2, 1)
         # An entry larger than a sixteenth of a generation is computed and not kept: one
         # giant text (a 2 MB log) would push out what a generation of agents reuse, and
         # hold its request's memory long after it (its key is the request's own text).
         # Reading it again costs milliseconds. Small memos keep what fits.
-        self._largest = min(self._generation_chars, max(self._generation_chars // 16,
+        self._largest = min(self._generation_bytes, max(self._generation_bytes // 16,
                                                         _ALWAYS_KEPT))
-        self._weigh: Callable[[K], int] = weigh or cast(Callable[[K], int], len)
+        self._weigh: Callable[[K, V], int] = weigh or cast(Callable[[K, V], int], weight)
         self._young: dict[K, V] = {}
         self._old: dict[K, V] = {}
-        self._chars = 0
-        self._old_chars = 0
+        self._bytes = 0
+        self._old_bytes = 0
         self._usage = Usage()
 
     @property
     def usage(self) -> Usage:
-        """Hits, misses and evictions so far; held: the key characters of both
-        generations; entries: both generations' (an entry in both counted twice)."""
+        """Hits, misses and evictions so far; held: the bytes of both generations'
+        entries; entries: both generations' (an entry in both counted twice)."""
         u = self._usage
-        u.held = self._chars + self._old_chars
+        u.held = self._bytes + self._old_bytes
         u.entries = len(self._young) + len(self._old)
         return u
 
@@ -78,25 +98,84 @@ class Memo(Generic[K, V]):
             self._usage.hits += 1
             return found  # type: ignore[return-value]
         found = self._old.get(key, _MISSING)
-        size = self._weigh(key) + 1
         if found is _MISSING:
             self._usage.misses += 1
-            if size > _LONG:
+            if _long(key):
                 breathe()
             found = compute(key)
         else:
             self._usage.hits += 1
+        size = self._weigh(key, found)  # type: ignore[arg-type]
         if size <= self._largest:
-            if self._chars + size > self._generation_chars:
+            if self._bytes + size > self._generation_bytes:
                 self._usage.evicted += len(self._old)
                 self._old, self._young = self._young, {}
-                self._old_chars, self._chars = self._chars, 0
+                self._old_bytes, self._bytes = self._bytes, 0
             self._young[key] = found  # type: ignore[assignment]
-            self._chars += size
+            self._bytes += size
         return found  # type: ignore[return-value]
 
     def __len__(self) -> int:
         return len(self._young.keys() | self._old.keys())
 
     def clear(self) -> None:
-        self._young, self._old, self._chars, self._old_chars = {}, {}, 0, 0
+        self._young, self._old, self._bytes, self._old_bytes = {}, {}, 0, 0
+
+
+def _long(key: object) -> bool:
+    """Whether computing this key's value may take milliseconds: a long text, or a key
+    whose texts (two levels down, which every key of the engine's has them within) are
+    that long together."""
+    return _chars(key, 2) > _LONG
+
+
+def _chars(key: object, depth: int) -> int:
+    if isinstance(key, str):
+        return len(key)
+    if depth and isinstance(key, tuple):
+        return sum([_chars(item, depth - 1) for item in key])
+    return 0
+
+
+class Recent(Generic[K, V]):
+    """One entry per agent run in progress, as many as fit in ``max_bytes`` by the sizes
+    their callers give (a caller that extends an entry knows its size from the old
+    one's, where measuring it whole would cost a warm call its savings); the least
+    recently stored goes first. Callers that share it across threads hold a lock."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max = max_bytes
+        self._entries: dict[K, tuple[V, int]] = {}
+        self._bytes = 0
+        self._usage = Usage()
+
+    @property
+    def usage(self) -> Usage:
+        u = self._usage
+        u.held = self._bytes
+        u.entries = len(self._entries)
+        return u
+
+    def get(self, key: K) -> V | None:
+        found = self._entries.get(key)
+        return None if found is None else found[0]
+
+    def put(self, key: K, value: V, size: int) -> None:
+        """Store ``value`` as the newest entry, then let the oldest go to fit. The newest
+        stays even past the bound: its run calls again next, and reading a long run
+        anew on every call costs more than the others' entries (a 5 MB history's warm
+        call went from 51 to 620 ms without its entry)."""
+        self.pop(key)
+        self._entries[key] = (value, size)
+        self._bytes += size
+        while self._bytes > self._max and len(self._entries) > 1:
+            self.pop(next(iter(self._entries)))
+            self._usage.evicted += 1
+
+    def pop(self, key: K) -> None:
+        gone = self._entries.pop(key, None)
+        if gone is not None:
+            self._bytes -= gone[1]
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -17,8 +17,9 @@ from app.engine.errors import Overloaded
 # 11 to 24 bytes of memory per byte of body while it runs (parsed JSON, the transcript,
 # tokens, the answer). Budgets are sized with this many.
 MEMORY_PER_BODY_BYTE = 16
-# What a worker holds before any request: the interpreter, the tokenizer, the caches.
-BASE_MEMORY_BYTES = 256 << 20
+# What a worker holds before any request besides its caches (whose bytes are planned,
+# see ``cache_plan``): the interpreter, the modules, the tokenizer.
+BASE_MEMORY_BYTES = 128 << 20
 
 T = TypeVar("T")
 
@@ -35,32 +36,21 @@ class Worker:
         return fn(*args)
 
 
-def large_requests(memory_bytes: int | None, max_body_bytes: int) -> int:
-    """How many of the largest requests fit in a worker's memory at once (at least one);
-    four when the memory is not known."""
+def large_requests(memory_bytes: int | None, max_body_bytes: int, cache_bytes: int) -> int:
+    """How many of the largest requests fit in a worker's memory at once, beside its
+    caches (at least one); four when the memory is not known."""
     if memory_bytes is None:
         return 4
-    spare = memory_bytes - BASE_MEMORY_BYTES
+    spare = memory_bytes - BASE_MEMORY_BYTES - cache_bytes
     return max(1, spare // (max_body_bytes * MEMORY_PER_BODY_BYTE))
 
 
-# The in-process cache's share of a worker's memory (LLM answers and, without Redis,
-# every expand handle), and its size when the memory is not known.
-CACHE_SHARE = 8
-CACHE_BYTES_UNKNOWN = 128 << 20
-
-
-def cache_budget(memory_bytes: int | None) -> int:
-    """Bytes the in-process cache may hold: an eighth of the worker's memory."""
-    return CACHE_BYTES_UNKNOWN if memory_bytes is None else memory_bytes // CACHE_SHARE
-
-
-def body_budget(memory_bytes: int | None, max_body_bytes: int) -> int:
+def body_budget(memory_bytes: int | None, max_body_bytes: int, cache_bytes: int) -> int:
     """The largest body one request may send: the configured limit, or less when one
-    request that large would not fit in the worker's memory."""
+    request that large would not fit in the worker's memory beside its caches."""
     if memory_bytes is None:
         return max_body_bytes
-    fits = (memory_bytes - BASE_MEMORY_BYTES) // MEMORY_PER_BODY_BYTE
+    fits = (memory_bytes - BASE_MEMORY_BYTES - cache_bytes) // MEMORY_PER_BODY_BYTE
     return max(1024, min(max_body_bytes, fits))
 
 

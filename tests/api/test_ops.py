@@ -146,3 +146,26 @@ async def test_a_cold_agent_every_call_shows_as_misses(client):
         await client.post("/synthesize", json={"messages": run})
     lookups, _, _ = _warm((await client.get("/metrics")).text)
     assert lookups[("tails", "hit")] == 0 and lookups[("tails", "miss")] == 6
+
+
+async def test_every_cache_together_holds_no_more_than_the_one_setting(make_app):
+    # Forty agents one after another, two steps each, in a worker whose caches may hold
+    # 16 MiB together: the caches fill and let go, every one within its share of the
+    # one total, and each agent's second step still finds what its first left.
+    total = 16 << 20
+    async with serve(make_app(cache_memory_bytes=total)) as c:
+        for n in range(40):
+            run = coding_run(40, output_chars=3000 + 10 * n)
+            for step in (30, 31):
+                r = await c.post("/synthesize", json={"messages": run[: 2 * step + 2]})
+                assert r.status_code == 200
+        text = (await c.get("/metrics")).text
+    lookups, held, _ = _warm(text)
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    evicted = {s.labels["cache"]: s.value for s in families["contextsynth_warm_evictions"]
+               .samples if s.name.endswith("_total")}
+    assert {"resent_bodies", "tails", "run_summaries", "settled_runs", "in_process_cache",
+            "call_summaries"} <= held.keys()
+    assert 0 < sum(held.values()) <= total
+    assert evicted["resent_bodies"] > 0 and evicted["tails"] > 0  # the bound was reached
+    assert lookups[("tails", "hit")] >= 40  # the agent still calling kept its tail

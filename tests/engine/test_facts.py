@@ -91,7 +91,7 @@ def test_a_remembered_run_is_not_used_for_different_content():
 
 
 def test_a_token_cache_that_fills_up_starts_over_without_changing_receipts():
-    extractor = FactExtractor(cache_tokens=40)  # every call below overflows it
+    extractor = FactExtractor(cache_bytes=32_000)  # every cache below overflows
     for n in (3, 12, 25, 12, 3):
         texts = run_texts(n)
         assert extractor.lost(texts, texts[: n // 3]) == lost(texts, texts[: n // 3]), n

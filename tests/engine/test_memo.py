@@ -1,9 +1,13 @@
-from app.engine.memo import Memo
+import sys
+
+from app.engine.footprint import footprint
+from app.engine.memo import Memo, Recent, weight
+from app.engine.transcript.model import Message, Part
 
 
 def test_a_hit_is_not_computed_again():
     calls = []
-    memo: Memo[str, int] = Memo(1_000)
+    memo: Memo[str, int] = Memo(10_000)
 
     def compute(key):
         calls.append(key)
@@ -14,15 +18,26 @@ def test_a_hit_is_not_computed_again():
     assert calls == ["abc"]
 
 
-def test_size_stays_within_the_bound():
-    memo: Memo[str, str] = Memo(100)
+def test_size_stays_within_the_bound_in_bytes():
+    memo: Memo[str, str] = Memo(2_000)
     for i in range(200):
         memo.get(f"key number {i:04d}", str.upper)
-    assert 0 < len(memo) <= 100 // len("key number 0000")
+    entry = weight("key number 0000", "KEY NUMBER 0000")  # two 15-character strs: 128 bytes
+    assert entry == 2 * sys.getsizeof("key number 0000")
+    assert 0 < len(memo) <= 2_000 // entry and memo.usage.held <= 2_000
+
+
+def test_a_value_larger_than_its_key_counts_at_its_size():
+    # A note many times its key: bounded by what it holds, not by the key's characters
+    # (which let a thousand agents' memos grow to several times their bound).
+    memo: Memo[str, str] = Memo(100_000)
+    for i in range(100):
+        memo.get(f"k{i:03d}", lambda key: key * 1_000)  # a 4,000-byte value for each
+    assert memo.usage.held <= 100_000 and len(memo) <= 100_000 // 4_000
 
 
 def test_entries_in_use_survive_while_unused_ones_go():
-    memo: Memo[str, str] = Memo(200)
+    memo: Memo[str, str] = Memo(2_000)
     memo.get("prefix message", str.upper)
     for i in range(100):
         memo.get(f"step {i:03d}", str.upper)  # an agent's new messages, one per call
@@ -32,7 +47,7 @@ def test_entries_in_use_survive_while_unused_ones_go():
 
 
 def test_keys_of_any_shape_with_their_own_weight():
-    memo: Memo[tuple[str, str], str] = Memo(50, lambda k: len(k[0]) + len(k[1]))
+    memo: Memo[tuple[str, str], str] = Memo(50, lambda k, v: len(k[0]) + len(k[1]))
     assert memo.get(("bash", "ls"), lambda k: k[0] + k[1]) == "bashls"
     assert len(memo) == 1
 
@@ -45,9 +60,9 @@ def test_the_breathing_point_stays_interpreted():
 
 
 def test_usage_counts_hits_misses_and_what_a_generation_let_go():
-    memo: Memo[str, int] = Memo(max_chars=20)  # 10 characters a generation
+    memo: Memo[str, int] = Memo(20, lambda k, v: len(k) + 1)  # 10 a generation
     assert memo.get("aaaa", len) == 4 and memo.get("aaaa", len) == 4  # miss, then hit
-    memo.get("bbbb", len)  # 10 characters of keys (with one each): still the young one
+    memo.get("bbbb", len)  # 10 of keys (with one each): still the young one
     memo.get("cccc", len)  # the young generation becomes the old one
     memo.get("dddd", len)
     memo.get("eeee", len)  # and again: aaaa and bbbb, the old one, are let go
@@ -57,17 +72,39 @@ def test_usage_counts_hits_misses_and_what_a_generation_let_go():
 
 
 def test_a_giant_entry_is_computed_but_not_kept():
-    memo: Memo[str, int] = Memo(max_chars=4_000_000)  # 2M characters a generation
+    memo: Memo[str, int] = Memo(max_bytes=8_000_000)  # 4 MB a generation
     calls = []
 
     def compute(key):
         calls.append(len(key))
         return len(key)
 
-    log = "x" * 200_000  # past a sixteenth of a generation: a 2 MB log's share
+    log = "x" * 400_000  # past a sixteenth of a generation: a 2 MB log's share
     step = "y" * 100_000  # within it
     for _ in range(2):
-        assert memo.get(log, compute) == 200_000
+        assert memo.get(log, compute) == 400_000
         assert memo.get(step, compute) == 100_000
-    assert calls == [200_000, 100_000, 200_000]  # the log read twice, the step once
-    assert memo.usage.held == 100_001  # nothing of the log stays behind
+    assert calls == [400_000, 100_000, 400_000]  # the log read twice, the step once
+    assert memo.usage.held == weight(step, 100_000)  # nothing of the log stays behind
+
+
+def test_a_footprint_counts_what_an_object_holds():
+    text = "→" * 1_000  # two bytes a character, where its length says 1,000
+    assert footprint(text) == sys.getsizeof(text) > 2_000
+    message = Message("tool", (Part("text", text),), raw={"content": text})
+    # The text twice (the part's and the raw's, the same object counted where it is
+    # held), the message's own fields besides.
+    assert 2 * footprint(text) < footprint(message) < 2 * footprint(text) + 2_000
+    assert footprint((text, frozenset({b"a", b"b"}))) > footprint(text) + 2 * 34
+
+
+def test_recent_keeps_the_newest_and_lets_the_oldest_go():
+    recent: Recent[str, str] = Recent(1_000)
+    for i in range(10):
+        recent.put(f"run {i}", "tokens", 300)
+    assert len(recent) == 3 and recent.get("run 9") == "tokens" and recent.get("run 0") is None
+    assert recent.usage.held == 900 and recent.usage.evicted == 7
+    recent.put("long run", "many tokens", 5_000)  # past the bound: alone, but kept
+    assert len(recent) == 1 and recent.get("long run") == "many tokens"
+    recent.pop("long run")
+    assert recent.usage.held == 0

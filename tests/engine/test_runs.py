@@ -2,8 +2,9 @@ from app.corpus import load
 from app.engine.compaction.base import Handles, StrategyContext
 from app.engine.compaction.ledger import build_ledger
 from app.engine.compaction.notes import groups
-from app.engine.compaction.runs import Runs
+from app.engine.compaction.runs import Runs, _identity
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
+from app.engine.footprint import footprint
 from app.engine.reading.calls import CallSummaries
 from app.engine.reading.outcomes import Outcomes
 from app.engine.transcript.formats.openai import OpenAIFormat
@@ -95,13 +96,20 @@ def test_a_run_cached_inside_a_step_is_read_again_whole():
     assert runs.summary(run, context(run)) == Runs().summary(run, context(run))
 
 
-def test_the_cache_is_bounded_by_the_characters_of_its_runs():
-    runs = Runs(cache_chars=2_000)
+def test_the_cache_is_bounded_by_the_bytes_of_its_runs():
+    runs = Runs(cache_bytes=40_000)  # half for whole runs' summaries
+    newest = None
     for i in range(50):
         raw = tool_turn(f"c{i}", "bash", {"command": f"echo {i}"}, "x" * 100)
-        run = OpenAIFormat().parse({"messages": raw}).messages
-        runs.summary(run, context(run))
-    assert 0 < len(runs._runs) <= 2_000 // 100
+        newest = OpenAIFormat().parse({"messages": raw}).messages
+        runs.summary(newest, context(newest))
+    assert 0 < len(runs._runs) < 50 and runs._bytes <= 20_000
+    # What each entry is counted at is what its key and summary hold, measured.
+    for key, summary in runs._runs.items():
+        measured = footprint(key) + footprint(summary.lines) + footprint(summary.brief)
+        assert measured <= runs._sizes[key] <= measured + 2_000
+    # The run that called last is the one kept.
+    assert tuple(map(_identity, newest)) in runs._runs
 
 
 def _lines(messages):

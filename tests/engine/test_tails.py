@@ -8,6 +8,7 @@ import pytest
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tails import Tails, Trimmed
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
+from app.engine.footprint import footprint
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
 from app.engine.transcript.formats import build_formats
 from app.engine.transcript.model import Message, Part
@@ -60,14 +61,18 @@ def test_a_message_that_changed_outside_its_text_is_trimmed_again(encoder, forma
     assert "[contextsynth cut" in str(sent) and sent["cache_control"] == {"type": "ephemeral"}
 
 
-def test_one_entry_per_loop_in_progress_and_a_bound():
-    tails = Tails(max_chars=250)
+def test_one_entry_per_loop_in_progress_and_a_bound_in_bytes():
+    # An entry holds its messages: texts, parts and the wire dicts (about 700 bytes for
+    # 100 characters here, measured), not the 100 characters its text has.
+    entry = footprint(_trimmed(100).sources) + footprint(())
+    assert entry > 5 * 100
+    tails = Tails(max_bytes=entry * 5 // 2)
     for n in range(5):
         tails.put(_key("loop", n), _trimmed(100), replaces=_key("loop", n - 1) if n else None)
     assert len(tails) == 1  # each step replaced the step before it
     for n in range(3):
         tails.put(_key("other", n), _trimmed(100), replaces=None)
-    assert len(tails) == 2  # 200 characters of 250
+    assert len(tails) == 2 and tails.usage.held == 2 * entry  # two entries of two and a half
     assert tails.get(_key("loop", 4), _sources(100)) is None  # the oldest went first
     assert tails.get(_key("other", 2), _sources(100)) is not None
     # Another message at the same place (same text, other wire form) is not a hit.

@@ -39,11 +39,12 @@ def test_resent_prefix_is_not_encoded_again(encoder):
     assert second == first + counter.message(new)
 
 
-def test_cache_is_bounded(encoder):
-    counter = TokenCounter(encoder, cache_chars=100)
+def test_cache_is_bounded_by_the_bytes_it_holds(encoder):
+    counter = TokenCounter(encoder, cache_bytes=1_000)
     for i in range(50):
         counter.text(f"some text number {i:04d}")
-    assert len(counter.cache) <= 5
+    # An entry is a 21-character str (70 bytes) and an int (28): about ten fit.
+    assert 0 < len(counter.cache) <= 10 and counter.cache.usage.held <= 1_000
 
 
 def test_unknown_encoding_is_refused_without_a_download():

@@ -4,8 +4,8 @@ worker's handles live out their time instead of the newest few thousand."""
 import pytest
 
 from app.adapters.cache import MemoryCache, handle_key
+from app.service.cache_plan import cache_plan
 from app.service.handles import HandleStore
-from app.service.work import cache_budget
 
 pytestmark = pytest.mark.anyio
 
@@ -27,8 +27,8 @@ async def test_a_thousand_agents_handles_all_expand_within_the_default_budget():
     # 1,000 agents, each with 30 spans of about 1.5 KB saved once (an agent resends its
     # prefix, so the old spans of its newest receipt were saved long before): 45 MB.
     # A bound of 10,000 entries lost the first agents' handles; the default budget
-    # (128 MiB without a memory limit) holds them all.
-    store = HandleStore(MemoryCache(max_bytes=cache_budget(None)), ttl_s=3600)
+    # (its share of the caches' 512 MiB without a memory limit) holds them all.
+    store = HandleStore(MemoryCache(max_bytes=cache_plan(None).in_process), ttl_s=3600)
     original = "y" * 1500
     for agent in range(1000):
         for span in range(30):
@@ -38,12 +38,12 @@ async def test_a_thousand_agents_handles_all_expand_within_the_default_budget():
 
 
 def test_the_budget_is_a_share_of_the_workers_memory():
-    assert cache_budget(1 << 30) == 128 << 20
-    assert cache_budget(None) == 128 << 20
+    assert cache_plan(1 << 30).in_process == int((1 << 30) // 3 * 0.30)  # about 100 MiB
+    assert cache_plan(None).in_process == int((512 << 20) * 0.30)
 
 
 async def test_a_large_span_is_held_compressed_and_expands_as_it_was():
-    cache = MemoryCache(max_bytes=cache_budget(None))
+    cache = MemoryCache(max_bytes=cache_plan(None).in_process)
     store = HandleStore(cache, ttl_s=3600)
     log = "".join(f"2026-11-26 10:{n % 60:02d} worker {n % 7} retrying broker-{n % 3}\n"
                   for n in range(40_000))  # a 2 MB tool output

@@ -3,6 +3,7 @@
 import pytest
 
 from app.engine.errors import Overloaded
+from app.service.cache_plan import cache_plan
 from app.service.work import LargeRequests, body_budget, large_requests
 from tests.conftest import serve
 from tests.support.build import coding_run
@@ -11,12 +12,16 @@ pytestmark = pytest.mark.anyio
 MIB = 1 << 20
 
 
-def test_budgets_follow_the_memory_limit():
-    assert body_budget(None, 16 * MIB) == 16 * MIB and large_requests(None, 16 * MIB) == 4
-    assert body_budget(1024 * MIB, 16 * MIB) == 16 * MIB  # the pod's 1 GiB holds it
-    assert large_requests(1024 * MIB, 16 * MIB) == 3
-    assert body_budget(512 * MIB, 64 * MIB) == 16 * MIB  # one 64 MB body would not fit
-    assert large_requests(300 * MIB, 16 * MIB) == 1  # never none
+def test_budgets_follow_the_memory_limit_beside_the_caches():
+    assert body_budget(None, 16 * MIB, 0) == 16 * MIB
+    assert large_requests(None, 16 * MIB, 0) == 4
+    caches = cache_plan(1024 * MIB).total  # a third of the pod's 1 GiB
+    assert body_budget(1024 * MIB, 16 * MIB, caches) == 16 * MIB  # the pod holds one
+    assert large_requests(1024 * MIB, 16 * MIB, caches) == 2  # and two at once
+    assert large_requests(1024 * MIB, 16 * MIB, 0) == 3  # without caches, three
+    assert body_budget(512 * MIB, 64 * MIB, 0) == 24 * MIB  # one 64 MB body would not fit
+    assert body_budget(512 * MIB, 64 * MIB, 128 * MIB) == 16 * MIB  # less beside caches
+    assert large_requests(300 * MIB, 16 * MIB, 100 * MIB) == 1  # never none
 
 
 async def test_a_large_request_past_the_slots_waits_then_gets_a_503():
@@ -44,7 +49,8 @@ async def test_only_large_requests_wait_for_a_slot(make_app):
 
 
 async def test_a_body_that_would_not_fit_in_memory_is_a_413_that_says_why(make_app):
-    app = make_app(memory_limit_bytes=256 * MIB + 16 * 64 * 1024)  # room for 64 KiB
+    # 128 MiB for the interpreter and 128 for the caches: room for a 64 KiB body.
+    app = make_app(memory_limit_bytes=256 * MIB + 16 * 64 * 1024, cache_memory_bytes=128 * MIB)
     async with serve(app) as c:
         r = await c.post("/synthesize", json={"messages": coding_run(40, 4000)})
     assert r.status_code == 413 and "worker's memory" in r.json()["detail"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from app.engine.compaction.tiers import TierBudget
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Usage
 from app.engine.prompts import CUT_MARKER, JSON_MARKER
 from app.engine.reading.answers import JSON_CHARS, json_lines
 from app.engine.reading.calls import CallSummaries, CallSummary
@@ -92,8 +92,12 @@ Hasher = hashlib.blake2b
 class Handles:
     """Stable names for spans: the same content gives the same handle on any replica."""
 
-    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._memo: Memo[str, bytes] = Memo(cache_chars)
+    def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
+        self._memo: Memo[str, bytes] = Memo(cache_bytes)
+
+    @property
+    def usage(self) -> Usage:
+        return self._memo.usage
 
     @staticmethod
     def _digest(text: str) -> bytes:

@@ -50,17 +50,6 @@ def content(region: Sequence[Message]) -> BlockKey:
     return tuple(key)
 
 
-def _weigh(key: tuple[bool, int, BlockKey]) -> int:
-    """About the characters a key holds (its texts and arguments)."""
-    total = 0
-    for item in key[2]:
-        if isinstance(item, str):
-            total += len(item)
-        elif isinstance(item, tuple):
-            total += sum([len(t) for t in item if isinstance(t, str)])
-    return total
-
-
 class _Made:
     """A block's notes as written, with the caller's messages kept as their places in
     the block."""
@@ -91,15 +80,20 @@ class _Made:
 
 class BlockNotes:
     """``Notes.write`` for closed blocks, remembered by content, first and age, within
-    ``cache_chars`` characters of keys."""
+    ``cache_bytes`` of keys and notes (see ``footprint``)."""
 
-    def __init__(self, notes: Notes, *, cache_chars: int = 16_000_000) -> None:
+    def __init__(self, notes: Notes, *, cache_bytes: int = 32 << 20) -> None:
         self._notes = notes
-        self._memo: Memo[tuple[bool, int, BlockKey], _Made] = Memo(cache_chars, _weigh)
+        self._memo: Memo[tuple[bool, int, BlockKey], _Made] = Memo(cache_bytes)
 
     @property
     def usage(self) -> Usage:
         return self._memo.usage
+
+    @property
+    def runs_usage(self) -> Usage:
+        """The usage of the runs' summaries the notes are written from."""
+        return self._notes.usage
 
     def write(self, region: Sequence[Message], context: StrategyContext, *,
               aged_before: int, first: bool) -> Written:

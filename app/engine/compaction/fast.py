@@ -61,16 +61,18 @@ _NOTE_MOST = 400
 class FastStrategy:
     name = "fast"
 
-    def __init__(self, notes: Notes | None = None, tails: Tails | None = None) -> None:
+    def __init__(self, notes: Notes | None = None, tails: Tails | None = None, *,
+                 notes_bytes: int = 32 << 20) -> None:
         # A closed block's notes are the same bytes on every later call: made once.
-        self._notes = BlockNotes(notes or Notes())
+        self._notes = BlockNotes(notes or Notes(), cache_bytes=notes_bytes)
         # The recent turns as the last call trimmed them: between closings each call
         # sends them again with a turn more.
         self._tails = tails or Tails()
 
     def usage(self) -> dict[str, Usage]:
         """How the memos a warm call rests on have served (see ``Usage``)."""
-        return {"tails": self._tails.usage, "block_notes": self._notes.usage}
+        return {"tails": self._tails.usage, "block_notes": self._notes.usage,
+                "run_summaries": self._notes.runs_usage}
 
     def blocks(self, messages: Sequence[Message], context: StrategyContext,
                ) -> tuple[list[Block], tuple[Turn, ...]]:

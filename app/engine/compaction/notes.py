@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from app.engine.compaction.base import HANDLE_CHARS, Span, StrategyContext
 from app.engine.compaction.ledger import Ledger, changed_and_created, recent
 from app.engine.compaction.runs import Runs, RunSummary
+from app.engine.memo import Usage
 from app.engine.prompts import (
     AGED_LINES,
     LEDGER_HEADER,
@@ -52,6 +53,10 @@ class Notes:
     def __init__(self, runs: Runs | None = None) -> None:
         # Summaries of older runs, kept across calls: an agent resends them every step.
         self._runs = runs or Runs()
+
+    @property
+    def usage(self) -> Usage:
+        return self._runs.usage
 
     def write(self, region: Sequence[Message], context: StrategyContext, *,
               aged_before: int, first: bool) -> Written:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,8 @@ from functools import partial
 
 from app.engine.compaction.base import Handles, Hasher, StrategyContext
 from app.engine.compaction.ledger import Ledger, copied, extend_ledger
-from app.engine.memo import Memo
+from app.engine.footprint import footprint
+from app.engine.memo import Memo, Usage, combined
 from app.engine.reading.answers import JSON_CHARS, json_lines, json_value
 from app.engine.reading.calls import CallSummary
 from app.engine.reading.gist import gist
@@ -116,42 +118,54 @@ def _identity(m: Message) -> _Identity:
     return (m.role, texts, tuple([(c.id, c.name, c.arguments) for c in m.tool_calls]))
 
 
-def _weigh_line(key: _LineKey) -> int:
-    return len(key[0]) + len(key[1]) + len(key[2] or "")
+def _grown(base: RunSummary | None, base_bytes: int, key: _RunKey, covered: int,
+           summary: RunSummary) -> int:
+    """The bytes a run's entry holds (its key's identities and the summary's lines),
+    from those of the entry it extends and what was added: measuring the whole run on
+    every step would cost a warm call its savings."""
+    lines = len(base.lines) if base is not None else 0
+    brief = len(base.brief) if base is not None else 0
+    return base_bytes + footprint(key[covered:]) + footprint(summary.lines[lines:]) + \
+        footprint(summary.brief[brief:]) + sys.getsizeof(key) + \
+        sys.getsizeof(summary.lines) + sys.getsizeof(summary.brief) + _SUMMARY_BYTES
 
 
-def _weigh_run(key: _RunKey) -> int:
-    """About the characters of a run's texts and arguments (see ``_identity``)."""
-    total = 0
-    for identity in key:
-        texts = identity[1]
-        if isinstance(texts, str):
-            total += len(texts)
-        elif isinstance(texts, tuple):
-            total += sum([len(t) for t in texts if isinstance(t, str)])
-        calls = identity[2]
-        if isinstance(calls, tuple):
-            total += sum([len(c[2]) for c in calls if isinstance(c, tuple)])
-    return total
+# A summary's own fields besides its lines (handle, ledger, tool names, shown lines).
+_SUMMARY_BYTES = 1_024
 
 
 class Runs:
-    def __init__(self, *, cache_chars: int = 32_000_000) -> None:
-        # A key holds the run's texts, so the bound counts their characters.
+    """``cache_bytes``: what its summaries and memos hold together (see ``footprint``)."""
+
+    def __init__(self, *, cache_bytes: int = 64 << 20) -> None:
+        # A key holds the run's texts: the entry's bytes count them with its lines.
         self._runs: dict[tuple[_Identity, ...], RunSummary] = {}
+        self._sizes: dict[tuple[_Identity, ...], int] = {}
         # How many cached runs start with each message: a run nobody began before (any
         # cold call) is not probed for at all.
         self._starts: dict[_Identity, int] = {}
-        self._chars = 0
-        self._max_chars = cache_chars
+        self._bytes = 0
+        self._max_bytes = cache_bytes // 2
         self._lock = threading.Lock()
         # Lines by call and result: a run seen in another transcript, or cut at another
         # place, still has most of its lines made before.
-        self._lines: Memo[_LineKey, tuple[str, str | None]] = Memo(cache_chars, _weigh_line)
+        self._lines: Memo[_LineKey, tuple[str, str | None]] = Memo(cache_bytes // 4)
         # Runs a note shows aged from the start, summarized in their aged form only, and
         # those forms by call and result.
-        self._aged: Memo[_RunKey, RunSummary] = Memo(cache_chars, _weigh_run)
-        self._aged_lines: Memo[_LineKey, str | None] = Memo(cache_chars, _weigh_line)
+        self._aged: Memo[_RunKey, RunSummary] = Memo(cache_bytes // 8)
+        self._aged_lines: Memo[_LineKey, str | None] = Memo(cache_bytes // 8)
+        self._usage = Usage()
+
+    @property
+    def usage(self) -> Usage:
+        """Runs found whole or extended from a prefix (hits) or read anew (misses), runs
+        let go, and the bytes of summaries and memos held."""
+        u = self._usage
+        u.held = self._bytes
+        u.entries = len(self._runs)
+        lines = combined(u, self._lines.usage, self._aged.usage, self._aged_lines.usage)
+        lines.hits, lines.misses, lines.evicted = u.hits, u.misses, u.evicted
+        return lines
 
     def summary(self, run: Sequence[Message], context: StrategyContext, *,
                 aged: bool = False) -> RunSummary:
@@ -173,12 +187,18 @@ class Runs:
             if base is not None:
                 covered = n
                 break
+        if base is not None:
+            self._usage.hits += 1
+        else:
+            self._usage.misses += 1
         if base is not None and covered == len(ids):
             return base
         new = run[covered:]
         if base is not None and new[0].role == "tool":
             base, new = None, run  # the base ends inside a step: read the run whole
         summary = self._extend(base, new, context)
+        base_bytes = self._sizes.get(ids[:covered], 0) if base is not None else 0
+        size = _grown(base, base_bytes, ids, covered if base is not None else 0, summary)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # run in progress, not one per step.
@@ -186,10 +206,13 @@ class Runs:
                 self._forget(ids[:covered])
             if ids not in self._runs:
                 self._runs[ids] = summary
+                self._sizes[ids] = size
                 self._starts[ids[0]] = self._starts.get(ids[0], 0) + 1
-                self._chars += summary.chars
-            while self._chars > self._max_chars and self._runs:
+                self._bytes += size
+            # The newest stays: its run calls again next.
+            while self._bytes > self._max_bytes and len(self._runs) > 1:
                 self._forget(next(iter(self._runs)))
+                self._usage.evicted += 1
         return summary
 
     def _aged_summary(self, run: Sequence[Message], context: StrategyContext,
@@ -200,7 +223,7 @@ class Runs:
         gone = self._runs.pop(key, None)
         if gone is None:
             return
-        self._chars -= gone.chars
+        self._bytes -= self._sizes.pop(key, 0)
         left = self._starts.pop(key[0], 1) - 1
         if left:
             self._starts[key[0]] = left

@@ -7,9 +7,18 @@ from app.engine.compaction.fast import FastStrategy
 from app.engine.compaction.masking import ObservationMask
 from app.engine.compaction.notes import Notes
 from app.engine.compaction.rebuild import RebuildStrategy
+from app.engine.compaction.runs import Runs
+from app.engine.compaction.tails import Tails
+
+# The strategies' bytes: runs' summaries (both fast strategies read them), the notes of
+# closed blocks, and the trimmed recent turns.
+_SHARES = {"runs": 0.5, "block_notes": 0.25, "tails": 0.25}
 
 
-def builtin_strategies() -> dict[str, Strategy]:
-    notes = Notes()  # both fast strategies read the same runs: one cache serves them
-    strategies: list[Strategy] = [FastStrategy(notes), RebuildStrategy(notes), ObservationMask()]
+def builtin_strategies(cache_bytes: int = 160 << 20) -> dict[str, Strategy]:
+    """The built-in strategies, whose caches hold at most ``cache_bytes`` together."""
+    share = {name: int(cache_bytes * part) for name, part in _SHARES.items()}
+    notes = Notes(Runs(cache_bytes=share["runs"]))  # one cache serves both fast strategies
+    fast = FastStrategy(notes, Tails(share["tails"]), notes_bytes=share["block_notes"])
+    strategies: list[Strategy] = [fast, RebuildStrategy(notes), ObservationMask()]
     return {s.name: s for s in strategies}

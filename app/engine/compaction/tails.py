@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from app.engine.compaction.base import Span
 from app.engine.compaction.tiers import TierBudget
+from app.engine.footprint import footprint
 from app.engine.memo import Usage
 from app.engine.transcript.model import Message
 
@@ -60,24 +61,24 @@ class Trimmed:
 
 class Tails:
     """One entry per agent loop in progress (an entry that was carried on from is
-    dropped), holding at most ``max_chars`` characters of messages, the oldest entry
-    going first."""
+    dropped), holding at most ``max_bytes`` of messages (see ``footprint``), the entry
+    stored longest ago going first."""
 
-    def __init__(self, max_chars: int = 16_000_000) -> None:
+    def __init__(self, max_bytes: int = 32 << 20) -> None:
         self._entries: dict[Key, Trimmed] = {}
         self._sizes: dict[Key, int] = {}
-        self._chars = 0
-        self._max = max_chars
+        self._bytes = 0
+        self._max = max_bytes
         # Large requests are compacted in worker threads: eviction walks the dict.
         self._lock = threading.Lock()
         self._usage = Usage()
 
     @property
     def usage(self) -> Usage:
-        """Lookups (a call's tail found or not), tails let go, and the characters of
-        messages held; entries: the agent loops in progress this process knows."""
+        """Lookups (a call's tail found or not), tails let go, and the bytes of messages
+        held; entries: the agent loops in progress this process knows."""
         u = self._usage
-        u.held = self._chars
+        u.held = self._bytes
         u.entries = len(self._entries)
         return u
 
@@ -98,29 +99,25 @@ class Tails:
         return found
 
     def put(self, key: Key, trimmed: Trimmed, replaces: Key | None) -> None:
-        size = _chars(trimmed.sources)
+        size = footprint(trimmed.sources) + footprint(trimmed.out)
         with self._lock:
             if replaces is not None:
                 self._drop(replaces)
             self._drop(key)
             self._entries[key] = trimmed
             self._sizes[key] = size
-            self._chars += size
-            while self._chars > self._max and self._entries:
+            self._bytes += size
+            # The newest stays: its loop calls again next.
+            while self._bytes > self._max and len(self._entries) > 1:
                 self._drop(next(iter(self._entries)))
                 self._usage.evicted += 1
 
     def _drop(self, key: Key) -> None:
         if self._entries.pop(key, None) is not None:
-            self._chars -= self._sizes.pop(key, 0)
+            self._bytes -= self._sizes.pop(key, 0)
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-def _chars(messages: Sequence[Message]) -> int:
-    return sum([len(p.text) for m in messages for p in m.parts]) + sum(
-        [len(c.arguments) for m in messages for c in m.tool_calls])
 
 
 def _same_wire(old: Message, new: Message) -> bool:

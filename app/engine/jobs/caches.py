@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from app.engine.compaction.base import Handles, StrategyContext
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
+from app.engine.memo import Usage
 from app.engine.reading.calls import CallSummaries
 from app.engine.reading.facts import FactExtractor
 from app.engine.reading.gist import Gists
@@ -15,20 +16,46 @@ from app.engine.reading.salient import SalientLines
 from app.engine.reading.textactions import TextActions
 from app.engine.transcript.model import Message, segment
 
+# How the engine's share of a worker's memory is spread over its caches: what a
+# conversation's next call reads again most (its runs' summaries, the facts of what was
+# dropped, the notes of closed blocks, the trimmed recent turns) gets the most.
+READING_SHARES: Mapping[str, float] = {
+    "facts": 0.40, "calls": 0.10, "outcomes": 0.10, "handles": 0.05, "lines": 0.10,
+    "salient": 0.10, "gists": 0.05, "actions": 0.10}
+# The engine's bytes between the reading memos above, the strategies' (runs, block
+# notes, tails: see ``builtin_strategies``) and token counts.
+ENGINE_SHARES: Mapping[str, float] = {"reading": 0.45, "compaction": 0.45, "token_counts": 0.10}
+DEFAULT_ENGINE_BYTES = 384 << 20
+
+
+def shares(total: int, split: Mapping[str, float]) -> dict[str, int]:
+    """``total`` bytes spread as ``split`` says."""
+    return {name: int(total * share) for name, share in split.items()}
+
 
 class EngineCaches:
     """Memos keyed by content, so a transcript resent with one more turn is read once;
-    built once by the app and shared by its jobs."""
+    built once by the app and shared by its jobs, holding at most ``cache_bytes`` (see
+    ``footprint``)."""
 
-    def __init__(self) -> None:
-        self.outcomes = Outcomes()
-        self.facts = FactExtractor()
-        self.calls = CallSummaries()
-        self.handles = Handles()
-        self.lines = LineMemo()
-        self.salient = SalientLines()
-        self.gists = Gists()
-        self.actions = TextActions()
+    def __init__(self, cache_bytes: int = int(DEFAULT_ENGINE_BYTES
+                                              * ENGINE_SHARES["reading"])) -> None:
+        share = shares(cache_bytes, READING_SHARES)
+        self.outcomes = Outcomes(cache_bytes=share["outcomes"])
+        self.facts = FactExtractor(cache_bytes=share["facts"])
+        self.calls = CallSummaries(cache_bytes=share["calls"])
+        self.handles = Handles(cache_bytes=share["handles"])
+        self.lines = LineMemo(cache_bytes=share["lines"])
+        self.salient = SalientLines(cache_bytes=share["salient"])
+        self.gists = Gists(cache_bytes=share["gists"])
+        self.actions = TextActions(cache_bytes=share["actions"])
+
+    def usage(self) -> dict[str, Usage]:
+        """How each memo serves and what it holds (see ``Usage``), by name."""
+        return {**self.facts.usage(), "call_summaries": self.calls.usage,
+                "outcomes": self.outcomes.usage, "handles": self.handles.usage,
+                "line_keys": self.lines.usage, "salient_lines": self.salient.usage,
+                "gists": self.gists.usage, "text_actions": self.actions.usage}
 
     def context(self, messages: Sequence[Message], tier: Tier = Tier.MID,
                 tokens: Callable[[Sequence[Message]], int] | None = None) -> StrategyContext:

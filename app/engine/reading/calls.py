@@ -14,7 +14,7 @@ from typing import Any
 from app.engine import jsontext
 from app.engine.errors import InvalidTranscript
 from app.engine.jsontext import dumps
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Usage, combined
 from app.engine.reading.outcomes import ELLIPSIS, short_path, shorten
 from app.engine.transcript.model import Message, ToolCall, validate_pairs
 
@@ -368,10 +368,6 @@ def _count_longer(value: Any, limit: int) -> int:
     return 0
 
 
-def _weigh(key: tuple[str, str]) -> int:
-    return len(key[0]) + len(key[1])
-
-
 def validate(messages: Sequence[Message], summaries: CallSummaries) -> None:
     """What every job checks before it reads a transcript: each call answered once by a
     result after it, and each call's arguments JSON (tools take JSON; a provider would
@@ -389,11 +385,15 @@ def validate(messages: Sequence[Message], summaries: CallSummaries) -> None:
 
 
 class CallSummaries:
-    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
+    def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
         # A tuple key hashes from its strings' cached hashes: a call met again costs
         # no copy of its arguments.
-        self._memo: Memo[tuple[str, str], CallSummary] = Memo(cache_chars, _weigh)
-        self._cuts: Memo[str, str] = Memo(cache_chars)
+        self._memo: Memo[tuple[str, str], CallSummary] = Memo(cache_bytes * 3 // 4)
+        self._cuts: Memo[str, str] = Memo(cache_bytes // 4)
+
+    @property
+    def usage(self) -> Usage:
+        return combined(self._memo.usage, self._cuts.usage)
 
     def of(self, call: ToolCall) -> CallSummary:
         return self._memo.get((call.name, call.arguments), summarize)

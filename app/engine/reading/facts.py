@@ -13,11 +13,12 @@ over most of the input, so the work is shaped for speed:
 
 from __future__ import annotations
 
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Recent, Usage
 from app.engine.reading.factscan import Kinds, Sorted, error_lines, marked_lines, raw_tokens
 
 # New settled texts up to this many are read one by one through the per-text memo.
@@ -69,16 +70,25 @@ class _Settled:
     # What an output lacks, by which of the facts it holds: calls within a block send
     # the same notes, which hold the same few facts, and find the answer here.
     lost: dict[frozenset[bytes], Lost] = field(compare=False)
+    # The bytes of the tokens, error lines and fact texts in it, summed as the run grew
+    # (measuring the sets whole on every call would cost a warm call its savings).
+    items: int = field(compare=False)
 
     def __init__(self, texts: int, tokens: frozenset[bytes], errors: frozenset[str],
                  facts: Sorted | None = None, keys: frozenset[bytes] = frozenset(),
-                 lost: dict[frozenset[bytes], Lost] | None = None) -> None:
+                 lost: dict[frozenset[bytes], Lost] | None = None, items: int = 0) -> None:
+        object.__setattr__(self, "items", items)
         object.__setattr__(self, "texts", texts)
         object.__setattr__(self, "tokens", tokens)
         object.__setattr__(self, "errors", errors)
         object.__setattr__(self, "facts", ({}, {}, {}) if facts is None else facts)
         object.__setattr__(self, "keys", keys)
         object.__setattr__(self, "lost", {} if lost is None else lost)
+
+    def size(self) -> int:
+        """Bytes it holds: its objects and its containers' tables."""
+        return self.items + sys.getsizeof(self.tokens) + sys.getsizeof(self.errors) + \
+            sys.getsizeof(self.keys) + sum([sys.getsizeof(d) for d in self.facts])
 
 
 _LOST_KEPT = 4
@@ -107,21 +117,30 @@ class _Recurring:
 
 
 class FactExtractor:
-    def __init__(self, *, cache_chars: int = 32_000_000, cache_tokens: int = 500_000,
-                 cache_runs: int = 64) -> None:
-        self._tokens: Memo[str, frozenset[bytes]] = Memo(cache_chars)
-        self._errors: Memo[str, frozenset[str]] = Memo(cache_chars)
-        self._marked: Memo[str, str] = Memo(cache_chars)
-        self._kinds = Kinds(cache_tokens)
+    """``cache_bytes``: what its memos hold together, in bytes (see ``footprint``)."""
+
+    def __init__(self, *, cache_bytes: int = 128 << 20) -> None:
+        share = cache_bytes // 8
+        self._tokens: Memo[str, frozenset[bytes]] = Memo(2 * share)
+        self._errors: Memo[str, frozenset[str]] = Memo(share // 2)
+        self._marked: Memo[str, str] = Memo(share // 2)
+        self._kinds = Kinds(share)
         # Keyed by the hash of the run's texts; a process-local cache, so Python's
         # seeded str hash is enough. An entry holds a run's token set (up to a few MB
         # for the longest runs), and there is one per agent run in progress.
-        self._settled: dict[int, _Settled] = {}
+        self._settled: Recent[int, _Settled] = Recent(3 * share)
         # The tokens of the part of an output that recurs (see ``_held``), by the hash
         # of its texts: one entry per agent run in progress, as ``_settled``.
-        self._recurring: dict[int, _Recurring] = {}
-        self._max_runs = cache_runs
+        self._recurring: Recent[int, _Recurring] = Recent(share)
         self._lock = threading.Lock()
+
+    def usage(self) -> dict[str, Usage]:
+        """How each of its caches serves (``Usage``); the token kinds' held bytes only."""
+        kinds = Usage()
+        kinds.held = self._kinds.held
+        return {"fact_tokens": self._tokens.usage, "error_lines": self._errors.usage,
+                "marked_lines": self._marked.usage, "token_kinds": kinds,
+                "settled_runs": self._settled.usage, "recurring_texts": self._recurring.usage}
 
     def lost(self, dropped: Sequence[str], kept: Sequence[str], *, settled: int = 0,
              recurring: int = 0) -> Facts:
@@ -188,10 +207,10 @@ class FactExtractor:
         tokens = self._tokens
         held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in texts])
         made = _Recurring(key, held)
+        # The tokens are the memo's (counted there); this entry holds the set's table.
+        size = sys.getsizeof(held) + sys.getsizeof(key)
         with self._lock:
-            self._recurring[at] = made
-            while len(self._recurring) > self._max_runs:
-                del self._recurring[next(iter(self._recurring))]
+            self._recurring.put(at, made, size)
         return made
 
     def _settle(self, texts: list[str]) -> _Settled:
@@ -217,24 +236,26 @@ class FactExtractor:
             joined = "\n".join(rest)
             tokens = base.tokens | raw_tokens(joined)
             errors = base.errors | error_lines(joined)
-        added = self._kinds.sort(tokens.difference(base.tokens))
+        fresh = tokens.difference(base.tokens)
+        added = self._kinds.sort(fresh)
+        items = base.items + _bytes_of(fresh) + _bytes_of(errors.difference(base.errors))
         # A step that brings no new fact (most do not) shares the run's sorted facts,
         # and what outputs lacked of them.
         if any(added):
             facts: Sorted = ({**base.facts[0], **added[0]}, {**base.facts[1], **added[1]},
                              {**base.facts[2], **added[2]})
             keys = base.keys.union(added[0], added[1], added[2])
-            settled = _Settled(len(texts), tokens, errors, facts, keys)
+            items += sum([_bytes_of(kind.values()) for kind in added])
+            settled = _Settled(len(texts), tokens, errors, facts, keys, items=items)
         else:
-            settled = _Settled(len(texts), tokens, errors, base.facts, base.keys, base.lost)
+            settled = _Settled(len(texts), tokens, errors, base.facts, base.keys, base.lost,
+                               items)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # agent run in progress, not one per step.
             if base_key is not None:
-                self._settled.pop(base_key, None)
-            self._settled[hash(run)] = settled
-            while len(self._settled) > self._max_runs:
-                del self._settled[next(iter(self._settled))]
+                self._settled.pop(base_key)
+            self._settled.put(hash(run), settled, settled.size())
         return settled
 
 
@@ -250,3 +271,7 @@ def _run_lost(run: _Settled, held: frozenset[bytes], more: frozenset[bytes]) -> 
             run.lost.clear()
         run.lost[hit] = lost
     return lost
+
+
+def _bytes_of(objects: Iterable[object]) -> int:
+    return sum([sys.getsizeof(o) for o in objects])

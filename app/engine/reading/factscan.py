@@ -9,6 +9,7 @@ identifier, number or no fact) is decided once and remembered (``Kinds``).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 from typing import Final
 
@@ -154,18 +155,28 @@ class _Table:
     def __init__(self) -> None:
         self.kinds: dict[bytes, int] = {}
         self.texts: dict[bytes, str] = {}
+        self.bytes = 0
 
+
+# A table's dict slot per token or text, besides the objects: hash, key and value
+# pointers and the index, at the dicts' usual fill (the objects are measured).
+_SLOT_BYTES = 40
 
 # Facts by kind (paths, identifiers, numbers), each token with its text.
 Sorted = tuple[dict[bytes, str], dict[bytes, str], dict[bytes, str]]
 
 
 class Kinds:
-    """The kind of every token seen so far, so a call sorts only new tokens."""
+    """The kind of every token seen so far, so a call sorts only new tokens; the table
+    starts over past ``max_bytes`` (its tokens, texts and dict slots)."""
 
-    def __init__(self, max_tokens: int) -> None:
-        self._max_tokens = max_tokens
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
         self._table = _Table()
+
+    @property
+    def held(self) -> int:
+        return self._table.bytes
 
     def sort(self, tokens: Iterable[bytes]) -> Sorted:
         """The facts among ``tokens``, by kind, each with its text."""
@@ -180,7 +191,8 @@ class Kinds:
             elif kind != _NO_FACT:
                 found[kind][raw] = texts[raw]
         if new:
-            if len(kinds) + len(new) > self._max_tokens:
+            added = sum([sys.getsizeof(raw) for raw in new]) + _SLOT_BYTES * len(new)
+            if table.bytes + added > self._max_bytes:
                 # A new generation; another thread keeps the table it already holds.
                 table = self._table = _Table()
             for kind, sorted_new in enumerate(sort_tokens(new)):
@@ -190,6 +202,8 @@ class Kinds:
                     table.texts[raw] = text
                     table.kinds[raw] = kind
                     found[kind][raw] = text
+                    added += sys.getsizeof(text) + _SLOT_BYTES
             for raw in new:
                 table.kinds.setdefault(raw, _NO_FACT)
+            table.bytes += added
         return found

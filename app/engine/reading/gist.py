@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Usage
 from app.engine.reading.outcomes import ELLIPSIS
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|:[ \t]*\n|\n+")
@@ -132,8 +132,12 @@ class Gists:
     """``gist`` memoized: the recent turns' texts are cut again, the same way, on every
     later call until their block closes."""
 
-    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._memo: Memo[tuple[str, int], str] = Memo(cache_chars, lambda key: len(key[0]))
+    def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
+        self._memo: Memo[tuple[str, int], str] = Memo(cache_bytes)
+
+    @property
+    def usage(self) -> Usage:
+        return self._memo.usage
 
     def of(self, text: str, limit: int) -> str:
         return self._memo.get((text, limit), _gist)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Usage
 from app.engine.transcript.model import Message
 
 # Markers that open a line.
@@ -260,8 +260,12 @@ def _read_unflagged(text: str) -> Outcome:
 
 
 class Outcomes:
-    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._memo: Memo[str, Outcome] = Memo(cache_chars)
+    def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
+        self._memo: Memo[str, Outcome] = Memo(cache_bytes)
+
+    @property
+    def usage(self) -> Usage:
+        return self._memo.usage
 
     def of(self, message: Message) -> Outcome:
         if message.is_error:  # the format said so; only the line is left to find

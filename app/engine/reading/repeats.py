@@ -16,7 +16,7 @@ from typing import Any
 
 from app.engine import jsontext
 from app.engine.jsontext import dumps
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Usage, combined
 from app.engine.prompts import REPEATED_LINES
 
 # A line with fewer characters than this (blank, a bracket, ``else:``) says too little
@@ -32,9 +32,13 @@ class LineMemo:
     """Per text, its lines worth pointing back to; per tool-call arguments, their
     strings. The same recent turns come back on every call: they are read once."""
 
-    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._keys: Memo[str, frozenset[str]] = Memo(cache_chars)
-        self._strings: Memo[str, tuple[str, ...]] = Memo(cache_chars)
+    def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
+        self._keys: Memo[str, frozenset[str]] = Memo(cache_bytes // 2)
+        self._strings: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 2)
+
+    @property
+    def usage(self) -> Usage:
+        return combined(self._keys.usage, self._strings.usage)
 
     def keys(self, text: str) -> frozenset[str]:
         return self._keys.get(text, _keys)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Usage
 from app.engine.reading.outcomes import shorten
 
 _LINE_CHARS = 160
@@ -307,9 +307,12 @@ class SalientLines:
     """``text_lines`` memoized: the recent results a call cuts are cut again, the same
     way, on every later call until their block closes."""
 
-    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._memo: Memo[tuple[str, int, str], tuple[str, ...]] = Memo(
-            cache_chars, lambda key: len(key[0]))
+    def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
+        self._memo: Memo[tuple[str, int, str], tuple[str, ...]] = Memo(cache_bytes)
+
+    @property
+    def usage(self) -> Usage:
+        return self._memo.usage
 
     def of(self, text: str, limit: int, skip: str = "") -> tuple[str, ...]:
         return self._memo.get((text, limit, skip), _lines)

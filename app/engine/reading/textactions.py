@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.engine import jsontext
-from app.engine.memo import Memo
+from app.engine.memo import Memo, Usage, combined
 from app.engine.transcript.model import Message
 
 # How harnesses open the text they send back.
@@ -153,10 +153,14 @@ class TextActions:
     """The readings above, memoized by text: an agent resends every action and every
     observation on every step, and a warm call should read only its new ones."""
 
-    def __init__(self, *, cache_chars: int = 16_000_000) -> None:
-        self._observations: Memo[str, bool] = Memo(cache_chars)
-        self._actions: Memo[str, TextAction] = Memo(cache_chars)
-        self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(cache_chars)
+    def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
+        self._observations: Memo[str, bool] = Memo(cache_bytes // 4)
+        self._actions: Memo[str, TextAction] = Memo(cache_bytes // 4)
+        self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(cache_bytes // 2)
+
+    @property
+    def usage(self) -> Usage:
+        return combined(self._observations.usage, self._actions.usage, self._edits.usage)
 
     def is_observation(self, text: str) -> bool:
         return self._observations.get(text, is_observation)
