@@ -35,8 +35,9 @@ class Settings(BaseSettings):
                                 description="Largest request body accepted (413 above).")
     memory_limit_bytes: int | None = Field(
         None, ge=64 << 20, description="Memory this worker may use; unset: the container's "
-        "cgroup limit, if any. It bounds the largest body (about 16 bytes of memory per "
-        "byte of body) and how many large requests run at once.")
+        "cgroup limit, if any. It sizes the caches (3/8 of it, unless "
+        "cache_memory_bytes says) and bounds, in what is left, the largest body (about 16 "
+        "bytes of memory per byte of body) and how many large requests run at once.")
     large_requests: int | None = Field(
         None, ge=1, description="Requests over offload_chars running at once per worker "
         "(others wait up to large_request_wait_s, then 503); unset: as many of the largest "
@@ -56,7 +57,7 @@ class Settings(BaseSettings):
         "measured: recent request bodies (a body resending their messages is parsed only "
         "past them), the engine's memos of each conversation (summaries, notes, token "
         "counts) and, without Redis, the in-process cache; each has a fixed share and "
-        "lets go of what was used longest ago. Unset: a third of the worker's memory "
+        "lets go of what was used longest ago. Unset: 3/8 of the worker's memory "
         "limit, or 512 MiB without one.")
     default_tier: Tier = Field(Tier.MID, description="Tier when neither request nor model says.")
     proxy_openai_url: str = Field(
@@ -127,7 +128,7 @@ class Settings(BaseSettings):
     memory_cache_bytes: int | None = Field(
         None, ge=1 << 20, description="Bytes of keys and values the in-process cache holds "
         "(LLM answers and every expand handle), the least recently used going first; unset: "
-        "its share (30%) of cache_memory_bytes.")
+        "its share (15%) of cache_memory_bytes.")
     cache_ttl_s: float = Field(86_400, gt=0, description="How long LLM results are cached.")
     recall_cache_ttl_s: float = Field(3_600, gt=0, description="How long /summarize-recall "
                                       "answers are cached.")

@@ -260,3 +260,19 @@ def test_the_ingress_routes_an_agents_steps_on_its_conversation_key():
     assert backend["name"] == service["metadata"]["name"]
     assert backend["port"]["name"] in {p["name"] for p in service["spec"]["ports"]}
     assert "ingress.yaml" in (DEPLOY / "base" / "kustomization.yaml").read_text()
+
+
+@pytest.mark.skipif(_kubectl() is None, reason="kubectl is not installed: overlays not rendered")
+@pytest.mark.parametrize("overlay", ["dev", "prod"])
+def test_the_rendered_overlays_route_an_agents_steps_on_its_conversation_key(overlay):
+    # What an operator applies, not only the base: no overlay drops the ingress or
+    # its hash, and the pods it routes to run one worker each.
+    rendered = _render(overlay)
+    ingress = _one(rendered, "Ingress")
+    hashed = ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/upstream-hash-by"]
+    assert hashed.startswith("$http_x_contextsynth_conversation")
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == _one(rendered, "Service")["metadata"]["name"]
+    workers = _one(rendered, "ConfigMap", "contextsynth-config")["data"].get(
+        "CONTEXTSYNTH_WORKERS", "1")
+    assert workers == "1"

@@ -24,7 +24,8 @@ for the whole body; the tests hold the two equal over random edits and resends.
 A remembered body costs a reference, not a copy, until a later body could reuse its
 messages: they are located then (so one-off calls pay nothing), and only the bytes up
 to the last of them are kept. One instance per process, used from the event loop
-only; the bound is on remembered bytes.
+only; the bound is on what the remembered bodies hold: their bytes and their parsed
+messages.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 import orjson
 
 from app.adapters.jsoncodec import Unread, loads_fast
+from app.engine.footprint import footprint
 from app.engine.memo import Usage
 
 _KEY = b'"messages":['
@@ -49,14 +51,23 @@ _PER_START = 8
 
 class _Body:
     """A remembered body: its bytes, its parsed messages, where its array begins, and
-    the ends of its messages, located when a later body first could reuse them."""
+    the ends of its messages, located when a later body first could reuse them. Its
+    size is what it holds: the bytes and the parsed messages (``footprint``), each
+    message measured once, by the first body that parsed it (``weights``: the running
+    total after each message)."""
 
-    __slots__ = ("_located", "_unique", "body", "ends", "head", "messages", "size", "start")
+    __slots__ = ("_located", "_unique", "body", "ends", "head", "messages", "size", "start",
+                 "weights")
 
     def __init__(self, body: bytes, messages: list[Any], start: int, *,
-                 ends: list[int] | None = None) -> None:
+                 ends: list[int] | None = None, weights: list[int] | None = None) -> None:
         self.body = body
-        self.size = len(body)
+        self.weights = weights or []
+        total = self.weights[-1] if self.weights else 0
+        for m in messages[len(self.weights):]:
+            total += footprint(m)
+            self.weights.append(total)
+        self.size = len(body) + total
         self.messages = messages
         self.start = start
         # Built on an earlier body, the messages it reused are located already, and
@@ -123,7 +134,7 @@ class Resends:
         if value is not None and base is not None:
             self._usage.hits += 1
             new = _Body(body, list(value["messages"]), base.start,
-                        ends=base.ends[:reused])
+                        ends=base.ends[:reused], weights=base.weights[:reused])
         else:
             self._usage.misses += 1
             value = loads_fast(body, self._max_depth)

@@ -17,7 +17,7 @@ recomputation, never a wrong value.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar, cast
+from typing import Generic, TypeVar
 
 from app.engine.footprint import footprint
 from app.engine.pacing import breathe
@@ -76,7 +76,7 @@ class Memo(Generic[K, V]):
         # Reading it again costs milliseconds. Small memos keep what fits.
         self._largest = min(self._generation_bytes, max(self._generation_bytes // 16,
                                                         _ALWAYS_KEPT))
-        self._weigh: Callable[[K, V], int] = weigh or cast(Callable[[K, V], int], weight)
+        self._weigh = weigh
         self._young: dict[K, V] = {}
         self._old: dict[K, V] = {}
         self._bytes = 0
@@ -105,7 +105,10 @@ class Memo(Generic[K, V]):
             found = compute(key)
         else:
             self._usage.hits += 1
-        size = self._weigh(key, found)  # type: ignore[arg-type]
+        weigh = self._weigh
+        # The default called directly: a compiled call, where one through the attribute
+        # goes through Python's.
+        size = weight(key, found) if weigh is None else weigh(key, found)  # type: ignore[arg-type]
         if size <= self._largest:
             if self._bytes + size > self._generation_bytes:
                 self._usage.evicted += len(self._old)
@@ -132,9 +135,11 @@ def _long(key: object) -> bool:
 def _chars(key: object, depth: int) -> int:
     if isinstance(key, str):
         return len(key)
+    total = 0
     if depth and isinstance(key, tuple):
-        return sum([_chars(item, depth - 1) for item in key])
-    return 0
+        for item in key:
+            total += _chars(item, depth - 1)
+    return total
 
 
 class Recent(Generic[K, V]):

@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from app.adapters.jsoncodec import UNREAD, loads_fast
-from app.adapters.resends import MIN_BYTES, Resends, _Body
+from app.adapters.resends import _START, MIN_BYTES, Resends, _Body
 from app.corpus import load, transcript_files
+from app.engine.footprint import footprint
 from app.evaluation.replay import sample_steps
 
 _PAD = "x" * MIN_BYTES  # makes a body long enough to be remembered
@@ -129,6 +130,21 @@ def test_the_bound_holds_and_zero_remembers_nothing() -> None:
     none.loads(_body([_system(), {"role": "user", "content": "task"}]))
     assert len(none) == 0
 
+
+
+def test_a_body_counts_its_bytes_and_its_parsed_messages() -> None:
+    # The parsed messages are most of what a remembered body holds; each is measured
+    # once, by the body that parsed it, and a resend adds only its new ones.
+    bodies = Resends()
+    messages = [_system(), {"role": "user", "content": "task"}]
+    first = _body(messages)
+    bodies.loads(first)
+    assert bodies.usage.held == len(first) + len(first[:_START]) + sum(map(footprint, messages))
+    more = [*messages, {"role": "assistant", "content": "step " * 200}]
+    second = _body(more)
+    assert bodies.loads(second)["messages"] == more
+    assert bodies.usage.hits == 1 and len(bodies) == 1  # it carried the first one on
+    assert bodies.usage.held == len(second) + len(second[:_START]) + sum(map(footprint, more))
 
 
 def test_a_body_past_an_eighth_of_the_bound_is_read_whole_and_not_remembered() -> None:

@@ -2,7 +2,7 @@ import sys
 
 from app.engine.footprint import footprint
 from app.engine.memo import Memo, Recent, weight
-from app.engine.transcript.model import Message, Part
+from app.engine.transcript.model import Message, Part, ToolCall
 
 
 def test_a_hit_is_not_computed_again():
@@ -108,3 +108,23 @@ def test_recent_keeps_the_newest_and_lets_the_oldest_go():
     assert len(recent) == 1 and recent.get("long run") == "many tokens"
     recent.pop("long run")
     assert recent.usage.held == 0
+
+
+def test_the_layout_footprint_assumes_is_this_pythons():
+    # Texts, bytes, tuples and numbers are sized from CPython's layout, not asked.
+    for obj in ("", "ascii text", "→ not ascii", "😀", b"", b"bytes", (), ("a", 1),
+                0, 2**29, -(2**29), 2**40, 1.5):
+        items = sum(footprint(x) for x in obj) if isinstance(obj, tuple) else 0
+        assert footprint(obj) == sys.getsizeof(obj) + items, obj
+
+
+def test_a_message_counts_as_its_fields_do():
+    call = ToolCall("c1", "bash", '{"command": "ls"}', raw={"id": "c1"})
+    part = Part("text", "listing", raw={"type": "text"})
+    message = Message("assistant", (part,), (call,), raw={"role": "assistant"})
+    fields = sum(footprint(v) for v in (part.kind, part.text, part.raw))
+    assert footprint(part) == sys.getsizeof(part) + fields
+    fields = sum(footprint(v) for v in (call.id, call.name, call.arguments, call.raw))
+    assert footprint(call) == sys.getsizeof(call) + fields
+    assert footprint(message) == sys.getsizeof(message) + footprint((part,)) + \
+        footprint((call,)) + footprint(message.raw)

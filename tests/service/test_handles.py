@@ -26,9 +26,9 @@ async def test_the_memory_cache_is_bounded_by_bytes_least_recently_used_first():
 async def test_a_thousand_agents_handles_all_expand_within_the_default_budget():
     # 1,000 agents, each with 30 spans of about 1.5 KB saved once (an agent resends its
     # prefix, so the old spans of its newest receipt were saved long before): 45 MB.
-    # A bound of 10,000 entries lost the first agents' handles; the default budget
-    # (its share of the caches' 512 MiB without a memory limit) holds them all.
-    store = HandleStore(MemoryCache(max_bytes=cache_plan(None).in_process), ttl_s=3600)
+    # A bound of 10,000 entries lost the first agents' handles; the default budget in a
+    # 1 GiB pod (its share of the caches' 384 MiB) holds them all.
+    store = HandleStore(MemoryCache(max_bytes=cache_plan(1 << 30).in_process), ttl_s=3600)
     original = "y" * 1500
     for agent in range(1000):
         for span in range(30):
@@ -38,8 +38,8 @@ async def test_a_thousand_agents_handles_all_expand_within_the_default_budget():
 
 
 def test_the_budget_is_a_share_of_the_workers_memory():
-    assert cache_plan(1 << 30).in_process == int((1 << 30) // 3 * 0.30)  # about 100 MiB
-    assert cache_plan(None).in_process == int((512 << 20) * 0.30)
+    assert cache_plan(1 << 30).in_process == int((384 << 20) * 0.15)  # about 58 MiB
+    assert cache_plan(None).in_process == int((512 << 20) * 0.15)
 
 
 async def test_a_large_span_is_held_compressed_and_expands_as_it_was():

@@ -15,7 +15,7 @@ MIB = 1 << 20
 def test_budgets_follow_the_memory_limit_beside_the_caches():
     assert body_budget(None, 16 * MIB, 0) == 16 * MIB
     assert large_requests(None, 16 * MIB, 0) == 4
-    caches = cache_plan(1024 * MIB).total  # a third of the pod's 1 GiB
+    caches = cache_plan(1024 * MIB).total  # 3/8 of the pod's 1 GiB
     assert body_budget(1024 * MIB, 16 * MIB, caches) == 16 * MIB  # the pod holds one
     assert large_requests(1024 * MIB, 16 * MIB, caches) == 2  # and two at once
     assert large_requests(1024 * MIB, 16 * MIB, 0) == 3  # without caches, three

@@ -12,7 +12,7 @@ from app.engine.compaction.tails import Tails
 
 # The strategies' bytes: runs' summaries (both fast strategies read them), the notes of
 # closed blocks, and the trimmed recent turns.
-_SHARES = {"runs": 0.5, "block_notes": 0.25, "tails": 0.25}
+_SHARES = {"runs": 0.30, "block_notes": 0.45, "tails": 0.25}
 
 
 def builtin_strategies(cache_bytes: int = 160 << 20) -> dict[str, Strategy]:

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from app.engine.footprint import BYTES_HEADER, footprint
 from app.engine.memo import Memo, Recent, Usage
 from app.engine.reading.factscan import Kinds, Sorted, error_lines, marked_lines, raw_tokens
 
@@ -238,7 +239,7 @@ class FactExtractor:
             errors = base.errors | error_lines(joined)
         fresh = tokens.difference(base.tokens)
         added = self._kinds.sort(fresh)
-        items = base.items + _bytes_of(fresh) + _bytes_of(errors.difference(base.errors))
+        items = base.items + _token_bytes(fresh) + _bytes_of(errors.difference(base.errors))
         # A step that brings no new fact (most do not) shares the run's sorted facts,
         # and what outputs lacked of them.
         if any(added):
@@ -273,5 +274,18 @@ def _run_lost(run: _Settled, held: frozenset[bytes], more: frozenset[bytes]) -> 
     return lost
 
 
+def _token_bytes(tokens: Iterable[bytes]) -> int:
+    """``_bytes_of`` for byte strings, from their lengths: a run's tokens are many."""
+    total = 0
+    count = 0
+    for token in tokens:
+        total += len(token)
+        count += 1
+    return total + BYTES_HEADER * count
+
+
 def _bytes_of(objects: Iterable[object]) -> int:
-    return sum([sys.getsizeof(o) for o in objects])
+    total = 0
+    for o in objects:
+        total += footprint(o)
+    return total

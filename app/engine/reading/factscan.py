@@ -9,9 +9,10 @@ identifier, number or no fact) is decided once and remembered (``Kinds``).
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable
 from typing import Final
+
+from app.engine.footprint import BYTES_HEADER, footprint
 
 # Tokens end at whitespace, quotes, brackets, "=", ";" and "|". Commas stay inside
 # tokens (1,234.50) and are stripped from their ends, as is a currency sign, so "$121"
@@ -191,7 +192,9 @@ class Kinds:
             elif kind != _NO_FACT:
                 found[kind][raw] = texts[raw]
         if new:
-            added = sum([sys.getsizeof(raw) for raw in new]) + _SLOT_BYTES * len(new)
+            added = (BYTES_HEADER + _SLOT_BYTES) * len(new)
+            for raw in new:
+                added += len(raw)
             if table.bytes + added > self._max_bytes:
                 # A new generation; another thread keeps the table it already holds.
                 table = self._table = _Table()
@@ -202,7 +205,7 @@ class Kinds:
                     table.texts[raw] = text
                     table.kinds[raw] = kind
                     found[kind][raw] = text
-                    added += sys.getsizeof(text) + _SLOT_BYTES
+                    added += footprint(text) + _SLOT_BYTES
             for raw in new:
                 table.kinds.setdefault(raw, _NO_FACT)
             table.bytes += added
