@@ -60,6 +60,7 @@ COMPILED = [
     "app/engine/transcript/formats/size.py",
     "app/engine/transcript/model.py",
     "app/engine/transcript/pieces.py",
+    "app/engine/transcript/sizes.py",
     "app/engine/transcript/tokens.py",
 ]
 

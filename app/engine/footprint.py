@@ -18,26 +18,21 @@ caches reaches; an object past it counts as its own shallow size.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Final
 
-from app.engine.transcript.model import Message, Part, ToolCall
-
-_DEPTH = 12
-_EMPTY: tuple[str, ...] = ()
+# Final: compiled code inlines them instead of looking them up on each object.
+_DEPTH: Final = 12
+_EMPTY: Final[tuple[str, ...]] = ()
 # CPython 3 on 64 bits: the headers of a compact ASCII str (a byte a character follows)
 # and of bytes, a tuple's header and its pointer per item, an int below 2**30 and a
 # float. The tests hold these equal to ``sys.getsizeof``.
-STR_HEADER = 49
-BYTES_HEADER = 33
-TUPLE_HEADER = 40
-POINTER = 8
-SMALL_INT = 28
-FLOAT = 24
-_SMALL = 1 << 30
-# The transcript classes' own sizes, compiled or not (their fields follow).
-_MESSAGE: int = sys.getsizeof(Message("user"))
-_PART: int = sys.getsizeof(Part("text"))
-_CALL: int = sys.getsizeof(ToolCall("", "", ""))
+STR_HEADER: Final = 49
+BYTES_HEADER: Final = 33
+TUPLE_HEADER: Final = 40
+POINTER: Final = 8
+SMALL_INT: Final = 28
+FLOAT: Final = 24
+_SMALL: Final = 1 << 30
 
 
 def footprint(obj: object) -> int:
@@ -59,21 +54,6 @@ def _size(obj: object, depth: int) -> int:
     if depth == 0:
         return int(sys.getsizeof(obj))
     depth -= 1
-    # The transcript's own objects, most of what a cache holds, read field by field: a
-    # compiled attribute read where a lookup by name costs a dictionary probe.
-    if isinstance(obj, Part):
-        return _PART + _size(obj.kind, depth) + _size(obj.text, depth) + _size(obj.raw, depth)
-    if isinstance(obj, Message):
-        size = _MESSAGE + _size(obj.parts, depth) + _size(obj.tool_calls, depth) + \
-            _size(obj.raw, depth)
-        if obj.tool_call_id is not None:
-            size += _size(obj.tool_call_id, depth)
-        if obj.name is not None:
-            size += _size(obj.name, depth)
-        return size
-    if isinstance(obj, ToolCall):
-        return _CALL + _size(obj.id, depth) + _size(obj.name, depth) + \
-            _size(obj.arguments, depth) + _size(obj.raw, depth)
     if isinstance(obj, tuple):
         size = TUPLE_HEADER + POINTER * len(obj)
         for item in obj:

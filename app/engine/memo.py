@@ -17,7 +17,7 @@ recomputation, never a wrong value.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from app.engine.footprint import footprint
 from app.engine.pacing import breathe
@@ -27,9 +27,9 @@ V = TypeVar("V")
 _MISSING = object()
 # Reading a key this large (in bytes) anew takes a few milliseconds: before it, other
 # threads may run (see ``pacing``).
-_LONG = 32_768
+_LONG: Final = 32_768
 # Entries up to this many bytes are kept by any memo that can hold them.
-_ALWAYS_KEPT = 131_072
+_ALWAYS_KEPT: Final = 131_072
 
 
 class Usage:

@@ -22,8 +22,10 @@ from functools import partial
 from app.engine.compaction.base import Span, StrategyContext
 from app.engine.compaction.ledger import Ledger
 from app.engine.compaction.notes import Notes, Written
+from app.engine.footprint import POINTER, TUPLE_HEADER, footprint
 from app.engine.memo import Memo, Usage
 from app.engine.transcript.model import Message
+from app.engine.transcript.sizes import size_of
 
 # A block's content: per message its index, role, texts, result flags and calls, flat
 # (one tuple per block, where one per message cost twice as long to build and hash).
@@ -50,6 +52,10 @@ def content(region: Sequence[Message]) -> BlockKey:
     return tuple(key)
 
 
+def _weigh(key: tuple[bool, int, BlockKey], made: _Made) -> int:
+    return footprint(key) + made.size()
+
+
 class _Made:
     """A block's notes as written, with the caller's messages kept as their places in
     the block."""
@@ -66,6 +72,12 @@ class _Made:
               place[id(s.originals[0])]) for s in written.spans])
         self.ledgers: tuple[Ledger, ...] = tuple(written.ledgers)
         self.last_note = written.last_note
+
+    def size(self) -> int:
+        """The bytes it holds (see ``footprint``). Its ledgers are its runs' summaries'
+        own, measured with them (``Runs``): here only the tuple of them counts."""
+        return size_of(self.messages) + footprint(self.dropped) + footprint(self.spans) + \
+            TUPLE_HEADER + POINTER * len(self.ledgers) + footprint(self.last_note)
 
     def replayed(self, region: Sequence[Message]) -> Written:
         out = Written()
@@ -84,7 +96,7 @@ class BlockNotes:
 
     def __init__(self, notes: Notes, *, cache_bytes: int = 32 << 20) -> None:
         self._notes = notes
-        self._memo: Memo[tuple[bool, int, BlockKey], _Made] = Memo(cache_bytes)
+        self._memo: Memo[tuple[bool, int, BlockKey], _Made] = Memo(cache_bytes, _weigh)
 
     @property
     def usage(self) -> Usage:

@@ -14,13 +14,14 @@ import itertools
 import re
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Final
 
 from app.engine.compaction.base import Handles, Hasher, StrategyContext
 from app.engine.compaction.ledger import Ledger, copied, extend_ledger
-from app.engine.footprint import footprint
+from app.engine.footprint import POINTER, TUPLE_HEADER, footprint
 from app.engine.memo import Memo, Usage, combined
 from app.engine.reading.answers import JSON_CHARS, json_lines, json_value
 from app.engine.reading.calls import CallSummary
@@ -29,6 +30,7 @@ from app.engine.reading.outcomes import Outcome, shorten
 from app.engine.reading.salient import Ranked, chosen_lines, ranked_lines, short_lines, text_lines
 from app.engine.reading.verbs import changes_state
 from app.engine.transcript.model import Message, Part, ToolCall, call_results
+from app.engine.transcript.sizes import size_of
 
 _RESULT_CHARS = 100
 _SAID_CHARS = 130
@@ -118,20 +120,29 @@ def _identity(m: Message) -> _Identity:
     return (m.role, texts, tuple([(c.id, c.name, c.arguments) for c in m.tool_calls]))
 
 
-def _grown(base: RunSummary | None, base_bytes: int, key: _RunKey, covered: int,
-           summary: RunSummary) -> int:
-    """The bytes a run's entry holds (its key's identities and the summary's lines),
-    from those of the entry it extends and what was added: measuring the whole run on
-    every step would cost a warm call its savings."""
+def _grown(base: RunSummary | None, base_grown: int, key: _RunKey, covered: int,
+           summary: RunSummary) -> tuple[int, int]:
+    """The bytes a run's entry holds: what grows with the run (its key's identities and
+    the summary's lines), from what the entry it extends had and what was added, and
+    in all, with what is made anew at each step and measured whole (the ledger and the
+    shown lines, which hold the run's distinct files, commands and lines, and the
+    tuples). Measuring the whole run on every step would cost a warm call its savings."""
     lines = len(base.lines) if base is not None else 0
     brief = len(base.brief) if base is not None else 0
-    return base_bytes + footprint(key[covered:]) + footprint(summary.lines[lines:]) + \
-        footprint(summary.brief[brief:]) + sys.getsizeof(key) + \
-        sys.getsizeof(summary.lines) + sys.getsizeof(summary.brief) + _SUMMARY_BYTES
+    grown = base_grown + _items(footprint, key[covered:]) + \
+        _items(size_of, summary.lines[lines:]) + _items(size_of, summary.brief[brief:])
+    whole = sys.getsizeof(key) + sys.getsizeof(summary.lines) + sys.getsizeof(summary.brief) + \
+        footprint(summary.ledger) + footprint(summary.shown) + _SUMMARY_BYTES
+    return grown, grown + whole
 
 
-# A summary's own fields besides its lines (handle, ledger, tool names, shown lines).
-_SUMMARY_BYTES = 1_024
+def _items(size: Callable[[object], int], items: tuple[object, ...]) -> int:
+    """The bytes of a tuple's items, without the tuple's own."""
+    return size(items) - TUPLE_HEADER - POINTER * len(items)
+
+
+# A summary's own object and its few small fields (handle, counts, tool names).
+_SUMMARY_BYTES: Final = 256
 
 
 class Runs:
@@ -140,7 +151,8 @@ class Runs:
     def __init__(self, *, cache_bytes: int = 64 << 20) -> None:
         # A key holds the run's texts: the entry's bytes count them with its lines.
         self._runs: dict[tuple[_Identity, ...], RunSummary] = {}
-        self._sizes: dict[tuple[_Identity, ...], int] = {}
+        # Per entry: the bytes that grow with its run, and its bytes in all.
+        self._sizes: dict[tuple[_Identity, ...], tuple[int, int]] = {}
         # How many cached runs start with each message: a run nobody began before (any
         # cold call) is not probed for at all.
         self._starts: dict[_Identity, int] = {}
@@ -197,8 +209,8 @@ class Runs:
         if base is not None and new[0].role == "tool":
             base, new = None, run  # the base ends inside a step: read the run whole
         summary = self._extend(base, new, context)
-        base_bytes = self._sizes.get(ids[:covered], 0) if base is not None else 0
-        size = _grown(base, base_bytes, ids, covered if base is not None else 0, summary)
+        base_grown = self._sizes.get(ids[:covered], (0, 0))[0] if base is not None else 0
+        sizes = _grown(base, base_grown, ids, covered if base is not None else 0, summary)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # run in progress, not one per step.
@@ -206,9 +218,9 @@ class Runs:
                 self._forget(ids[:covered])
             if ids not in self._runs:
                 self._runs[ids] = summary
-                self._sizes[ids] = size
+                self._sizes[ids] = sizes
                 self._starts[ids[0]] = self._starts.get(ids[0], 0) + 1
-                self._bytes += size
+                self._bytes += sizes[1]
             # The newest stays: its run calls again next.
             while self._bytes > self._max_bytes and len(self._runs) > 1:
                 self._forget(next(iter(self._runs)))
@@ -223,7 +235,7 @@ class Runs:
         gone = self._runs.pop(key, None)
         if gone is None:
             return
-        self._bytes -= self._sizes.pop(key, 0)
+        self._bytes -= self._sizes.pop(key, (0, 0))[1]
         left = self._starts.pop(key[0], 1) - 1
         if left:
             self._starts[key[0]] = left

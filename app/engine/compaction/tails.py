@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 from app.engine.compaction.base import Span
 from app.engine.compaction.tiers import TierBudget
-from app.engine.footprint import footprint
 from app.engine.memo import Usage
 from app.engine.transcript.model import Message
+from app.engine.transcript.sizes import size_of
 
 # What a tail's turns contribute to its key: role, texts, calls, result flags.
 Identity = tuple[object, ...]
@@ -99,7 +99,7 @@ class Tails:
         return found
 
     def put(self, key: Key, trimmed: Trimmed, replaces: Key | None) -> None:
-        size = footprint(trimmed.sources) + footprint(trimmed.out)
+        size = size_of(trimmed.sources) + size_of(trimmed.out)
         with self._lock:
             if replaces is not None:
                 self._drop(replaces)

@@ -161,7 +161,7 @@ class _Table:
 
 # A table's dict slot per token or text, besides the objects: hash, key and value
 # pointers and the index, at the dicts' usual fill (the objects are measured).
-_SLOT_BYTES = 40
+_SLOT_BYTES: Final = 40
 
 # Facts by kind (paths, identifiers, numbers), each token with its text.
 Sorted = tuple[dict[bytes, str], dict[bytes, str], dict[bytes, str]]
