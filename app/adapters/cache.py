@@ -46,6 +46,11 @@ def receipt_key(tenant: str, request_id: str) -> str:
     return f"{KEY_PREFIX}:{_plain(tenant)}:receipt:{_plain(request_id)}"
 
 
+def expansions_key(tenant: str, conversation: str) -> str:
+    """The expand rounds a proxied conversation had, which its client never saw."""
+    return f"{KEY_PREFIX}:{_plain(tenant)}:expanded:{_plain(conversation)}"
+
+
 def _plain(part: str) -> str:
     """``part`` with no brace, so that it cannot make a hash tag (reversibly: % too)."""
     return part.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")

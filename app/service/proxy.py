@@ -28,6 +28,7 @@ from app.engine.transcript.formats import WireFormat
 from app.service.conversation import conversation_key
 from app.service.expand_stream import ROUNDS, Events, Round
 from app.service.expand_tool import SHAPES, STREAMED, Call, may_offer, read_back
+from app.service.expansion_log import Anchor, ExpansionLog, anchor
 from app.service.handles import HandleStore
 from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
@@ -70,6 +71,11 @@ _PREVIOUS_RESPONSE = ("previous_response_id: the provider holds this conversatio
 _CONVERSATIONS = ("messages", "input")
 
 
+def _conversation(wire: str) -> str:
+    """The field a format's request holds its conversation in."""
+    return "input" if wire == "responses" else "messages"
+
+
 def _json_object(raw: bytes) -> dict[str, Any] | None:
     try:
         value = jsoncodec.loads(raw)
@@ -94,6 +100,9 @@ class Compacted:
     offered: dict[str, Any] | None = None
     # Why a request that could have been compacted was sent as it came.
     reason: str | None = None
+    # Where this request's answer goes in the client's conversation, for the expand
+    # rounds it may take (see ``expansion_log``).
+    anchor: Anchor | None = None
 
 
 @dataclass(slots=True)
@@ -127,6 +136,7 @@ class ProxyService:
         self._settings = settings
         self._metrics = metrics
         self._cache = cache
+        self._log = ExpansionLog(cache, settings.expand_ttl_s)
         self._bases = {"openai": settings.proxy_openai_url.rstrip("/"),
                        "anthropic": settings.proxy_anthropic_url.rstrip("/")}
         # Read once at start-up, like the LLM providers' keys; never logged.
@@ -172,6 +182,18 @@ class ProxyService:
             # The conversation is held by the provider: what came is only its new turns.
             return Compacted(raw, "unchanged", "off", reason=_PREVIOUS_RESPONSE)
         wire = self._formats[route.format]
+        key = conversation_key(None, body, _CONVERSATIONS)
+        where: Anchor | None = None
+        replayed = False
+        # Rounds the client never saw go back where they were, for a conversation the
+        # tool can be offered to again (its calls must be declared).
+        if expand and key is not None and may_offer(route.format, body):
+            items = body[_conversation(route.format)]
+            where = anchor(items)
+            spliced = await self._log.replayed(tenant, key, items)
+            if spliced is not None:
+                body = {**body, _conversation(route.format): spliced}
+                replayed = True
         model = body.get("model") if isinstance(body.get("model"), str) else None
         settings = self._settings
         request = SynthesizeRequest(
@@ -197,21 +219,26 @@ class ProxyService:
             "tokens_before": synthesis.tokens_before, "tokens_after": synthesis.tokens_after,
             "stable_messages": out.prefix.stable_messages,
             "receipt": receipt(ran.report.spans, ran.report.lost)}
-        key = conversation_key(None, body, _CONVERSATIONS)
-        if not synthesis.compacted:
+        if not synthesis.compacted and not replayed:
             return Compacted(raw, "unchanged", ran.report.mode, synthesis.tokens_before,
-                             synthesis.tokens_after, out.prefix.stable_messages, document, key)
-        sent = {k: v for k, v in body.items() if k not in wire.keys}
-        sent.update(out.body)
+                             synthesis.tokens_after, out.prefix.stable_messages, document, key,
+                             anchor=where)
+        if synthesis.compacted:
+            sent = {k: v for k, v in body.items() if k not in wire.keys}
+            sent.update(out.body)
+        else:
+            sent = body
         # The tool reads back what was cut, so it is offered when something was (in a
-        # stream only where the proxy can answer it inside one).
+        # stream only where the proxy can answer it inside one), and where the
+        # conversation holds its calls again.
         offered = None
-        if expand and ran.report.spans and may_offer(route.format, sent) and (
+        if expand and (ran.report.spans or replayed) and may_offer(route.format, sent) and (
                 not body.get("stream") or route.format in STREAMED):
             sent = offered = SHAPES[route.format].offer(sent)
-        return Compacted(jsoncodec.dumps(sent), "compacted", ran.report.mode,
+        return Compacted(jsoncodec.dumps(sent),
+                         "compacted" if synthesis.compacted else "unchanged", ran.report.mode,
                          synthesis.tokens_before, synthesis.tokens_after,
-                         out.prefix.stable_messages, document, key, offered)
+                         out.prefix.stable_messages, document, key, offered, anchor=where)
 
     async def save_receipt(self, tenant: str, compacted: Compacted) -> None:
         """After the answer has started: a cache write is no part of what the caller
@@ -244,9 +271,11 @@ class ProxyService:
             parsed = _json_object(raw) if answer.status == 200 else None
             calls, others = shape.calls(parsed) if parsed is not None else ([], 0)
             if parsed is None or not calls:
+                await self._remember(route, tenant, compacted, body, done)
                 return Answered(answer.status, answer.headers, raw, done)
             if others or done.rounds >= self._settings.proxy_expand_rounds:
                 # The client's own tools come first: its calls go back to it without ours.
+                await self._remember(route, tenant, compacted, body, done)
                 return Answered(answer.status, answer.headers,
                                 jsoncodec.dumps(shape.without_tool(parsed)), done)
             results = [(call, await self._read_back(route, tenant, call, done))
@@ -287,6 +316,7 @@ class ProxyService:
                 calls = this.calls()
                 if not calls or this.others or done.rounds >= \
                         self._settings.proxy_expand_rounds:
+                    await self._remember(route, tenant, compacted, body, done)
                     for event in this.ending():
                         yield event
                     return
@@ -297,12 +327,25 @@ class ProxyService:
                 answer = await self.forward(route, jsoncodec.dumps(body), headers, compacted)
                 if answer.status != 200:  # the stream ends as the last round ended
                     await answer.read()
+                    await self._remember(route, tenant, compacted, body, done)
                     for event in this.ending():
                         yield event
                     return
                 this = this.next()
 
         return first, rounds(), done
+
+    async def _remember(self, route: ProviderRoute, tenant: str, compacted: Compacted,
+                        body: dict[str, Any], done: Expansions) -> None:
+        """The rounds' calls and results (what ``body``, the last round's request, holds
+        past the request first sent), to go back into the conversation's next request."""
+        offered = compacted.offered
+        if not done.rounds or offered is None or compacted.anchor is None or \
+                compacted.conversation is None:
+            return
+        field_name = _conversation(route.format)
+        items = body[field_name][len(offered[field_name]):]
+        await self._log.record(tenant, compacted.conversation, compacted.anchor, items)
 
     async def _read_back(self, route: ProviderRoute, tenant: str, call: Call,
                          done: Expansions) -> str:

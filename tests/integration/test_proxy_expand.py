@@ -430,3 +430,92 @@ def test_an_expired_handle_gives_the_model_a_result_that_says_so():
     assert result["role"] == "tool" and "no span" in result["content"] and \
         "expire" in result["content"]
     assert answer.choices[0].message.content == "Rebooked."
+
+
+def _before_answer(messages: list[dict[str, Any]], answer: int) -> list[dict[str, Any]]:
+    """The two items before the one at ``answer``."""
+    return messages[answer - 2 : answer]
+
+
+def test_what_the_model_read_is_in_the_next_request_before_its_answer(world, upstream):
+    # The client never saw the round; its next request holds the answer. The upstream
+    # gets the call and the result back in before that answer, as the model had them,
+    # and compaction reads them like any tool result.
+    url, _ = world
+    upstream.answer = _expands_once(_chat)
+    client = _openai(url)
+    history = _transcript()
+    answer = client.chat.completions.create(model="gpt-4o-mini", messages=history)  # type: ignore[arg-type]
+    first = upstream.received[0]
+    upstream.received.clear()
+    upstream.answer = lambda r: _chat(None)
+    follow_up = [*history, answer.choices[0].message.model_dump(exclude_none=True),
+                 {"role": "user", "content": "Thanks. Is the seat the same?"}]
+    client.chat.completions.create(model="gpt-4o-mini", messages=follow_up)  # type: ignore[arg-type]
+    (sent,) = upstream.received
+    messages = sent.body["messages"]
+    at = max(i for i, m in enumerate(messages) if m.get("content") == "Rebooked.")
+    call, result = _before_answer(messages, at)
+    assert call["tool_calls"][0]["function"]["name"] == TOOL
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {
+        "handle": _handle_in(first)}
+    assert result["role"] == "tool" and result["tool_call_id"] == "call_x1"
+    assert any(t["function"]["name"] == TOOL for t in sent.body["tools"])  # declared
+    # With the tool off for a request, its history is the client's own.
+    upstream.received.clear()
+    _openai(url, **{"x-contextsynth-expand": "off"}).chat.completions.create(
+        model="gpt-4o-mini", messages=follow_up)  # type: ignore[arg-type]
+    assert TOOL not in json.dumps(upstream.received[0].body)
+
+
+def test_a_messages_conversation_gets_its_rounds_back_too(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_message)
+    payload = to_anthropic(_transcript())
+    client = anthropic.Anthropic(base_url=url, api_key="sk-ant-caller", max_retries=0,
+                                 default_headers={"x-contextsynth-key": "cs-key-alpha"})
+    message = client.messages.create(model="claude-haiku-4-5", max_tokens=256,
+                                     system=payload["system"], messages=payload["messages"])
+    upstream.received.clear()
+    upstream.answer = lambda r: _message(None)
+    follow_up = [*payload["messages"],
+                 {"role": "assistant", "content": [b.model_dump() for b in message.content]},
+                 {"role": "user", "content": "Thanks. Is the seat the same?"}]
+    client.messages.create(model="claude-haiku-4-5", max_tokens=256,
+                           system=payload["system"], messages=follow_up)
+    (sent,) = upstream.received
+    messages = sent.body["messages"]
+    at = max(i for i, m in enumerate(messages) if "Rebooked." in json.dumps(m))
+    said, replies = _before_answer(messages, at)
+    assert said["content"][-1]["type"] == "tool_use" and said["content"][-1]["name"] == TOOL
+    assert replies["content"][0]["tool_use_id"] == "toolu_x1"
+    assert any(t["name"] == TOOL for t in sent.body["tools"])
+
+
+def test_a_responses_stream_gets_its_rounds_back_without_a_repeated_item(world, upstream):
+    url, _ = world
+    upstream.answer = _expands_once(_response_stream)
+    payload = to_responses(_transcript())
+    client = _openai(url)
+    with client.responses.stream(model="gpt-5-mini", input=payload["input"],
+                                 instructions=payload["instructions"]) as stream:
+        final = stream.get_final_response()
+    upstream.received.clear()
+    upstream.answer = lambda r: _response(None)
+    follow_up = [*payload["input"],
+                 *[item.model_dump(exclude_none=True) for item in final.output],
+                 {"role": "user", "content": "Thanks. Is the seat the same?"}]
+    client.responses.create(model="gpt-5-mini", input=follow_up,
+                            instructions=payload["instructions"])
+    (sent,) = upstream.received
+    items = sent.body["input"]
+    ids = [i["id"] for i in items if isinstance(i, dict) and i.get("id")]
+    assert len(ids) == len(set(ids))  # the text the client was shown comes once
+    calls = [n for n, i in enumerate(items) if i.get("type") == "function_call"
+             and i.get("name") == TOOL]
+    assert len(calls) == 1
+    at = calls[0]
+    assert items[at - 1]["id"] == "msg_resp_1"  # after the text the model wrote first
+    assert items[at + 1]["type"] == "function_call_output" and \
+        items[at + 1]["call_id"] == "call_s1"
+    assert items[at + 2]["id"] == "msg_resp_2"  # then the answer it led to
