@@ -127,8 +127,8 @@ class Memo(Generic[K, V]):
 
 def _long(key: object) -> bool:
     """Whether computing this key's value may take milliseconds: a long text, or a key
-    whose texts (two levels down, which every key of the engine's has them within) are
-    that long together."""
+    whose texts, within two levels of tuples (where every key of the engine's holds
+    them), are that long together."""
     return _chars(key, 2) > _LONG
 
 
@@ -162,6 +162,8 @@ class Recent(Generic[K, V]):
         return u
 
     def get(self, key: K) -> V | None:
+        """The entry, or None. Not counted as a lookup: a caller may probe several keys
+        for one (a run's prefixes)."""
         found = self._entries.get(key)
         return None if found is None else found[0]
 
