@@ -16,7 +16,7 @@ recomputation, never a wrong value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Final, Generic, TypeVar
 
 from app.engine.footprint import footprint
@@ -43,6 +43,11 @@ class Usage:
         self.evicted = 0
         self.held = 0
         self.entries = 0
+
+
+def shares(total: int, split: Mapping[str, float]) -> dict[str, int]:
+    """``total`` bytes spread among caches as ``split`` says (name -> fraction)."""
+    return {name: int(total * share) for name, share in split.items()}
 
 
 def combined(*usages: Usage) -> Usage:

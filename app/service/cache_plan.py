@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.engine.jobs.caches import ENGINE_SHARES, shares
+from app.engine.jobs.caches import ENGINE_SHARES
+from app.engine.memo import shares
 
 # The caches' part of a worker's memory limit (3/8: in a 1 GiB pod, the rest holds the
 # interpreter and two of the largest requests at once), and their total when no limit

@@ -9,6 +9,7 @@ from app.engine.compaction.notes import Notes
 from app.engine.compaction.rebuild import RebuildStrategy
 from app.engine.compaction.runs import Runs
 from app.engine.compaction.tails import Tails
+from app.engine.memo import shares
 
 # The strategies' bytes: runs' summaries (both fast strategies read them), the notes of
 # closed blocks, and the trimmed recent turns.
@@ -17,7 +18,7 @@ _SHARES = {"runs": 0.30, "block_notes": 0.45, "tails": 0.25}
 
 def builtin_strategies(cache_bytes: int = 160 << 20) -> dict[str, Strategy]:
     """The built-in strategies, whose caches hold at most ``cache_bytes`` together."""
-    share = {name: int(cache_bytes * part) for name, part in _SHARES.items()}
+    share = shares(cache_bytes, _SHARES)
     notes = Notes(Runs(cache_bytes=share["runs"]))  # one cache serves both fast strategies
     fast = FastStrategy(notes, Tails(share["tails"]), notes_bytes=share["block_notes"])
     strategies: list[Strategy] = [fast, RebuildStrategy(notes), ObservationMask()]

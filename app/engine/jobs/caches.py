@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from app.engine.compaction.base import Handles, StrategyContext
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
-from app.engine.memo import Usage
+from app.engine.memo import Usage, shares
 from app.engine.reading.calls import CallSummaries
 from app.engine.reading.facts import FactExtractor
 from app.engine.reading.gist import Gists
@@ -26,11 +26,6 @@ READING_SHARES: Mapping[str, float] = {
 # notes, tails: see ``builtin_strategies``) and token counts.
 ENGINE_SHARES: Mapping[str, float] = {"reading": 0.45, "compaction": 0.45, "token_counts": 0.10}
 DEFAULT_ENGINE_BYTES = 384 << 20
-
-
-def shares(total: int, split: Mapping[str, float]) -> dict[str, int]:
-    """``total`` bytes spread as ``split`` says."""
-    return {name: int(total * share) for name, share in split.items()}
 
 
 class EngineCaches:
