@@ -94,3 +94,47 @@ def test_the_service_counts_by_pieces_when_the_engine_is_compiled(encoder):
 
     assert pieces.__file__.endswith(".so") == tokenizer.COMPILED
     assert (pretokenizer(encoder) is not None) == tokenizer.COMPILED
+
+
+_WIDE = st.lists(st.sampled_from([
+    "café", " naïve", "中文", "€", "\u00a0", "\u3000", "\u2028", "\x85", "\n", "\n\n", " \n",
+    "\r\n", "  ", "\t", " ", "x", "12345", "'ll", ".", "—", "🙂", "\x1c", "word",
+]), max_size=400).map("".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_WIDE, repeat=st.integers(1, 400))
+def test_a_long_text_beyond_ascii_goes_to_the_encoder_in_stretches(encoder, text, repeat):
+    """Its token list is built a stretch at a time (a Python int per token: 120 MB for
+    a 15 MB text at once), cut where no piece of the encoding crosses: the same count."""
+    long = "é " + text * repeat
+    assert TokenCounter(Recording(encoder)).text(long) == len(encoder.encode_ordinary(long))
+
+
+class Recording:
+    """The encoder, noting the longest text it was handed."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+        self.longest = 0
+
+    def encode_ordinary(self, text):
+        self.longest = max(self.longest, len(text))
+        return self.encoder.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("line", ["Größe: 12 € — naïve café", "中文 words 123"])
+@pytest.mark.parametrize("sep", ["\n", " ", "\n\u3000"])
+def test_a_long_text_is_handed_to_the_encoder_a_stretch_at_a_time(encoder, line, sep):
+    long = sep.join(f"{line} {i}" for i in range(20_000))
+    recording = Recording(encoder)
+    assert TokenCounter(recording).text(long) == len(encoder.encode_ordinary(long))
+    assert recording.longest <= (1 << 16) + 100 < len(long)
+
+
+def test_one_text_of_unique_lines_keeps_the_lines_table_bounded(encoder, split):
+    counter = TokenCounter(encoder, pretokenizer=split, max_pieces=64)
+    text = "\n".join(f"line {i} of a log nobody repeats, id {i * 7919}" for i in range(500))
+    assert counter.text(text) == len(encoder.encode_ordinary(text))
+    assert len(counter._lines) <= 64 >> 4
+    assert sum(map(len, counter._lines)) <= 64 << 2

@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from app.engine.jobs.recall.answer import Memory, check, extractive, select
 
 MEMORIES = [
@@ -119,3 +122,43 @@ def test_the_last_word_of_a_sentence_matches_the_query():
     assert not answer.refused and answer.summary.startswith("Mia always books an aisle seat")
     assert [m.id for m in select([Memory(m.id, m.text) for m in MEMORIES], "Austin?", 1)] \
         == ["m2"]
+
+
+def _ranked_as_bm25_reads_every_term(memories, query, k):
+    """The ranking by the straightforward reading: every term of every memory counted."""
+    import math
+    from collections import Counter
+
+    from app.engine.jobs.recall.answer import terms
+
+    wanted = set(terms(query))
+    docs = [(Counter(terms(m.text)), len(terms(m.text))) for m in memories]
+    average = sum(n for _, n in docs) / max(len(docs), 1) or 1.0
+    frequency = Counter(t for counts, _ in docs for t in counts)
+
+    def score(doc):
+        counts, length = doc
+        total = 0.0
+        for t in wanted:
+            if counts[t]:
+                idf = math.log(1 + (len(docs) - frequency[t] + 0.5) / (frequency[t] + 0.5))
+                total += idf * counts[t] * 2.2 / (
+                    counts[t] + 1.2 * (0.25 + 0.75 * length / average))
+        return total
+
+    ranked = sorted(zip(memories, map(score, docs), strict=True), key=lambda p: -p[1])
+    return [m for m, _ in ranked[:k]]
+
+
+_WORDS = st.sampled_from(["book", "books", "booking", "bookings", "booked", "lives", "live",
+                          "the", "and", "Kafka", "broker", "brokers", "timeout", "K", "İs",
+                          "src/app.py", "a-b", "sing", "bed", "is", "\n", "  ", "42"])
+_TEXT = st.lists(_WORDS, max_size=60).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(_TEXT, min_size=1, max_size=6), query=_TEXT)
+def test_ranking_reads_only_the_query_terms_and_ranks_as_every_term_would(texts, query):
+    memories = [Memory(f"m{i}", text * 3000 if i == 0 else text)
+                for i, text in enumerate(texts)]
+    assert select(memories, query, 3) == _ranked_as_bm25_reads_every_term(memories, query, 3)

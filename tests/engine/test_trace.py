@@ -157,3 +157,27 @@ def test_real_runs_as_traces(summarizer, path):
     assert result.strategy in ("deterministic", "truncation")
     assert result.tokens_after < result.tokens_before
     assert {g.tool for g in result.groups} <= {a.action for a in trace}
+
+
+def test_a_plan_that_fires_holds_no_copy_of_the_trace_and_counts_it_whole(summarizer, encoder):
+    from app.engine.jobs.trace.summarizer import render_trace
+
+    given = actions(30, size=2000)
+    whole = render_trace(given, 10**9)
+    plan = summarizer.plan(given, TraceOptions())
+    # Summarizing a 15 MB trace held its rendering to the end (a copy of the body).
+    assert plan.fired and plan.text == ""
+    assert plan.chars_before == len(whole)
+    assert plan.tokens_before == len(encoder.encode_ordinary(whole))
+    assert plan.whole() == whole
+    result = summarizer.finish(plan, plan.groups, "deterministic")
+    assert result.tokens_before == plan.tokens_before and result.chars_before == len(whole)
+
+
+def test_a_plan_that_does_not_fire_answers_with_the_trace_as_given(summarizer):
+    from app.engine.jobs.trace.summarizer import render_trace
+
+    given = actions(3)
+    plan = summarizer.plan(given, TraceOptions())
+    result = summarizer.finish(plan, None, "deterministic")
+    assert not plan.fired and result.text == render_trace(given, 10**9) == plan.whole()

@@ -86,9 +86,13 @@ def marked_lines(text: str) -> str:
     Each marker is found with str.find from one marked line's end to the next, so
     a long log costs a few scans in C and Python work per marked line only.
     """
-    if not any(hint in text for hint in _ERROR_HINTS):
-        return ""
+    return "\n".join(_marked(text))
+
+
+def _marked(text: str) -> set[str]:
     found: set[str] = set()
+    if not any(hint in text for hint in _ERROR_HINTS):
+        return found
     for mark in _ERROR_MARKS:
         at = text.find(mark)
         while at >= 0:
@@ -98,17 +102,16 @@ def marked_lines(text: str) -> str:
                 end = len(text)
             found.add(text[start:end])
             at = text.find(mark, end)
-    return "\n".join(found)
+    return found
 
 
 def error_lines(text: str) -> frozenset[str]:
     """The distinct lines that carry an error marker, stripped and cut to a length."""
-    marked = marked_lines(text)
-    if not marked:
-        return frozenset()
+    # From the marked lines themselves, not their joined text split again: a log of
+    # error lines (a 15 MB one was) held them twice more.
     # A traceback's header says only that something failed; its last line says what.
-    return frozenset(line.strip()[:_MAX_TOKEN] for line in marked.split("\n")
-                     if not line.lstrip().startswith(_TRACEBACK_HEADER))
+    return frozenset([line.strip()[:_MAX_TOKEN] for line in _marked(text)
+                      if not line.lstrip().startswith(_TRACEBACK_HEADER)])
 
 
 def _fits(raw: bytes, shortest: int = _MIN_TOKEN) -> bool:

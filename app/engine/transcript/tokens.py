@@ -30,8 +30,16 @@ class Encoder(Protocol):
 
 # Stretches of lines longer than this are counted without being remembered.
 _MAX_LINES = 2000
-_INDENT = " \t\x0b\x0c"
+# Blanks that may open a line without joining the newline before them into one piece:
+# every character Python or the encoder's regex takes for whitespace, but newlines
+# (see ``_cut``). Python's set is the larger: taking one more as a blank only cuts less.
+_INDENT = " \t\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680" + \
+    "".join(chr(c) for c in range(0x2000, 0x200B)) + "\u2028\u2029\u202f\u205f\u3000"
 _NEWLINES = "\r\n"
+# A text the encoder reads itself (not ASCII, or no pre-split) is handed to it in
+# stretches of about this many characters: its token list for a 15 MB text, a Python
+# int per token, took 120 MB.
+_STRETCH = 1 << 16
 
 # The count of ASCII bytes by an encoding's pieces, each piece's count looked up in or
 # added to the dict, the last argument counting a piece not seen yet.
@@ -65,6 +73,11 @@ class TokenCounter:
         self._lines: dict[str, int] = {}
         self._max_pieces = max_pieces
         self._max_lines = max(max_pieces >> 4, 1)
+        # And by the characters of the stretches: at most about 2,000 each, 32 MB for
+        # a full table of the longest (the bound was by entries, checked per text, so
+        # one long text of unique lines filled it with all of its own).
+        self._lines_chars = 0
+        self._max_lines_chars = max(max_pieces << 2, _MAX_LINES)
 
     @property
     def cache(self) -> Memo[str, int]:
@@ -73,11 +86,7 @@ class TokenCounter:
     def _encode_len(self, text: str) -> int:
         pre = self._pretokenizer
         if pre is None or not text.isascii():
-            return len(self._encoder.encode_ordinary(text))
-        if len(self._pieces) > self._max_pieces:
-            self._pieces.clear()
-        if len(self._lines) > self._max_lines:
-            self._lines.clear()
+            return self._encoded_len(text)
         at = text.find("\n")
         if at < 0:
             return self._pieces_len(pre, text)
@@ -101,12 +110,34 @@ class TokenCounter:
         n = self._lines.get(lines)
         if n is None:
             n = self._pieces_len(pre, lines)
-            if len(lines) <= _MAX_LINES:
+            size = len(lines)
+            if size <= _MAX_LINES:
+                if len(self._lines) >= self._max_lines or \
+                        self._lines_chars + size > self._max_lines_chars:
+                    self._lines.clear()
+                    self._lines_chars = 0
                 self._lines[lines] = n
+                self._lines_chars += size
         return n
 
     def _pieces_len(self, pre: Pretokenizer, text: str) -> int:
+        if len(self._pieces) > self._max_pieces:
+            self._pieces.clear()
         return pre.count(text.encode("ascii"), self._pieces, pre.piece_tokens)
+
+    def _encoded_len(self, text: str) -> int:
+        """Tokens of ``text`` as the encoder counts them, a stretch at a time."""
+        encode = self._encoder.encode_ordinary
+        end = len(text)
+        if end <= _STRETCH:
+            return len(encode(text))
+        total = 0
+        start = 0
+        while start < end:
+            stop = _cut(text, start + _STRETCH, end)
+            total += len(encode(text[start:stop]))
+            start = stop
+        return total
 
     def text(self, text: str) -> int:
         if not text:
@@ -143,3 +174,28 @@ class TokenCounter:
             for call in m.tool_calls:
                 total += TOOL_CALL_OVERHEAD + self.text(call.name) + self.text(call.arguments)
         return total
+
+
+def _cut(text: str, at: int, end: int) -> int:
+    """The first place from ``at`` where ``text`` can be cut with no piece of the
+    encoding across it, ``end`` if there is none. Within each stretch: after a newline
+    that the next line's first non-blank character follows (the rule ``_encode_len``
+    cuts by), else before a space between two non-blank characters, the space then
+    opening the next piece."""
+    while at < end:
+        limit = min(at + _STRETCH, end)
+        newline = text.find("\n", at, limit)
+        while newline >= 0:
+            after = newline + 1
+            while after < end and text[after] in _INDENT:
+                after += 1
+            if after < end and text[after] not in _NEWLINES:
+                return newline + 1
+            newline = text.find("\n", after, limit) if after < limit else -1
+        space = text.find(" ", max(at, 1), min(limit, end - 1))
+        while space >= 0:
+            if not text[space - 1].isspace() and not text[space + 1].isspace():
+                return space
+            space = text.find(" ", space + 1, min(limit, end - 1))
+        at = limit
+    return end

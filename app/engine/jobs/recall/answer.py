@@ -20,6 +20,8 @@ from app.engine.reading.outcomes import shorten
 
 # Dots, dashes and slashes only inside a word ("app.py", "mia_li-3"): a sentence's
 # stop is not part of its last word.
+# Memories are read for their terms this many characters at a time.
+_STRETCH = 1 << 16
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9_]|[\-./](?=[a-z0-9_]))*")
 _STOP = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how", "i",
@@ -85,18 +87,17 @@ def select(memories: Sequence[Memory], query: str, k: int) -> list[Memory]:
     if all(m.score is not None for m in memories):
         return sorted(memories, key=lambda m: -(m.score or 0.0))[:k]
     query_terms = set(terms(query))
-    # Each memory's terms counted as they are read: a list of every word of every
-    # memory at once held about ten bytes per byte of text.
-    docs = [(Counter(words), len(words)) for words in (terms(m.text) for m in memories)]
+    forms = _forms(query_terms)
+    docs = [_counts(m.text, forms) for m in memories]
     average = sum(length for _, length in docs) / max(len(docs), 1) or 1.0
     frequency = Counter(t for counts, _ in docs for t in counts)
     n = len(docs)
 
-    def bm25(doc: tuple[Counter[str], int]) -> float:
+    def bm25(doc: tuple[dict[str, int], int]) -> float:
         counts, length = doc
         total = 0.0
         for t in query_terms:
-            if counts[t]:
+            if t in counts:
                 idf = math.log(1 + (n - frequency[t] + 0.5) / (frequency[t] + 0.5))
                 tf = counts[t] * 2.2 / (counts[t] + 1.2 * (0.25 + 0.75 * length / average))
                 total += idf * tf
@@ -104,6 +105,45 @@ def select(memories: Sequence[Memory], query: str, k: int) -> list[Memory]:
 
     ranked = sorted(zip(memories, map(bm25, docs), strict=True), key=lambda p: -p[1])
     return [m for m, _ in ranked[:k]]
+
+
+def _forms(query_terms: set[str]) -> dict[str, str]:
+    """Every word that ``terms`` reads as one of ``query_terms``, with that term."""
+    forms = {}
+    for term in query_terms:
+        for form in (term, term + "ing", term + "ed", term + "s"):
+            stem = _stem(form)
+            if form not in _STOP and stem in query_terms:
+                forms[form] = stem
+    return forms
+
+
+def _counts(text: str, forms: dict[str, str]) -> tuple[dict[str, int], int]:
+    """How often each term of ``forms`` is among the terms of ``text`` (see ``terms``),
+    those present only, and how many terms it has. BM25 needs no more; read a stretch
+    at a time, where every word of a long memory in a list held ten bytes per byte of
+    its text (a word never spans a blank, the only place a stretch ends)."""
+    found: dict[str, int] = {}
+    length = 0
+    start, end = 0, len(text)
+    while start < end:
+        stop = _blank_after(text, start + _STRETCH, end)
+        words = Counter(_WORD.findall(text[start:stop].lower()))
+        length += sum(words.values()) - sum([words[w] for w in _STOP if w in words])
+        for form, term in forms.items():
+            times = words.get(form, 0)
+            if times:
+                found[term] = found.get(term, 0) + times
+        start = stop
+    return found, length
+
+
+def _blank_after(text: str, at: int, end: int) -> int:
+    """The first space or newline at or after ``at``, else ``end``."""
+    if at >= end:
+        return end
+    spaces = [found for found in (text.find(" ", at), text.find("\n", at)) if found >= 0]
+    return min(spaces) if spaces else end
 
 
 def prompt(query: str, chosen: Sequence[Memory]) -> tuple[PromptMessage, ...]:

@@ -71,16 +71,21 @@ class TracePlan:
     options: TraceOptions
     trigger: int
     keep: int
-    text: str  # the whole trace as given, observations in full
+    # The whole trace as given, observations in full, when it is the answer (the plan
+    # did not fire); empty when it fired, so that a large trace's copy is not held while
+    # it is summarized (``whole`` renders it again in the rare case that is the answer).
+    text: str
+    chars_before: int
+    tokens_before: int
     fired: bool
     reason: str
     llm_worth_it: bool
     groups: tuple[Group, ...] = ()
     prompt: tuple[PromptMessage, ...] = ()
 
-    @property
-    def chars_before(self) -> int:
-        return len(self.text)
+    def whole(self) -> str:
+        """The whole trace as given."""
+        return self.text if not self.fired else render_trace(self.actions, 10**9)
 
     @property
     def older(self) -> tuple[Action, ...]:
@@ -219,19 +224,21 @@ class TraceSummarizer:
         actions = tuple(actions)
         full = render_trace(actions, 10**9)
         before = len(full)
+        tokens = self._counter.text(full)
         large = before > options.large_chars
         trigger = options.large_trigger if large else options.trigger
         keep = options.large_keep if large else options.keep
         size = f"{before} characters" + (" (large)" if large else "")
         if len(actions) <= trigger:
-            return TracePlan(actions, options, trigger, keep, full, False,
+            return TracePlan(actions, options, trigger, keep, full, before, tokens, False,
                              f"{len(actions)} actions, not over the trigger of {trigger} "
                              f"for {size}", False)
         if keep >= len(actions):
-            return TracePlan(actions, options, trigger, keep, full, False,
+            return TracePlan(actions, options, trigger, keep, full, before, tokens, False,
                              f"keep ({keep}) covers all {len(actions)} actions: nothing older "
                              "to summarize", False)
-        plan = TracePlan(actions, options, trigger, keep, full, True,
+        del full
+        plan = TracePlan(actions, options, trigger, keep, "", before, tokens, True,
                          f"{len(actions)} actions, over the trigger of {trigger} for {size}",
                          before >= options.min_llm_chars)
         groups = self._groups(plan.older)
@@ -324,9 +331,9 @@ class TraceSummarizer:
     def finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
                strategy: str) -> TraceResult:
         options = plan.options
-        tokens_before = self._counter.text(plan.text)
+        tokens_before = plan.tokens_before
         if not plan.fired or groups is None:
-            return TraceResult(plan.text, "none", (), plan.actions, plan.chars_before,
+            return TraceResult(plan.whole(), "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before, plan.reason)
         summary = "\n".join([TRACE_OPEN, *(g.summary for g in groups), TRACE_CLOSE])
         text = summary + "\n" + render_trace(plan.recent, options.observation_chars)
@@ -349,7 +356,7 @@ class TraceSummarizer:
         recent = render_trace(plan.recent, plan.options.observation_chars)
         text = f"{older}\n{recent}" if older else recent
         if len(text) >= plan.chars_before:
-            return TraceResult(plan.text, "none", (), plan.actions, plan.chars_before,
+            return TraceResult(plan.whole(), "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before,
                                f"{why}, and truncation would not shrink it either")
         return self._replaced(plan, text, "truncation", (), tokens_before, why)
