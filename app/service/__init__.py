@@ -1,1 +1,2 @@
-"""The shell: sequences engine, (later) cache and LLM, events and metrics per job."""
+"""The shell around the engine: one runner for every job (limits, the worker thread, the
+LLM call and its fallback, handles, events and metrics) and the proxy's sequence."""

@@ -138,3 +138,10 @@ def test_one_text_of_unique_lines_keeps_the_lines_table_bounded(encoder, split):
     assert counter.text(text) == len(encoder.encode_ordinary(text))
     assert len(counter._lines) <= 64 >> 4
     assert sum(map(len, counter._lines)) <= 64 << 2
+
+
+def test_one_long_line_of_unique_words_keeps_the_pieces_table_bounded(encoder, split):
+    counter = TokenCounter(encoder, pretokenizer=split, max_pieces=64)
+    line = " ".join(f"w{i * 7919:x}q" for i in range(100_000))
+    assert counter.text(line) == len(encoder.encode_ordinary(line))
+    assert len(counter._pieces) <= 64 + 20_000  # a stretch's pieces at most, not 100,000

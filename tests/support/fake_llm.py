@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
-import threading
-import time
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.support.threaded import ThreadedServer
 
 SECTIONS = ("Original request", "Project / world state", "Completed work",
             "Decisions and constraints", "Errors", "Current state")
@@ -71,14 +69,10 @@ class FakeLLM:
     def __init__(self, delay_s: float = 0.0) -> None:
         self.requests: list[dict[str, Any]] = []
         self.delay_s = delay_s  # lets concurrent requests overlap
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
         app = Starlette(routes=[Route("/v1/chat/completions", self._complete,
                                       methods=["POST"])])
-        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
-                                                     log_level="warning"))
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._served = ThreadedServer(app, name="the fake LLM server")
+        self.port = self._served.port
 
     @property
     def base_url(self) -> str:
@@ -101,14 +95,8 @@ class FakeLLM:
         })
 
     def __enter__(self) -> FakeLLM:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the fake LLM server did not start")
-            time.sleep(0.05)
+        self._served.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
+        self._served.stop()

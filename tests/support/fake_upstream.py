@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.support.threaded import ThreadedServer
 
 
 @dataclass
@@ -58,17 +56,13 @@ class FakeUpstream:
         self.slow_streams_cut = 0  # slow streams whose reader left before the end
         self.slow_streams = 0  # slow streams running now
         self.most_slow_streams = 0  # the most that ran at once
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
         app = Starlette(routes=[Route("/v1/chat/completions", self._openai, methods=["POST"]),
                                 Route("/v1/messages", self._anthropic, methods=["POST"]),
                                 Route("/v1/responses", self._responses, methods=["POST"]),
                                 Route("/v1/{path:path}", self._other,
                                       methods=["GET", "POST", "DELETE"])])
-        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
-                                                     log_level="warning"))
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._served = ThreadedServer(app, name="the fake upstream")
+        self.port = self._served.port
 
     @property
     def url(self) -> str:
@@ -197,14 +191,8 @@ class FakeUpstream:
                 self.slow_streams_cut += 1
 
     def __enter__(self) -> FakeUpstream:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the fake upstream did not start")
-            time.sleep(0.05)
+        self._served.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
+        self._served.stop()

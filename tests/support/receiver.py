@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import socket
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import uvicorn
 from standardwebhooks import Webhook
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from tests.support.threaded import ThreadedServer
 
 SECRET = "whsec_" + base64.b64encode(b"contextsynth-test-secret-32-bytes").decode()
 
@@ -29,15 +28,9 @@ class Receiver:
         self.respond: Callable[[int], tuple[int, dict[str, str]]] = lambda n: (204, {})
         self.delay_s = 0.0  # a slow endpoint: each answer waits this long
         self._verifier = Webhook(secret)
-        if port is None:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = int(s.getsockname()[1])
-        self.port = port
         app = Starlette(routes=[Route("/hook", self._hook, methods=["POST"])])
-        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                                     log_level="warning"))
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._served = ThreadedServer(app, port, name="the receiver")
+        self.port = self._served.port
 
     @property
     def url(self) -> str:
@@ -73,14 +66,8 @@ class Receiver:
         return self.events
 
     def __enter__(self) -> Receiver:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the receiver did not start")
-            time.sleep(0.02)
+        self._served.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
+        self._served.stop()

@@ -73,9 +73,9 @@ class TokenCounter:
         self._lines: dict[str, int] = {}
         self._max_pieces = max_pieces
         self._max_lines = max(max_pieces >> 4, 1)
-        # And by the characters of the stretches: at most about 2,000 each, 32 MB for
-        # a full table of the longest (the bound was by entries, checked per text, so
-        # one long text of unique lines filled it with all of its own).
+        # The lines' table is bounded by its characters too (a full table of the
+        # longest stretches held 32 MB), and both are checked as they grow, not once a
+        # text: one long text of unique lines filled the table with all of its own.
         self._lines_chars = 0
         self._max_lines_chars = max(max_pieces << 2, _MAX_LINES)
 
@@ -121,9 +121,18 @@ class TokenCounter:
         return n
 
     def _pieces_len(self, pre: Pretokenizer, text: str) -> int:
-        if len(self._pieces) > self._max_pieces:
-            self._pieces.clear()
-        return pre.count(text.encode("ascii"), self._pieces, pre.piece_tokens)
+        end = len(text)
+        total = 0
+        start = 0
+        while start < end:
+            # A long line a stretch at a time: the pieces' table is checked between.
+            stop = _cut(text, start + _STRETCH, end) if end - start > _STRETCH else end
+            if len(self._pieces) > self._max_pieces:
+                self._pieces.clear()
+            total += pre.count(text[start:stop].encode("ascii"), self._pieces,
+                               pre.piece_tokens)
+            start = stop
+        return total
 
     def _encoded_len(self, text: str) -> int:
         """Tokens of ``text`` as the encoder counts them, a stretch at a time."""
