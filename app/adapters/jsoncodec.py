@@ -9,6 +9,7 @@ values it cannot write are written by the standard encoder, escaped to ASCII.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -67,3 +68,23 @@ def dumps(value: Any) -> bytes:
         return orjson.dumps(value)
     except orjson.JSONEncodeError:
         return json.dumps(value, separators=(",", ":")).encode()
+
+
+def dumps_pieces(value: Any) -> Iterator[bytes]:
+    """``dumps(value)`` in pieces: an object member, or an item of a list that is one, at
+    a time. A document of megabytes (an expand handle's messages) is then compressed as
+    it is written, and never held whole."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        yield dumps(value)
+        return
+    yield b"{"
+    for n, (key, member) in enumerate(value.items()):
+        yield (b"," if n else b"") + dumps(key) + b":"
+        if isinstance(member, list):
+            yield b"["
+            for m, item in enumerate(member):
+                yield (b"," if m else b"") + dumps(item)
+            yield b"]"
+        else:
+            yield dumps(member)
+    yield b"}"

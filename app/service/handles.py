@@ -14,6 +14,7 @@ from app.adapters import jsoncodec
 from app.adapters.cache import Cache, handle_key
 from app.engine.compaction.base import Span
 from app.engine.errors import HandlesUnavailable
+from app.engine.footprint import footprint
 from app.engine.transcript.formats import WireFormat
 from app.engine.transcript.model import Transcript
 
@@ -27,9 +28,32 @@ _LOCAL_BYTES = 32_000_000
 # 2 MB of the worker's memory for the handle's TTL. A zlib stream starts with "x", a
 # document with "{", so what older replicas stored reads as it always did.
 _COMPRESS_BYTES = 16_384
-# Past this, compressing takes milliseconds: a worker thread does it (zlib lets go of
-# the interpreter's lock), not the event loop other requests wait on.
+# A document holding more than this (its footprint) takes milliseconds to write and
+# compress: a worker thread does it (zlib lets go of the interpreter's lock, and the
+# loop over pieces lets the event loop's thread in), not the event loop.
 _COMPRESS_AWAY_BYTES = 1 << 20
+
+
+def _payload(document: dict[str, Any]) -> bytes:
+    """The document as stored: its JSON, compressed past ``_COMPRESS_BYTES``. Written and
+    compressed a piece at a time: whole, the JSON of a span of a 15 MB request was the
+    largest object its request held (more than the body)."""
+    pieces = jsoncodec.dumps_pieces(document)
+    head: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        head.append(piece)
+        size += len(piece)
+        if size > _COMPRESS_BYTES:
+            break
+    else:
+        return b"".join(head)
+    deflate = zlib.compressobj(1)
+    out = [deflate.compress(piece) for piece in head]
+    del head
+    out += [deflate.compress(piece) for piece in pieces]
+    out.append(deflate.flush())
+    return b"".join(out)
 
 
 class HandleStore:
@@ -65,13 +89,11 @@ class HandleStore:
                                                   **body})
 
     async def save(self, tenant: str, handle: str, document: dict[str, Any]) -> None:
-        # Bytes at once (orjson): the standard encoder made a str of the whole document and
-        # then its bytes, two copies of a span of megabytes at the same time.
-        payload = jsoncodec.dumps({"handle": handle, **document})
-        if len(payload) > _COMPRESS_AWAY_BYTES:
-            payload = await asyncio.to_thread(zlib.compress, payload, 1)
-        elif len(payload) > _COMPRESS_BYTES:
-            payload = zlib.compress(payload, 1)
+        document = {"handle": handle, **document}
+        if footprint(document) > _COMPRESS_AWAY_BYTES:
+            payload = await asyncio.to_thread(_payload, document)
+        else:
+            payload = _payload(document)
         await self._store(tenant, handle, handle_key(tenant, handle), payload)
 
     async def _store(self, tenant: str, handle: str, key: str, payload: bytes) -> None:

@@ -1,7 +1,14 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.engine.jobs.recall.answer import Memory, check, extractive, select
+from app.engine.jobs.recall.answer import (
+    _SENTENCE,
+    Memory,
+    _split_sentences,
+    check,
+    extractive,
+    select,
+)
 
 MEMORIES = [
     Memory("m1", "Mia always books an aisle seat on long flights.", 0.2, "episodic"),
@@ -162,3 +169,10 @@ def test_ranking_reads_only_the_query_terms_and_ranks_as_every_term_would(texts,
     memories = [Memory(f"m{i}", text * 3000 if i == 0 else text)
                 for i, text in enumerate(texts)]
     assert select(memories, query, 3) == _ranked_as_bm25_reads_every_term(memories, query, 3)
+
+
+@given(st.text(alphabet="ab .!?\n\t", max_size=60))
+def test_sentences_are_split_one_at_a_time_as_a_whole_split_would(text):
+    # A memory of megabytes is split lazily, so that no single call holds the
+    # interpreter for the whole memory; the sentences are the same.
+    assert list(_split_sentences(text)) == _SENTENCE.split(text)

@@ -55,3 +55,18 @@ async def test_a_large_span_is_held_compressed_and_expands_as_it_was():
     await cache.set(handle_key("default", "cs_old"), b'{"handle": "cs_old", "messages": []}',
                     3600)
     assert await store.load("default", "cs_old") == {"handle": "cs_old", "messages": []}
+
+
+async def test_a_document_of_many_messages_is_written_and_compressed_a_message_at_a_time():
+    cache = MemoryCache(max_bytes=cache_plan(None).in_process)
+    store = HandleStore(cache, ttl_s=3600)
+    messages = [{"role": "tool", "tool_call_id": f"c{n}", "content": f"line {n}\n" * 5000}
+                for n in range(12)]
+    await store.save("default", "cs_many", {"format": "openai", "messages": messages})
+    stored = await cache.get(handle_key("default", "cs_many"))
+    assert stored is not None and stored[:1] == b"x"  # compressed
+    assert await store.load("default", "cs_many") == {
+        "handle": "cs_many", "format": "openai", "messages": messages}
+    await store.save("default", "cs_small", {"format": "openai", "messages": messages[:0]})
+    assert await cache.get(handle_key("default", "cs_small")) == (
+        b'{"handle":"cs_small","format":"openai","messages":[]}')

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from app.engine.footprint import BYTES_HEADER, footprint
 from app.engine.memo import Memo, Recent, Usage
+from app.engine.pacing import breathe
 from app.engine.reading.factscan import Kinds, Sorted, error_lines, marked_lines, raw_tokens
+
+T = TypeVar("T")
 
 # New settled texts up to this many are read one by one through the per-text memo.
 _FEW = 16
@@ -29,6 +33,9 @@ _PROBE = 64
 # Error lines times characters of kept lines past which lost errors are found by line,
 # not by search (about 20 ms of searching).
 _SEARCH_CHARS = 50_000_000
+# Error lines searched between two breaths (see ``pacing``): a search may run over
+# megabytes of marked lines.
+_PACE_LINES = 63
 
 
 # Facts and _Settled are made on every call: __init__ is written out so that mypyc
@@ -117,6 +124,35 @@ class _Recurring:
         return known
 
 
+def _merged(base: frozenset[T], texts: list[str], memo: Memo[str, frozenset[T]],
+            read: Callable[[str], frozenset[T]]) -> frozenset[T]:
+    """``base`` and the set of each text (the memo's, or ``read``) together, one text's set
+    alive at a time: a union of them all at once held every text's set and its hash
+    table, more memory than the body on a 15 MB request of error lines."""
+    if not texts:
+        return base
+    if not base and len(texts) == 1:
+        return memo.get(texts[0], read)
+    merged = set(base)
+    for text in texts:
+        merged |= memo.get(text, read)
+    return frozenset(merged)
+
+
+def _unshown(found: frozenset[str], again: _Recurring, marked: Memo[str, str],
+             output: Container[str]) -> frozenset[str]:
+    """The error lines of ``found`` that neither the recurring part nor ``output`` shows.
+    Each is a search of text in C: on a log of error lines, hundreds of thousands."""
+    shown: list[str] = []
+    for n, error in enumerate(found):
+        if n & _PACE_LINES == _PACE_LINES:
+            breathe()
+        if again.shows(error, marked) or error in output:
+            shown.append(error)
+    # Most often none or most are shown: the set as it is, or a small one anew.
+    return found.difference(shown) if shown else found
+
+
 class FactExtractor:
     """``cache_bytes``: what its memos hold together, in bytes (see ``footprint``)."""
 
@@ -161,8 +197,8 @@ class FactExtractor:
         rest = [t for t in kept[recurring:] if t]
         # Lists, not generators, as star-arguments: compiled, a generator is an object
         # driven through the interpreter's protocol.
-        held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in rest])
-        new = frozenset().union(*[tokens.get(t, raw_tokens) for t in fresh])
+        held = _merged(frozenset(), rest, tokens, raw_tokens)
+        new = _merged(frozenset(), fresh, tokens, raw_tokens)
         new = new.difference(run.tokens, held_before, held)
         paths, idents, numbers = _run_lost(run, held_before, held)
         if new:
@@ -170,7 +206,7 @@ class FactExtractor:
             paths = paths.union(more[0].values())
             idents = idents.union(more[1].values())
             numbers = numbers.union(more[2].values())
-        found = run.errors.union(*[errors.get(t, error_lines) for t in fresh])
+        found = _merged(run.errors, fresh, errors, error_lines)
         facts = Facts(paths, idents, numbers)
         if found:
             # An error line often survives inside a note line; only report real losses.
@@ -182,16 +218,13 @@ class FactExtractor:
             marked = self._marked
             output = "\n".join([marked.get(t, marked_lines) for t in rest])
             if len(found) * len(output) <= _SEARCH_CHARS:
-                found = frozenset([e for e in found if not again.shows(e, marked)
-                                   and e not in output])
+                found = _unshown(found, again, marked, output)
             else:
                 # Thousands of error lines against megabytes of kept lines: a search per
                 # line took seconds on one request (it grows as their product). Kept
                 # verbatim, an error line is a line of the output; only a note's copy
                 # inside a longer line goes unseen, and is reported lost.
-                lines = set(output.split("\n"))
-                found = frozenset([e for e in found if not again.shows(e, marked)
-                                   and e not in lines])
+                found = _unshown(found, again, marked, set(output.split("\n")))
         return Facts(facts.paths, facts.identifiers, facts.numbers, found)
 
     def _held(self, texts: list[str]) -> _Recurring:
@@ -205,8 +238,7 @@ class FactExtractor:
         found = self._recurring.get(at)
         if found is not None and found.texts == key:
             return found
-        tokens = self._tokens
-        held: frozenset[bytes] = frozenset().union(*[tokens.get(t, raw_tokens) for t in texts])
+        held = _merged(frozenset(), texts, self._tokens, raw_tokens)
         made = _Recurring(key, held)
         # The tokens are the memo's (counted there); this entry holds the set's table.
         size = sys.getsizeof(held) + sys.getsizeof(key)
@@ -229,8 +261,8 @@ class FactExtractor:
         if not rest:
             return base
         if len(rest) <= _FEW:  # a step or two: these were kept text last call, and cached
-            tokens = base.tokens.union(*[self._tokens.get(t, raw_tokens) for t in rest])
-            errors = base.errors.union(*[self._errors.get(t, error_lines) for t in rest])
+            tokens = _merged(base.tokens, rest, self._tokens, raw_tokens)
+            errors = _merged(base.errors, rest, self._errors, error_lines)
         else:
             # Tokens and error lines live within a line, so the texts are read joined:
             # one scan, and nothing kept per text of a run no later call reads again.

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from app.engine.footprint import BYTES_HEADER, footprint
+from app.engine.pacing import EVERY_CHARS, breathe
 
 # Tokens end at whitespace, quotes, brackets, "=", ";" and "|". Commas stay inside
 # tokens (1,234.50) and are stripped from their ends, as is a currency sign, so "$121"
@@ -52,27 +53,39 @@ _ERROR_MARKS = ("Error", "Exception", "error:", "failed", "FAILED", "Traceback")
 _ERROR_HINTS = ("rror", "xception", "ailed", "FAILED", "Traceback")
 _MIN_TOKEN = 3
 _MAX_TOKEN = 200
-def _candidates(data: bytes) -> list[bytes]:
-    """Tokens of ``data`` that may be facts, ends stripped, repeats included.
+# Tokens sorted, and tokens looked up, between two breaths (see ``pacing``): a
+# millisecond or so of each.
+_PACE_TOKENS: Final = 4095
+_PACE_KNOWN: Final = 16383
+
+
+def _candidates(data: bytes) -> set[bytes]:
+    """Distinct tokens of ``data`` that may be facts, ends stripped.
 
     One pass, byte by byte: compiled, this costs a few instructions a byte and
-    allocates only the candidates, where splitting would allocate every word.
+    allocates only the candidates, where splitting would allocate every word. Each is
+    hashed into the set as it is found, so that the pass breathes (see ``pacing``)
+    over the whole of the work, the set's included.
     """
-    found: list[bytes] = []
+    found: set[bytes] = set()
     classes = _BYTE_CLASS
     start = 0
     fact = False
-    for i in range(len(data)):
-        kind = classes[data[i]]
-        if kind == _SEPARATOR_BYTE:
-            if fact:
-                found.append(data[start:i].strip(_STRIP))
-                fact = False
-            start = i + 1
-        elif kind == _FACT_BYTE:
-            fact = True
+    size = len(data)
+    for stretch in range(0, size, EVERY_CHARS):
+        if stretch:
+            breathe()
+        for i in range(stretch, min(stretch + EVERY_CHARS, size)):
+            kind = classes[data[i]]
+            if kind == _SEPARATOR_BYTE:
+                if fact:
+                    found.add(data[start:i].strip(_STRIP))
+                    fact = False
+                start = i + 1
+            elif kind == _FACT_BYTE:
+                fact = True
     if fact:
-        found.append(data[start:].strip(_STRIP))
+        found.add(data[start:].strip(_STRIP))
     return found
 
 
@@ -93,6 +106,7 @@ def _marked(text: str) -> set[str]:
     found: set[str] = set()
     if not any(hint in text for hint in _ERROR_HINTS):
         return found
+    paced = 0
     for mark in _ERROR_MARKS:
         at = text.find(mark)
         while at >= 0:
@@ -102,6 +116,10 @@ def _marked(text: str) -> set[str]:
                 end = len(text)
             found.add(text[start:end])
             at = text.find(mark, end)
+            if end - paced > EVERY_CHARS:
+                breathe()
+                paced = end
+        paced = 0
     return found
 
 
@@ -127,7 +145,9 @@ def sort_tokens(tokens: Iterable[bytes]) -> tuple[set[bytes], set[bytes], set[by
     paths: set[bytes] = set()
     idents: set[bytes] = set()
     numbers: set[bytes] = set()
-    for raw in tokens:
+    for n, raw in enumerate(tokens):
+        if n & _PACE_TOKENS == _PACE_TOKENS:
+            breathe()
         slash = digit = False
         for byte in raw:
             if byte == _SLASH:
@@ -188,7 +208,9 @@ class Kinds:
         kinds, texts = table.kinds, table.texts
         found: Sorted = ({}, {}, {})
         new: list[bytes] = []
-        for raw in tokens:  # one pass: after the first calls of a run, almost all are known
+        for n, raw in enumerate(tokens):  # after the first calls of a run, almost all are known
+            if n & _PACE_KNOWN == _PACE_KNOWN:
+                breathe()
             kind = kinds.get(raw)
             if kind is None:
                 new.append(raw)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app.engine.memo import Memo
+from app.engine.pacing import EVERY_CHARS, breathe
 from app.engine.transcript.model import Message
 
 # Role markers and separators cost a few tokens per message and per call.
@@ -95,6 +96,7 @@ class TokenCounter:
         # has a non-blank character, and each stretch is remembered whole.
         total = 0
         start = 0
+        paced = 0
         end = len(text)
         while at >= 0:
             after = at + 1
@@ -103,6 +105,9 @@ class TokenCounter:
             if after < end and text[after] not in _NEWLINES:
                 total += self._lines_len(pre, text[start:at + 1])
                 start = at + 1
+                if start - paced > EVERY_CHARS:
+                    breathe()
+                    paced = start
             at = text.find("\n", after)
         return total + self._lines_len(pre, text[start:])
 
@@ -132,6 +137,8 @@ class TokenCounter:
             total += pre.count(text[start:stop].encode("ascii"), self._pieces,
                                pre.piece_tokens)
             start = stop
+            if start < end:
+                breathe()
         return total
 
     def _encoded_len(self, text: str) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from app.engine.prompts import RECALL_SYSTEM, RECALL_USER, PromptMessage, fence
@@ -248,7 +248,18 @@ def _claim(body: str) -> tuple[str, str]:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if re.search(r"\w", s)]
+    return [s.strip() for s in _split_sentences(text) if re.search(r"\w", s)]
+
+
+def _split_sentences(text: str) -> Iterator[str]:
+    """``_SENTENCE.split(text)``, one sentence at a time: a split of a memory of
+    megabytes is one call in C that holds the interpreter (and the event loop's
+    thread) for a tenth of a second, and a list as large as the memory."""
+    start = 0
+    for gap in _SENTENCE.finditer(text):
+        yield text[start : gap.start()]
+        start = gap.end()
+    yield text[start:]
 
 
 def _shares_terms(claim: str, texts: Sequence[str]) -> bool:
@@ -266,7 +277,7 @@ def extractive(query: str, chosen: Sequence[Memory], max_chars: int) -> RecallAn
     wanted = set(terms(query))
     scored: list[tuple[int, int, str, Memory]] = []
     for order, memory in enumerate(chosen):
-        for sentence in _SENTENCE.split(memory.text):
+        for sentence in _split_sentences(memory.text):
             overlap = len(wanted & set(terms(sentence)))
             if overlap and sentence.strip():
                 scored.append((overlap, -order, sentence.strip(), memory))
