@@ -38,14 +38,23 @@ def loads_fast(body: bytes, max_depth: int | None = None) -> Any:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return UNREAD
+    return checked(body, value, max_depth)
+
+
+def checked(body: bytes, value: Any, max_depth: int | None) -> Any:
+    """``value``, parsed by orjson from ``body``, or UNREAD where orjson may have changed
+    what was sent; NestedTooDeep past ``max_depth``."""
     if max_depth is not None:
         check_depth(body, value, max_depth)
-    # orjson reads an integer past 64 bits as a float: with no float in the value, nothing
-    # changed. With one, a body with no long run of digits has no such integer either (a
-    # run inside a string, an id or a hash, is kept as it is, and only costs this check).
-    if holds_float(value) and body.translate(_DIGITS_ONLY).find(_LONG_DIGITS) >= 0:
-        return UNREAD
-    return value
+    return UNREAD if orjson_changed(body, value) else value
+
+
+def orjson_changed(body: bytes, value: Any) -> bool:
+    """Whether orjson may have read ``body`` as other than ``value``: it reads an integer
+    past 64 bits as a float. With no float in the value, nothing changed. With one, a
+    body with no long run of digits has no such integer either (a run inside a string,
+    an id or a hash, is kept as it is, and only costs this check)."""
+    return holds_float(value) and body.translate(_DIGITS_ONLY).find(_LONG_DIGITS) >= 0
 
 
 def check_depth(body: bytes, value: Any, limit: int) -> None:

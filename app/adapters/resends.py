@@ -31,11 +31,13 @@ messages.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from app.adapters.jsoncodec import Unread, loads_fast
+from app.adapters.jsonsteps import STEP_BYTES, loads_in_steps
 from app.engine.footprint import footprint
 from app.engine.memo import Usage
 
@@ -113,16 +115,30 @@ class Resends:
         u.entries = len(self)
         return u
 
+    async def read(self, body: bytes) -> Any:
+        """``loads``, but a large body that carries on no remembered conversation is read
+        a piece at a time, the event loop serving other requests between pieces
+        (``jsonsteps``), and then remembered as ``loads`` would."""
+        if len(body) > STEP_BYTES and body[:_START] not in self._by_start:
+            value = await loads_in_steps(body, self._max_depth)
+            return self._loads(body, lambda: value)
+        return self.loads(body)
+
     def loads(self, body: bytes) -> Any:
         """The body as ``loads_fast`` reads it (UNREAD and NestedTooDeep included), or,
         where only its caution says UNREAD, its value: a run of 19 digits in a reused
         message's string beside a float in what is new is no integer orjson changed,
         and the reused messages were read exactly (a body orjson might have changed is
         never remembered)."""
+        return self._loads(body, lambda: loads_fast(body, self._max_depth))
+
+    def _loads(self, body: bytes, whole: Callable[[], Any]) -> Any:
+        """``loads``, ``whole`` giving the body's value as ``loads_fast`` reads it where
+        no remembered body is reused (the one place a large body is read whole)."""
         # A body past an eighth of the bound is parsed whole and not remembered: it would
         # push out the conversations of many agents and hold its memory after its call.
         if not MIN_BYTES <= len(body) <= self._max_bytes // 8:
-            return loads_fast(body, self._max_depth)
+            return whole()
         start = body[:_START]
         known = self._by_start.get(start, [])
         base, reused = _best(known, body)
@@ -137,7 +153,7 @@ class Resends:
                         ends=base.ends[:reused], weights=base.weights[:reused])
         else:
             self._usage.misses += 1
-            value = loads_fast(body, self._max_depth)
+            value = whole()
             if isinstance(value, Unread) or not isinstance(value, dict):
                 return value
             messages = value.get("messages")

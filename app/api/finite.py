@@ -133,7 +133,7 @@ class FiniteJSONRoute(APIRoute):
         async def checked(request: Request) -> Response:
             if request.method in ("POST", "PUT", "PATCH"):
                 body = await request.body()  # cached: the handler reads it again
-                parsed = _bodies(request).loads(body)
+                parsed = await _bodies(request).read(body)
                 settings = _services(request).settings
                 if isinstance(parsed, jsoncodec.Unread):
                     parsed = read_strictly(body, settings.max_json_depth)

@@ -18,7 +18,6 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
@@ -87,35 +86,41 @@ def _p99(values: tuple[float, ...]) -> float:
     return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] if ordered else 0.0
 
 
-def _watch(url: str, stop: threading.Event, pid: int,
-           record: Callable[[float, int], None]) -> None:
+def _probe(url: str, stop: threading.Event, health: list[float]) -> None:
     with httpx.Client(base_url=url, timeout=60) as client:
         while not stop.is_set():
             started = time.perf_counter()
             client.get("/healthz")
-            record(time.perf_counter() - started, resident(pid))
+            health.append(time.perf_counter() - started)
             time.sleep(0.01)
+
+
+def _watch(pid: int, stop: threading.Event, peak: list[int]) -> None:
+    # Apart from the probes, and often: a peak lasts tens of milliseconds, and sampled
+    # once a probe (tens of milliseconds apart while the worker is busy) it was missed
+    # as often as not.
+    while not stop.is_set():
+        peak[0] = max(peak[0], resident(pid))
+        time.sleep(0.002)
 
 
 def measure(url: str, path: str, job: str, body: bytes, pid: int) -> Largest:
     health: list[float] = []
-    peak = [resident(pid)]
-    before = peak[0]
-
-    def record(seconds: float, resident: int) -> None:
-        health.append(seconds)
-        peak[0] = max(peak[0], resident)
-
+    before = resident(pid)
+    peak = [before]
     stop = threading.Event()
-    watcher = threading.Thread(target=_watch, args=(url, stop, pid, record))
-    watcher.start()
+    watchers = [threading.Thread(target=_probe, args=(url, stop, health)),
+                threading.Thread(target=_watch, args=(pid, stop, peak))]
+    for watcher in watchers:
+        watcher.start()
     time.sleep(0.1)
     started = time.perf_counter()
     answer = httpx.post(url + path, content=body, timeout=600,
                         headers={"content-type": "application/json"})
     seconds = time.perf_counter() - started
     stop.set()
-    watcher.join()
+    for watcher in watchers:
+        watcher.join()
     return Largest(job, len(body), answer.status_code, seconds, tuple(health),
                    peak[0] - before)
 
