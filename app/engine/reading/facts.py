@@ -100,6 +100,10 @@ class _Settled:
 
 
 _LOST_KEPT = 4
+# A recurring part's answers kept per error line: only where its marked lines are
+# longer than this (a shorter search costs what a lookup does), and at most this many.
+_SEARCH_KEPT_CHARS = 256
+_SHOWS_KEPT = 16_384
 
 
 class _Recurring:
@@ -120,7 +124,11 @@ class _Recurring:
             if self._marked is None:
                 self._marked = "\n".join([marked.get(t, marked_lines) for t in self.texts])
             known = error in self._marked
-            self._shows[error] = known  # at most one per error line of the run
+            # Remembered where a search costs more than a lookup, and up to a bound: a
+            # log of a hundred thousand error lines made this table, kept beside the
+            # run's, a third the size of its 15 MB request.
+            if len(self._marked) > _SEARCH_KEPT_CHARS and len(self._shows) < _SHOWS_KEPT:
+                self._shows[error] = known
         return known
 
 
