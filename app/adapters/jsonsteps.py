@@ -64,6 +64,16 @@ def _skip(body: bytes, at: int) -> int:
     return found.end() if found is not None else at
 
 
+def _next(body: bytes, at: int, close: bytes) -> int:
+    """Past the blanks from ``at``: after a comma and the blanks that follow it, or after
+    ``close``; -1 where neither is."""
+    at = _skip(body, at)
+    found = body[at : at + 1]
+    if found == b",":
+        return _skip(body, at + 1)
+    return at + 1 if found == close else -1
+
+
 def _string_end(body: bytes, at: int) -> int:
     """Where the string that opens at ``at`` ends (after its closing quote); -1 if it
     does not. A quote with an odd run of backslashes before it is escaped."""
@@ -172,12 +182,8 @@ def _read(body: bytes, max_depth: int | None) -> Generator[None, None, Any]:
                     if item is UNREAD:
                         return UNREAD
                     items.append(item)
-                    at = _skip(body, end)
-                    if body[at : at + 1] == b",":
-                        at = _skip(body, at + 1)
-                    elif body[at : at + 1] == b"]":
-                        at += 1
-                    else:
+                    at = _next(body, end, b"]")
+                    if at < 0:
                         return UNREAD
                     if at - turned > _TURN_BYTES:
                         turned = at
@@ -192,12 +198,8 @@ def _read(body: bytes, max_depth: int | None) -> Generator[None, None, Any]:
                     return UNREAD
                 at = end
             value[name] = member
-            at = _skip(body, at)
-            if body[at : at + 1] == b",":
-                at = _skip(body, at + 1)
-            elif body[at : at + 1] == b"}":
-                at += 1
-            else:
+            at = _next(body, at, b"}")
+            if at < 0:
                 return UNREAD
             if at - turned > _TURN_BYTES:
                 turned = at
