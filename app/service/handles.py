@@ -36,8 +36,8 @@ _COMPRESS_AWAY_BYTES = 1 << 20
 
 def _payload(document: dict[str, Any]) -> bytes:
     """The document as stored: its JSON, compressed past ``_COMPRESS_BYTES``. Written and
-    compressed a piece at a time: whole, the JSON of a span of a 15 MB request was the
-    largest object its request held (more than the body)."""
+    compressed a piece at a time, so a document of megabytes (the trace of a 15 MB
+    request, 8 MB of JSON) is never held whole beside its compressed copy."""
     pieces = jsoncodec.dumps_pieces(document)
     head: list[bytes] = []
     size = 0
