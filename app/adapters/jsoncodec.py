@@ -49,12 +49,14 @@ def checked(body: bytes, value: Any, max_depth: int | None) -> Any:
     return UNREAD if orjson_changed(body, value) else value
 
 
-def orjson_changed(body: bytes, value: Any) -> bool:
-    """Whether orjson may have read ``body`` as other than ``value``: it reads an integer
-    past 64 bits as a float. With no float in the value, nothing changed. With one, a
-    body with no long run of digits has no such integer either (a run inside a string,
-    an id or a hash, is kept as it is, and only costs this check)."""
-    return holds_float(value) and body.translate(_DIGITS_ONLY).find(_LONG_DIGITS) >= 0
+def orjson_changed(body: bytes, value: Any, start: int = 0, end: int | None = None) -> bool:
+    """Whether orjson may have read ``body[start:end]`` as other than ``value``: it reads
+    an integer past 64 bits as a float. With no float in the value, nothing changed
+    (and nothing is copied). With one, a body with no long run of digits has no such
+    integer either (a run inside a string, an id or a hash, is kept as it is, and only
+    costs this check)."""
+    return holds_float(value) and \
+        body[start:end].translate(_DIGITS_ONLY).find(_LONG_DIGITS) >= 0
 
 
 def check_depth(body: bytes, value: Any, limit: int) -> None:

@@ -143,7 +143,7 @@ class _Pieces:
             if body.count(b"[", at, end) + body.count(b"{", at, end) > left and \
                     deeper_than(value, left):
                 raise NestedTooDeep(limit)
-        return UNREAD if orjson_changed(self.body[at:end], value) else value
+        return UNREAD if orjson_changed(self.body, value, at, end) else value
 
 
 def _read(body: bytes, max_depth: int | None) -> Generator[None, None, Any]:
