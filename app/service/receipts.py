@@ -29,5 +29,6 @@ def receipt(spans: Sequence[Span], lost: Facts) -> dict[str, Any]:
             "identifiers": _first(lost.identifiers),
             "numbers": _first(lost.numbers),
             "errors": _first(lost.errors),
+            "complete": lost.complete,
         },
     }

@@ -1,5 +1,6 @@
 import pytest
 
+from app.engine.reading.factscan import MOST_FACTS
 from tests.support.build import coding_run, tool_turn
 from tests.support.convert import to_anthropic
 from tests.support.corpus import load_named
@@ -99,3 +100,23 @@ async def test_steer_false_leaves_no_nudge_message(client):
     body = r.json()
     assert body["nudge"] is None
     assert not body["messages"][-1]["content"].startswith("[contextsynth]")
+
+
+async def test_the_receipt_says_when_a_transcript_held_more_facts_than_it_reads(client):
+    # A log of short distinct error lines, the densest in facts a body can be: the
+    # receipt reads a bounded number of them and says so, instead of holding tens of
+    # times the body's size.
+    dense = "\n".join(f"error: {n}" for n in range(3 * MOST_FACTS))
+    messages = coding_run(2)
+    for n in range(4):
+        messages += tool_turn(f"d{n}", "bash", {"cmd": f"cat run{n}.log"}, dense)
+    messages += coding_run(6)[2:]
+    r = await client.post("/synthesize", json={"messages": messages})
+    assert r.status_code == 200, r.text
+    lost = r.json()["receipt"]["lost_facts"]
+    assert lost["complete"] is False
+    assert 0 < lost["total"] <= 4 * MOST_FACTS
+    assert len(lost["errors"]) == 50 and lost["errors"][0].startswith("error: ")
+
+    plain = await client.post("/synthesize", json={"messages": coding_run(12)})
+    assert plain.json()["receipt"]["lost_facts"]["complete"] is True

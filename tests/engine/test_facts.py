@@ -2,7 +2,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.engine.reading.facts import FactExtractor, Facts
-from app.engine.reading.factscan import error_lines, raw_tokens
+from app.engine.reading.factscan import MOST_FACTS, error_lines, raw_tokens
 
 
 def lost(dropped, kept=(), **kw):
@@ -153,3 +153,47 @@ def test_an_error_line_a_recurring_note_holds_is_not_lost_and_is_once_it_goes():
     # a note that no longer holds it: the line is lost
     assert extractor.lost(dropped, ["- python x.py -> ok", "newest"], recurring=1).errors == \
         {"ValueError: bad value 7"}
+
+
+def _dense(n: int, start: int = 0) -> str:
+    """A log of ``n`` short distinct error lines, each with a distinct number: the most
+    facts a body of its size can hold."""
+    return "\n".join(f"error: {k}" for k in range(start, start + n))
+
+
+def test_a_text_is_read_for_facts_up_to_a_bound():
+    text = _dense(3 * MOST_FACTS)
+    assert len(raw_tokens(text)) == MOST_FACTS
+    assert len(error_lines(text)) == MOST_FACTS
+    # The first ones, in the order of the text: the reading stopped, it did not sample.
+    assert b"0" in raw_tokens(text) and b"29999" not in raw_tokens(text)
+
+
+def test_a_receipt_of_more_facts_than_it_reads_says_it_is_incomplete():
+    facts = lost([_dense(3 * MOST_FACTS)], ["kept: error: 5"])
+    assert not facts.complete
+    assert 0 < len(facts.numbers) <= MOST_FACTS
+    assert 0 < len(facts.errors) <= MOST_FACTS
+    assert "error: 5" not in facts.errors  # what was read is still checked
+
+
+def test_many_texts_of_a_settled_run_are_read_up_to_the_bound_too():
+    texts = [_dense(1_000, 1_000 * n) for n in range(3 * MOST_FACTS // 1_000)]
+    extractor = FactExtractor()
+    facts = extractor.lost(texts, ["a note"], settled=len(texts))
+    assert not facts.complete
+    assert len(facts.numbers) < 2 * MOST_FACTS and len(facts.errors) < 2 * MOST_FACTS
+    # The run is remembered cut: the next call, one text longer, says so as well.
+    more = extractor.lost([*texts, "error: at the end"], ["a note"], settled=len(texts) + 1)
+    assert not more.complete
+
+
+def test_a_kept_text_past_the_bound_makes_the_receipt_incomplete():
+    facts = lost(["order 12345 failed"], [_dense(2 * MOST_FACTS)])
+    assert not facts.complete
+
+
+def test_a_receipt_within_the_bound_is_complete():
+    facts = lost([_dense(MOST_FACTS // 2)], ["a note"])
+    assert facts.complete
+    assert len(facts.errors) == MOST_FACTS // 2

@@ -17,6 +17,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
+from app.engine.reading.factscan import MOST_FACTS
 from app.engine.transcript.formats import build_formats
 from app.service.llm_call import LLMOptions
 
@@ -189,6 +190,11 @@ class LostFactsOut(BaseModel):
     identifiers: list[str]
     numbers: list[str]
     errors: list[str]
+    complete: bool = Field(True, description=(
+        "False when the transcript held more candidate facts than a receipt reads "
+        f"({MOST_FACTS:,} distinct tokens, and as many error lines, of the dropped text and "
+        "of the kept): the lists and the total then cover what was read, so a few lost facts may "
+        "be missing and a few kept ones listed. Real agent runs hold a few thousand."))
 
 
 class ReceiptOut(BaseModel):

@@ -22,7 +22,14 @@ from typing import TypeVar
 from app.engine.footprint import BYTES_HEADER, footprint
 from app.engine.memo import Memo, Recent, Usage
 from app.engine.pacing import breathe
-from app.engine.reading.factscan import Kinds, Sorted, error_lines, marked_lines, raw_tokens
+from app.engine.reading.factscan import (
+    Kinds,
+    Sorted,
+    error_lines,
+    full,
+    marked_lines,
+    raw_tokens,
+)
 
 T = TypeVar("T")
 
@@ -36,6 +43,9 @@ _SEARCH_CHARS = 50_000_000
 # Error lines searched between two breaths (see ``pacing``): a search may run over
 # megabytes of marked lines.
 _PACE_LINES = 63
+# Texts of a run read at once are joined up to this many characters: one scan of many
+# short texts, without a copy of a whole 15 MB run beside it.
+_JOINED_CHARS = 1 << 20
 
 
 # Facts and _Settled are made on every call: __init__ is written out so that mypyc
@@ -46,15 +56,20 @@ class Facts:
     identifiers: frozenset[str]
     numbers: frozenset[str]
     errors: frozenset[str]
+    # False when the texts held more candidate facts than are read
+    # (``factscan.MOST_FACTS``, of the dropped text and of the kept): the facts are
+    # then those of what was read, and may miss some lost ones or name some kept.
+    complete: bool
 
     def __init__(self, paths: frozenset[str] = frozenset(),
                  identifiers: frozenset[str] = frozenset(),
                  numbers: frozenset[str] = frozenset(),
-                 errors: frozenset[str] = frozenset()) -> None:
+                 errors: frozenset[str] = frozenset(), complete: bool = True) -> None:
         object.__setattr__(self, "paths", paths)
         object.__setattr__(self, "identifiers", identifiers)
         object.__setattr__(self, "numbers", numbers)
         object.__setattr__(self, "errors", errors)
+        object.__setattr__(self, "complete", complete)
 
     def __len__(self) -> int:
         return len(self.paths) + len(self.identifiers) + len(self.numbers) + len(self.errors)
@@ -136,14 +151,35 @@ def _merged(base: frozenset[T], texts: list[str], memo: Memo[str, frozenset[T]],
             read: Callable[[str], frozenset[T]]) -> frozenset[T]:
     """``base`` and the set of each text (the memo's, or ``read``) together, one text's set
     alive at a time: a union of them all at once held every text's set and its hash
-    table, more memory than the body on a 15 MB request of error lines."""
-    if not texts:
+    table, more memory than the body on a 15 MB request of error lines. Texts past a
+    ``full`` set are not read."""
+    if not texts or full(base):
         return base
     if not base and len(texts) == 1:
         return memo.get(texts[0], read)
     merged = set(base)
     for text in texts:
         merged |= memo.get(text, read)
+        if full(merged):
+            break
+    return frozenset(merged)
+
+
+def _read_joined(base: frozenset[T], texts: list[str],
+                 read: Callable[[str], frozenset[T]]) -> frozenset[T]:
+    """``base`` and what ``read`` finds in ``texts``, read joined a megabyte at a time
+    (tokens and error lines live within a line), until the set is ``full``."""
+    if full(base):
+        return base
+    merged = set(base)
+    start = 0
+    while start < len(texts) and not full(merged):
+        end, chars = start, 0
+        while end < len(texts) and (end == start or chars + len(texts[end]) <= _JOINED_CHARS):
+            chars += len(texts[end]) + 1
+            end += 1
+        merged |= read("\n".join(texts[start:end]))
+        start = end
     return frozenset(merged)
 
 
@@ -207,6 +243,9 @@ class FactExtractor:
         # driven through the interpreter's protocol.
         held = _merged(frozenset(), rest, tokens, raw_tokens)
         new = _merged(frozenset(), fresh, tokens, raw_tokens)
+        # Only sets that reached the bound may lack facts (see ``factscan.MOST_FACTS``).
+        complete = not (full(run.tokens) or full(run.errors) or full(held_before)
+                        or full(held) or full(new))
         new = new.difference(run.tokens, held_before, held)
         paths, idents, numbers = _run_lost(run, held_before, held)
         if new:
@@ -215,6 +254,7 @@ class FactExtractor:
             idents = idents.union(more[1].values())
             numbers = numbers.union(more[2].values())
         found = _merged(run.errors, fresh, errors, error_lines)
+        complete = complete and not full(found)
         facts = Facts(paths, idents, numbers)
         if found:
             # An error line often survives inside a note line; only report real losses.
@@ -232,8 +272,8 @@ class FactExtractor:
                 # line took seconds on one request (it grows as their product). Kept
                 # verbatim, an error line is a line of the output; only a note's copy
                 # inside a longer line goes unseen, and is reported lost.
-                found = _unshown(found, again, marked, set(output.split("\n")))
-        return Facts(facts.paths, facts.identifiers, facts.numbers, found)
+                found = _unshown(found, again, marked, _lines_among(output, found))
+        return Facts(facts.paths, facts.identifiers, facts.numbers, found, complete)
 
     def _held(self, texts: list[str]) -> _Recurring:
         """``texts``, the part of an output that recurs from call to call, with their
@@ -272,11 +312,9 @@ class FactExtractor:
             tokens = _merged(base.tokens, rest, self._tokens, raw_tokens)
             errors = _merged(base.errors, rest, self._errors, error_lines)
         else:
-            # Tokens and error lines live within a line, so the texts are read joined:
-            # one scan, and nothing kept per text of a run no later call reads again.
-            joined = "\n".join(rest)
-            tokens = base.tokens | raw_tokens(joined)
-            errors = base.errors | error_lines(joined)
+            # Read joined: nothing is kept per text of a run no later call reads again.
+            tokens = _read_joined(base.tokens, rest, raw_tokens)
+            errors = _read_joined(base.errors, rest, error_lines)
         fresh = tokens.difference(base.tokens)
         added = self._kinds.sort(fresh)
         items = base.items + _token_bytes(fresh) + _bytes_of(errors.difference(base.errors))
@@ -312,6 +350,23 @@ def _run_lost(run: _Settled, held: frozenset[bytes], more: frozenset[bytes]) -> 
             run.lost.clear()
         run.lost[hit] = lost
     return lost
+
+
+def _lines_among(text: str, wanted: Container[str]) -> set[str]:
+    """The lines of ``text`` that are in ``wanted``, made one at a time: a split of
+    megabytes of short lines held every line at once."""
+    found: set[str] = set()
+    start = 0
+    size = len(text)
+    while start <= size:
+        end = text.find("\n", start)
+        if end < 0:
+            end = size
+        line = text[start:end]
+        if line in wanted:
+            found.add(line)
+        start = end + 1
+    return found
 
 
 def _token_bytes(tokens: Iterable[bytes]) -> int:

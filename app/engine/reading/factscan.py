@@ -9,7 +9,7 @@ identifier, number or no fact) is decided once and remembered (``Kinds``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sized
 from typing import Final
 
 from app.engine.footprint import BYTES_HEADER, footprint
@@ -57,10 +57,23 @@ _MAX_TOKEN = 200
 # millisecond or so of each.
 _PACE_TOKENS: Final = 4095
 _PACE_KNOWN: Final = 16383
+# Most distinct candidate tokens, or error lines, read from one text and merged from
+# many: each costs about 500 bytes through a receipt's sets, tables and texts, so a body
+# of short distinct facts (a 15 MB log of "error: 123" lines, or of paths) held 24
+# times its size; bounded, a receipt's reading holds a few MB at most. The longest
+# real runs in the corpus hold about 2,000 of them. A set this full may lack members:
+# the receipt says it is incomplete (see ``facts.Facts.complete``).
+MOST_FACTS: Final = 10_000
+
+
+def full(found: Sized) -> bool:
+    """Whether a set of tokens or error lines reached ``MOST_FACTS`` and may lack some."""
+    return len(found) >= MOST_FACTS
 
 
 def _candidates(data: bytes) -> set[bytes]:
-    """Distinct tokens of ``data`` that may be facts, ends stripped.
+    """Distinct tokens of ``data`` that may be facts, ends stripped; the first
+    ``MOST_FACTS`` of them.
 
     One pass, byte by byte: compiled, this costs a few instructions a byte and
     allocates only the candidates, where splitting would allocate every word. Each is
@@ -81,6 +94,8 @@ def _candidates(data: bytes) -> set[bytes]:
                 if fact:
                     found.add(data[start:i].strip(_STRIP))
                     fact = False
+                    if len(found) >= MOST_FACTS:
+                        return found
                 start = i + 1
             elif kind == _FACT_BYTE:
                 fact = True
@@ -99,10 +114,12 @@ def marked_lines(text: str) -> str:
     Each marker is found with str.find from one marked line's end to the next, so
     a long log costs a few scans in C and Python work per marked line only.
     """
-    return "\n".join(_marked(text))
+    return "\n".join(_marked(text, None))
 
 
-def _marked(text: str) -> set[str]:
+def _marked(text: str, most: int | None) -> set[str]:
+    """Distinct marked lines of ``text``, whole; found in the order of the markers, at
+    most ``most`` of them."""
     found: set[str] = set()
     if not any(hint in text for hint in _ERROR_HINTS):
         return found
@@ -115,6 +132,8 @@ def _marked(text: str) -> set[str]:
             if end < 0:
                 end = len(text)
             found.add(text[start:end])
+            if most is not None and len(found) >= most:
+                return found
             at = text.find(mark, end)
             if end - paced > EVERY_CHARS:
                 breathe()
@@ -124,11 +143,12 @@ def _marked(text: str) -> set[str]:
 
 
 def error_lines(text: str) -> frozenset[str]:
-    """The distinct lines that carry an error marker, stripped and cut to a length."""
+    """The distinct lines that carry an error marker, stripped and cut to a length; up
+    to ``MOST_FACTS`` of them."""
     # From the marked lines themselves, not their joined text split again: a log of
     # error lines (a 15 MB one was) held them twice more.
     # A traceback's header says only that something failed; its last line says what.
-    return frozenset([line.strip()[:_MAX_TOKEN] for line in _marked(text)
+    return frozenset([line.strip()[:_MAX_TOKEN] for line in _marked(text, MOST_FACTS)
                       if not line.lstrip().startswith(_TRACEBACK_HEADER)])
 
 
