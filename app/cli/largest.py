@@ -1,11 +1,13 @@
 """``contextsynth bench --largest``: each job's largest accepted request, with /healthz
 timed beside it and the worker's memory watched.
 
-The service runs as ``contextsynth serve`` (one worker, a new one per job) on a free
-loopback port. For each job a request is built as large as the limits accept (texts at
-``CONTEXTSYNTH_MAX_MESSAGE_CHARS``, the body near ``CONTEXTSYNTH_MAX_BODY_BYTES``)
-and sent while a thread asks /healthz every 10 ms. The floor is /healthz's own p99
-with nothing else running, measured in the same run. Printed per job: the answer,
+The service runs as ``contextsynth serve`` (one worker, a new one per request) on a
+free loopback port. For each job a request is built as large as the limits accept
+(texts at ``CONTEXTSYNTH_MAX_MESSAGE_CHARS``, the body near
+``CONTEXTSYNTH_MAX_BODY_BYTES``), once with texts as tool output reads and once as
+dense in short distinct facts as they can be (``SHAPES``), and sent while a thread asks
+/healthz every 10 ms. The floor is /healthz's own p99 with nothing else running,
+measured in the same run. Printed per request: the answer,
 its time, /healthz p99 and worst while it ran (and p99 against the floor), and the
 rise of the worker's resident memory against the body's size. Targets: /healthz p99
 under 100 ms, memory under 3x the body.
@@ -41,10 +43,26 @@ def _text(chars: int, seed: int) -> str:
     return "\n".join(lines)[:chars]
 
 
-def requests(texts: int, chars: int) -> dict[str, tuple[str, dict[str, object]]]:
+def _dense(chars: int, seed: int) -> str:
+    """Short distinct lines, each an error line, a path or a number: as many facts and
+    lines as ``chars`` can hold. Every distinct one used to cost the worker hundreds of
+    bytes (24 times the body, read whole)."""
+    forms = ("error: {seed}-{n}", "src/m{seed}/f{n}.py", "ok {seed} {n}")
+    lines = [forms[n % 3].format(seed=seed, n=n) for n in range(chars // 12)]
+    return "\n".join(lines)[:chars]
+
+
+# The texts of the requests: as tool output reads, and as dense in facts as it can be.
+SHAPES = {"words": _text, "dense": _dense}
+
+
+def requests(texts: int, chars: int, shape: str = "words",
+             ) -> dict[str, tuple[str, dict[str, object]]]:
     """Each job's largest request: ``texts`` texts of ``chars`` characters (for /reflect,
-    its most calls sharing as much). /rescue is left out: it needs an LLM."""
-    big = [_text(chars, n) for n in range(texts)]
+    its most calls sharing as much), of a shape from ``SHAPES``. /rescue is left out: it
+    needs an LLM."""
+    write = SHAPES[shape]
+    big = [write(chars, n) for n in range(texts)]
     messages: list[dict[str, object]] = [{"role": "user", "content": "Fix the failing test."}]
     for n, text in enumerate(big):
         messages += [{"role": "assistant", "content": None, "tool_calls": [{
@@ -71,6 +89,7 @@ def requests(texts: int, chars: int) -> dict[str, tuple[str, dict[str, object]]]
 @dataclass(frozen=True, slots=True)
 class Largest:
     job: str
+    shape: str
     body_bytes: int
     status: int
     seconds: float
@@ -104,7 +123,7 @@ def _watch(pid: int, stop: threading.Event, peak: list[int]) -> None:
         time.sleep(0.002)
 
 
-def measure(url: str, path: str, job: str, body: bytes, pid: int) -> Largest:
+def measure(url: str, path: str, job: str, shape: str, body: bytes, pid: int) -> Largest:
     health: list[float] = []
     before = resident(pid)
     peak = [before]
@@ -121,7 +140,7 @@ def measure(url: str, path: str, job: str, body: bytes, pid: int) -> Largest:
     stop.set()
     for watcher in watchers:
         watcher.join()
-    return Largest(job, len(body), answer.status_code, seconds, tuple(health),
+    return Largest(job, shape, len(body), answer.status_code, seconds, tuple(health),
                    peak[0] - before)
 
 
@@ -141,28 +160,30 @@ def run(*, scale: float = 1.0) -> int:
     settings = Settings()
     chars = int(settings.max_message_chars * scale)
     texts = max(1, int(settings.max_body_bytes * 0.85 * scale) // max(chars, 1))
-    built = {path: (job, json.dumps(body).encode())
-             for path, (job, body) in requests(texts, chars).items()}
     rows = []
     idle = 0.0
-    for path, (job, body) in built.items():
-        # A worker of its own per job: memory one job took and kept is not the next one's.
-        with served() as url:
-            pid = worker_pid(url.rsplit(":", 1)[1])
-            idle = max(idle, floor(url))
-            rows.append(measure(url, path, job, body, pid))
+    for shape in SHAPES:
+        for path, (job, body) in requests(texts, chars, shape).items():
+            raw = json.dumps(body).encode()
+            del body
+            # A worker of its own per request: memory one took and kept is not the next's.
+            with served() as url:
+                pid = worker_pid(url.rsplit(":", 1)[1])
+                idle = max(idle, floor(url))
+                rows.append(measure(url, path, job, shape, raw, pid))
     print(f"/healthz p99 with nothing running (the floor): {idle * 1000:.1f} ms")
-    print(f"{'job':<18}{'body MB':>8}{'status':>7}{'time s':>8}{'health p99 ms':>15}"
+    print(f"{'job':<18}{'shape':<7}{'body MB':>8}{'status':>7}{'time s':>8}{'health p99 ms':>15}"
           f"{'x floor':>9}{'worst ms':>10}{'memory MB':>11}{'x body':>8}")
     for row in rows:
         p99 = row.health_p99()
-        print(f"{row.job:<18}{row.body_bytes / 1e6:>8.1f}{row.status:>7}{row.seconds:>8.1f}"
+        print(f"{row.job:<18}{row.shape:<7}{row.body_bytes / 1e6:>8.1f}{row.status:>7}"
+              f"{row.seconds:>8.1f}"
               f"{p99 * 1000:>15.0f}{p99 / idle if idle else 0:>9.1f}"
               f"{max(row.health, default=0) * 1000:>10.0f}{row.memory_rise / 1e6:>11.0f}"
               f"{row.memory_rise / row.body_bytes:>8.1f}")
     healthy = sum(r.health_p99() < HEALTH_TARGET_S for r in rows)
     lean = sum(r.memory_rise < MEMORY_TARGET * r.body_bytes for r in rows)
     print(f"targets: /healthz p99 under {HEALTH_TARGET_S * 1000:.0f} ms on {healthy} of "
-          f"{len(rows)} jobs; memory under {MEMORY_TARGET:g}x the body on {lean} of "
+          f"{len(rows)} requests; memory under {MEMORY_TARGET:g}x the body on {lean} of "
           f"{len(rows)}; median request {statistics.median(r.seconds for r in rows):.1f} s")
     return 0 if all(r.status < 500 for r in rows) else 1

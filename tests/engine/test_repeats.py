@@ -7,6 +7,8 @@ import pytest
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.pacing import EVERY_CHARS
+from app.engine.reading import repeats
 from app.engine.reading.repeats import Shown
 from app.engine.transcript.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
@@ -115,3 +117,31 @@ def test_every_format_renders_the_collapsed_turns_validly(engine, formats, name)
     out = wire.render(result.transcript)
     check(payload, out)
     assert "lines as shown above]" in json.dumps(out)
+
+
+
+def test_a_log_of_more_lines_than_are_remembered_collapses_only_what_was_remembered():
+    log = "\n".join(f"ok line {n:07d}" for n in range(3 * repeats._MOST_KEYS))
+    shown = Shown()
+    shown.add(log)
+    assert len(shown.lines()) == repeats._MOST_KEYS  # the first ones; the rest not held
+    again = shown.collapse(log)
+    # The remembered head becomes one marker; the lines past the bound stay as they
+    # are: a repeat is never claimed for a line that was not seen.
+    assert again.split("\n")[1] == \
+        f"[contextsynth: {repeats._MOST_KEYS - 1} lines as shown above]"
+    assert again.endswith(log[log.index(f"ok line {repeats._MOST_KEYS:07d}"):])
+
+
+def test_reading_and_collapsing_a_long_log_breathe(monkeypatch):
+    calls = [0]
+    monkeypatch.setattr(repeats, "breathe", lambda: calls.__setitem__(0, calls[0] + 1))
+    lines = [f"ok line {n:07d}" for n in range(4 * repeats._PACE_LINES)]
+    shown = Shown()
+    shown.add("\n".join(lines[::2]))
+    assert calls[0] >= len(lines) * 16 // 2 // EVERY_CHARS - 1
+    before = calls[0]
+    # Every other line shown: no run to collapse, and a step of the walk per line.
+    text = "\n".join(lines)
+    assert shown.collapse(text) is text
+    assert calls[0] - before >= 3

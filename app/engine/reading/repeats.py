@@ -17,6 +17,7 @@ from typing import Any
 from app.engine import jsontext
 from app.engine.jsontext import dumps
 from app.engine.memo import Memo, Usage, combined
+from app.engine.pacing import EVERY_CHARS, breathe
 from app.engine.prompts import REPEATED_LINES
 
 # A line with fewer characters than this (blank, a bracket, ``else:``) says too little
@@ -26,6 +27,13 @@ _SUBSTANTIVE = 8
 # characters: shorter ones cost about what the line that replaces them does.
 _MIN_LINES = 3
 _MIN_CHARS = 160
+# Most lines of one text remembered as worth pointing back to. A 2 MB log of short lines
+# held 200,000 of them, several times its size, and reading them held the interpreter
+# for a tenth of a second; past the bound a later repeat of its lines is only left
+# as it is. The longest texts in the corpus have about 1,600 lines.
+_MOST_KEYS = 10_000
+# Lines walked between two breaths (see ``pacing``) when a long text is collapsed.
+_PACE_LINES = 4095
 
 
 class LineMemo:
@@ -53,7 +61,24 @@ def _key(line: str) -> str | None:
 
 
 def _keys(text: str) -> frozenset[str]:
-    return frozenset(k for k in map(_key, text.split("\n")) if k is not None)
+    """The first ``_MOST_KEYS`` substantive lines of ``text``, each made as it is read
+    (a split held every line of a long log at once)."""
+    found: set[str] = set()
+    start = 0
+    paced = 0
+    size = len(text)
+    while start <= size and len(found) < _MOST_KEYS:
+        end = text.find("\n", start)
+        if end < 0:
+            end = size
+        key = _key(text[start:end])
+        if key is not None:
+            found.add(key)
+        start = end + 1
+        if start - paced > EVERY_CHARS:
+            breathe()
+            paced = start
+    return frozenset(found)
 
 
 def _argument_strings(arguments: str) -> tuple[str, ...]:
@@ -93,7 +118,11 @@ class Shown:
         lines = text.split("\n")
         out = lines[:1]
         i = 1
+        paced = 0
         while i < len(lines):
+            if i - paced > _PACE_LINES:
+                breathe()
+                paced = i
             end, repeated, chars = self._run(lines, i)
             if repeated >= _MIN_LINES and chars >= _MIN_CHARS:
                 out.append(REPEATED_LINES.format(n=end - i))
