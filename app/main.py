@@ -25,7 +25,7 @@ from app.adapters.metrics import Metrics
 from app.adapters.redis_cache import RedisCache
 from app.adapters.resends import Resends
 from app.adapters.tokenizer import load_encoding, pretokenizer
-from app.adapters.upstream import Slots, Upstream
+from app.adapters.upstream import Slots, Transport, Upstream
 from app.adapters.warmpath import WarmPath
 from app.adapters.webhooks import build_webhooks
 from app.api import errors
@@ -77,6 +77,7 @@ def create_app(
     discover: Callable[[], Iterable[EntryPoint]] | None = None,
     environ: Mapping[str, str] | None = None,
     cache: Cache | None = None,
+    upstream: Transport | None = None,
 ) -> FastAPI:
     settings = settings or Settings()
     metrics = Metrics(registry if registry is not None else CollectorRegistry(),
@@ -114,7 +115,7 @@ def create_app(
                     cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s},
                     large=large)
     jobs = Jobs(counter, strategies, caches, formats)
-    upstream = Upstream(settings.proxy_timeout_s, Slots(
+    upstream = upstream or Upstream(settings.proxy_timeout_s, Slots(
         settings.proxy_max_connections, settings.proxy_queue, settings.proxy_queue_timeout_s))
     services = Services(
         runner=runner, jobs=jobs,

@@ -6,9 +6,11 @@ upstream untouched, and the upstream's status, headers and body come back the sa
 a stream chunk by chunk as it arrives. Only hop-by-hop headers, which belong to one
 connection, and contextsynth's own are left out.
 
-The client is aiohttp's: its HTTP parser is C, where httpx parses HTTP/1.1 in Python
-(h11); measured on loopback, the first byte of an answer came in 0.45 ms against
-0.97, and the time the proxy adds to a first byte is what its users wait for.
+The proxy sends through the ``Transport`` port. ``Upstream`` is its HTTP adapter; its
+client is aiohttp's: its HTTP parser is C, where httpx parses HTTP/1.1 in Python (h11);
+measured on loopback, the first byte of an answer came in 0.45 ms against 0.97, and
+the time the proxy adds to a first byte is what its users wait for. ``upstream_memory``
+holds the in-memory fake beside it, for tests, as httpx ships ``MockTransport``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import math
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import aiohttp
 
@@ -91,11 +94,21 @@ class Slots:
             retry_after=max(1.0, math.ceil(self._wait / 2)))
 
 
+def _ended(finished: bool) -> None:
+    """An answer's body with nothing to let go of when it ends."""
+
+
 @dataclass
 class Answer:
+    """An upstream's status and headers, and its body as it comes (read it once, with
+    ``chunks`` or ``read``)."""
+
     status: int
     headers: list[tuple[str, str]]
-    response: aiohttp.ClientResponse  # open: read it with chunks()
+    body: AsyncIterator[bytes]
+    # Called once when the body ends: True when it was read to its end, False when the
+    # reader left before (the transport then drops the connection instead of reusing it).
+    ended: Callable[[bool], None] = _ended
     done: Callable[[], None] = field(default=lambda: None)  # gives the slot back
 
     def __post_init__(self) -> None:
@@ -111,15 +124,29 @@ class Answer:
     async def chunks(self) -> AsyncIterator[bytes]:
         finished = False
         try:
-            async for chunk in self.response.content.iter_any():
+            async for chunk in self.body:
                 yield chunk
             finished = True
         finally:
-            if finished:
-                self.response.release()  # the connection goes back to the pool
-            else:
-                self.response.close()  # the caller left mid-answer: drop the upstream too
+            self.ended(finished)
             self.done()
+
+
+class Transport(Protocol):
+    """Where the proxy sends a provider request: ``Upstream`` over HTTP, or
+    ``upstream_memory.MemoryUpstream`` in tests."""
+
+    @property
+    def slots(self) -> Slots: ...
+
+    async def send(self, name: str, url: str, body: bytes,
+                   headers: list[tuple[str, str]], method: str = "POST") -> Answer:
+        """The upstream's answer, its body still to be read. Raises UpstreamBusy when no
+        slot came free (the request was not sent), UpstreamFailed when the upstream
+        could not be reached, UpstreamTimeout when it did not answer in time."""
+        ...
+
+    async def aclose(self) -> None: ...
 
 
 class Upstream:
@@ -171,7 +198,14 @@ class Upstream:
             raise UpstreamFailed(f"{name} at {url} could not be reached "
                                  f"({type(exc).__name__}). Check "
                                  f"CONTEXTSYNTH_PROXY_{name.upper()}_URL.") from exc
-        return Answer(response.status, returned(response.headers.items()), response, done)
+        def ended(finished: bool) -> None:
+            if finished:
+                response.release()  # the connection goes back to the pool
+            else:
+                response.close()  # the caller left mid-answer: drop the upstream too
+
+        return Answer(response.status, returned(response.headers.items()),
+                      response.content.iter_any(), ended, done)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -18,7 +18,7 @@ from typing import Any
 from app.adapters import jsoncodec
 from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
-from app.adapters.upstream import Answer, Upstream
+from app.adapters.upstream import Answer, Transport
 from app.engine.compaction.tiers import infer_tier
 from app.engine.errors import HandlesUnavailable
 from app.engine.jobs.synthesize.modes import Mode
@@ -126,7 +126,7 @@ class Answered:
 
 class ProxyService:
     def __init__(self, runner: Runner, job: SynthesizeJob, formats: Mapping[str, WireFormat],
-                 upstream: Upstream, settings: Settings, metrics: Metrics,
+                 upstream: Transport, settings: Settings, metrics: Metrics,
                  cache: Cache, handles: HandleStore, environ: Mapping[str, str]) -> None:
         self._runner = runner
         self._handles = handles

@@ -6,10 +6,13 @@ from __future__ import annotations
 import socket
 
 import pytest
+from prometheus_client import CollectorRegistry
 
+from app.adapters.upstream_memory import MemoryUpstream, Reply
+from app.main import create_app
+from app.settings import Settings
 from tests.conftest import serve
 from tests.support.build import coding_run
-from tests.support.fake_upstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
 
@@ -47,18 +50,20 @@ async def test_an_unknown_mode_header_says_which_modes_there_are(client):
     assert "off, fast, auto, deep" in r.json()["detail"]
 
 
-async def test_a_reused_request_id_cannot_replace_another_requests_receipt(make_app):
+async def test_a_reused_request_id_cannot_replace_another_requests_receipt(encoder):
     first = {"model": "gpt-4o-mini", "messages": coding_run(14, output_chars=3000)}
     second = {"model": "gpt-4o-mini", "messages": coding_run(20, output_chars=3000)}
-    with FakeUpstream() as upstream:
-        async with serve(make_app(proxy_openai_url=f"{upstream.url}/v1")) as c:
-            answers = [await c.post("/v1/chat/completions", json=body,
-                                    headers={"x-request-id": "agent-7"})
-                       for body in (first, second)]
-            by_request = (await c.get("/v1/contextsynth/receipts/agent-7")).json()
-            own = [(await c.get(f"/v1/contextsynth/receipts/"
-                                f"{a.headers['x-contextsynth-receipt']}")).json()
-                   for a in answers]
+    upstream = MemoryUpstream(lambda _: Reply.json({"id": "chatcmpl-1", "choices": []}))
+    app = create_app(Settings(), registry=CollectorRegistry(), encoder=encoder,
+                     discover=lambda: [], environ={}, upstream=upstream)
+    async with serve(app) as c:
+        answers = [await c.post("/v1/chat/completions", json=body,
+                                headers={"x-request-id": "agent-7"})
+                   for body in (first, second)]
+        by_request = (await c.get("/v1/contextsynth/receipts/agent-7")).json()
+        own = [(await c.get(f"/v1/contextsynth/receipts/"
+                            f"{a.headers['x-contextsynth-receipt']}")).json()
+               for a in answers]
     before = [int(a.headers["x-contextsynth-tokens-before"]) for a in answers]
     assert all(a.headers["x-contextsynth-compaction"] == "compacted" for a in answers)
     assert before[0] < before[1]

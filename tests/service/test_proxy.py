@@ -1,0 +1,141 @@
+"""The proxy's sequence in process, against an upstream in memory (``MemoryUpstream``):
+what it sends on, what it hands back, and how it fails, with no port or thread.
+``tests/integration/test_proxy.py`` runs the same paths with the official SDKs over
+loopback."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry
+
+from app.adapters.upstream import Slots
+from app.adapters.upstream_memory import MemoryUpstream, Reply, Sent
+from app.engine.errors import UpstreamFailed, UpstreamTimeout
+from app.main import create_app
+from app.settings import Settings
+from tests.conftest import serve
+from tests.support.build import coding_run
+
+pytestmark = pytest.mark.anyio
+
+KEY = "sk-caller-3b1d"
+COMPLETION = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1,
+              "model": "gpt-4o-mini", "choices": [{"index": 0, "finish_reason": "stop",
+                                                   "message": {"role": "assistant",
+                                                               "content": "Done."}}],
+              "usage": {"prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102}}
+
+
+def _completion(_: Sent) -> Reply:
+    return Reply.json(COMPLETION, headers=[("x-request-id", "req_up_1"),
+                                           ("x-ratelimit-remaining-tokens", "9000")])
+
+
+@pytest.fixture
+def make(encoder: Any) -> Callable[..., tuple[FastAPI, MemoryUpstream]]:
+    def build(handler: Callable[[Sent], Any] = _completion, slots: Slots | None = None,
+              **settings: Any) -> tuple[FastAPI, MemoryUpstream]:
+        upstream = MemoryUpstream(handler, **({"slots": slots} if slots else {}))
+        app = create_app(Settings(**settings), registry=CollectorRegistry(), encoder=encoder,
+                         discover=lambda: [], environ={}, upstream=upstream)
+        return app, upstream
+    return build
+
+
+async def test_the_compacted_conversation_goes_on_with_the_callers_headers(make):
+    app, upstream = make(proxy_openai_url="https://api.example.test/v1")
+    messages = coding_run(14, output_chars=3000)
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json={"model": "gpt-4o-mini",
+                                                       "messages": messages},
+                         headers={"authorization": f"Bearer {KEY}", "openai-beta": "x=1",
+                                  "x-contextsynth-mode": "fast"})
+    assert r.status_code == 200, r.text
+    assert r.json() == COMPLETION
+    # The upstream's own headers come back; contextsynth's say what it did.
+    assert r.headers["x-request-id"] == "req_up_1"
+    assert r.headers["x-ratelimit-remaining-tokens"] == "9000"
+    assert r.headers["x-contextsynth-compaction"] == "compacted"
+    [sent] = upstream.sent
+    assert sent.url == "https://api.example.test/v1/chat/completions"
+    assert sent.header("authorization") == f"Bearer {KEY}"
+    assert sent.header("openai-beta") == "x=1"
+    assert sent.header("x-contextsynth-mode") is None  # ours stay here
+    assert sent.header("host") is None  # hop-by-hop: set afresh by the transport
+    forwarded = sent.json()
+    assert forwarded["model"] == "gpt-4o-mini"
+    assert len(forwarded["messages"]) < len(messages)
+    assert upstream.finished == 1 and upstream.left == 0
+
+
+async def test_a_stream_comes_back_event_by_event_and_is_read_to_its_end(make):
+    events = [(None, {"choices": [{"index": 0, "delta": {"content": w}}]})
+              for w in ("Booked", " HAT069")] + [(None, "[DONE]")]
+    app, upstream = make(lambda _: Reply.events(events))
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "gpt-4o-mini", "stream": True,
+            "messages": [{"role": "user", "content": "book it"}]})
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "text/event-stream"
+    assert r.text.count("data: ") == 3 and r.text.endswith("data: [DONE]\n\n")
+    assert upstream.finished == 1
+
+
+async def test_an_upstream_error_reaches_the_caller_as_the_provider_sent_it(make):
+    limited = {"error": {"message": "Rate limit reached", "type": "requests",
+                         "code": "rate_limit_exceeded"}}
+    app, _ = make(lambda _: Reply.json(limited, status=429, headers=[("retry-after", "7")]))
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == 429
+    assert r.headers["retry-after"] == "7"
+    assert r.json() == limited
+
+
+@pytest.mark.parametrize(("raised", "status", "kind"), [
+    (UpstreamFailed("openai at https://api.example.test could not be reached"), 502,
+     "upstream-failed"),
+    (UpstreamTimeout("openai did not answer within 60 s."), 504, "upstream-timeout")])
+async def test_an_upstream_that_cannot_answer_is_a_problem_that_says_so(make, raised, status,
+                                                                         kind):
+    def fail(_: Sent) -> Reply:
+        raise raised
+
+    app, upstream = make(fail)
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == status, r.text
+    assert r.json()["type"].endswith(kind)
+    # The slot the failed request took is free again.
+    assert not upstream.slots._free.locked()
+
+
+async def test_a_full_pool_answers_503_with_retry_after_and_never_sends(make):
+    release = asyncio.Event()
+
+    async def held(sent: Sent) -> Reply:
+        if len(upstream.sent) == 1:
+            await release.wait()  # the first request holds the only slot
+        return _completion(sent)
+
+    app, upstream = make(held, slots=Slots(1, 0, 1.0))
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    async with serve(app) as c:
+        first = asyncio.create_task(c.post("/v1/chat/completions", json=body))
+        while not upstream.sent:
+            await asyncio.sleep(0.01)
+        second = await c.post("/v1/chat/completions", json=body)
+        release.set()
+        assert (await first).status_code == 200
+    assert second.status_code == 503, second.text
+    assert int(second.headers["retry-after"]) >= 1
+    assert second.json()["error"]["type"]  # in the provider's error shape
+    assert len(upstream.sent) == 1  # the refused one never reached the upstream
