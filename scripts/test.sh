@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 if [ "${1:-}" = "--fast" ]; then
-    # While working: the tests that need no server, Redis or whole-corpus replay.
+    # While working: the unit tests (no app, server, Redis or whole-corpus replay; see
+    # tests/conftest.py). `-m integration` and `-m e2e` pick the others.
     shift
-    exec .venv/bin/python -m pytest -m "not slow" "$@"
+    exec .venv/bin/python -m pytest -m unit "$@"
 fi
 .venv/bin/ruff check app tests scripts setup.py
 .venv/bin/mypy

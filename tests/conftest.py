@@ -31,16 +31,33 @@ settings.register_profile("contextsynth", deadline=None)
 settings.load_profile("contextsynth")
 
 
-# Tests that start servers, Redis instances or builds, or replay the whole corpus: marked
-# ``slow`` so that ``scripts/test.sh --fast`` leaves them out while working (CI runs all).
-SLOW = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
-        "tests/test_readme.py", "tests/evaluation/test_quality_floors.py",
-        "tests/evaluation/test_cli_eval.py", "tests/cli/test_bench_http.py",
-        "tests/cli/test_cli.py", "tests/adapters/test_events.py",
-        "tests/adapters/test_cache.py", "tests/api/test_cache_api.py",
-        "tests/test_contract.py", "tests/api/test_proxy_failures.py",
-        "tests/adapters/test_addresses.py", "tests/test_generated_client.py",
-        "tests/api/test_mcp.py")
+# Tests by what they run, as cosmicpython splits them (``scripts/test.sh --fast`` runs
+# the unit tests while working; CI runs all):
+# - e2e: the service as a process, its image, its packages or a client generated from
+#   its contract, over loopback;
+# - integration: the app in process with its adapters (Redis, sockets, threads), or the
+#   whole corpus replayed;
+# - unit: the rest: the engine, adapters and services alone, fakes passed in.
+E2E = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
+       "tests/test_readme.py", "tests/test_generated_client.py", "tests/test_contract.py",
+       "tests/cli/test_bench_http.py", "tests/cli/test_cli.py",
+       "tests/evaluation/test_cli_eval.py")
+INTEGRATION = ("tests/api/", "tests/service/test_proxy.py", "tests/adapters/test_events.py",
+               "tests/adapters/test_cache.py", "tests/adapters/test_addresses.py",
+               "tests/evaluation/test_quality_floors.py",
+               "tests/engine/test_real_transcripts.py", "tests/test_openapi.py",
+               "tests/cli/test_wire.py")
+# A test that asks for one of these runs the whole app, whatever its folder.
+_APP_FIXTURES = frozenset({"client", "make_app"})
+
+
+def _kind(item: pytest.Item) -> str:
+    path = str(Path(item.path).relative_to(ROOT))
+    if path.startswith(E2E):
+        return "e2e"
+    if path.startswith(INTEGRATION) or _APP_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return "integration"
+    return "unit"
 
 
 # An async test awaits the app in-process, where nothing times out: past this it fails
@@ -60,8 +77,7 @@ def _bounded(test: Callable[..., Any]) -> Callable[..., Any]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if str(Path(item.path).relative_to(ROOT)).startswith(SLOW):
-            item.add_marker(pytest.mark.slow)
+        item.add_marker(_kind(item))
         if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
             item.obj = _bounded(item.obj)
 
@@ -69,7 +85,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse to test stale compiled modules: an extension shadows its source, so an
     edit to an engine module would otherwise go untested until the next build."""
-    config.addinivalue_line("markers", "slow: starts servers or Redis, or replays the corpus")
+    config.addinivalue_line("markers", "unit: the engine, adapters or services alone")
+    config.addinivalue_line("markers", "integration: the app in process with its adapters, "
+                            "or the whole corpus")
+    config.addinivalue_line("markers", "e2e: the service as a process, image or package")
     stale = [str(source.relative_to(ROOT)) for built in (ROOT / "app").rglob("*.so")
              if (source := built.parent / (built.name.split(".")[0] + ".py")).exists()
              and source.stat().st_mtime > built.stat().st_mtime]
