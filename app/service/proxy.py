@@ -11,20 +11,22 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from app.adapters import jsoncodec
 from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
-from app.adapters.upstream import Answer, Transport
+from app.adapters.upstream import Answer, Transport, forwarded
 from app.engine.compaction.tiers import infer_tier
 from app.engine.errors import HandlesUnavailable
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
 from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
+from app.service.conversation import HEADER as CONVERSATION
 from app.service.conversation import conversation_key
 from app.service.expand_stream import ROUNDS, Events, Round
 from app.service.expand_tool import SHAPES, STREAMED, Call, may_offer, read_back
@@ -124,6 +126,54 @@ class Answered:
     expansions: Expansions
 
 
+@dataclass(frozen=True, slots=True)
+class ProxyCall:
+    """A provider request as its caller sent it, and what the route read of it."""
+
+    path: str  # a key of PROVIDER_ROUTES, or of COUNT_ROUTES
+    body: bytes
+    headers: Sequence[tuple[str, str]]  # every header, as sent
+    mode: str  # one of MODES
+    tenant: str
+    request_id: str | None = None
+    expand: bool = True  # the caller allows the expand tool
+
+
+@dataclass(frozen=True, slots=True)
+class Proxied:
+    """What to answer: the upstream's status and headers beside contextsynth's, the body
+    whole or as it comes, and what to do once it has been sent (save the receipt)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes | AsyncIterator[bytes]
+    compacted: Compacted
+    after: Callable[[], Awaitable[None]] | None = None
+
+
+def own_headers(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
+    """contextsynth's headers on a proxied answer: what it did to the request."""
+    headers = {"x-contextsynth-mode": compacted.mode,
+               "x-contextsynth-compaction": compacted.compaction,
+               "x-contextsynth-tokens-before": str(compacted.tokens_before),
+               "x-contextsynth-tokens-after": str(compacted.tokens_after),
+               "x-contextsynth-stable-messages": str(compacted.stable_messages)}
+    if compacted.receipt is not None:
+        headers["x-contextsynth-receipt"] = str(compacted.receipt["receipt_id"])
+    if compacted.reason is not None:
+        headers["x-contextsynth-reason"] = compacted.reason
+    # The caller's key as sent, else the one its conversation's start gives (none when
+    # the proxy did not read the body: mode off); an ingress routes the next step on it.
+    key = conversation_key(sent_key, None, ()) or compacted.conversation
+    if key is not None:
+        headers[CONVERSATION] = key
+    return headers
+
+
+def _header(headers: Sequence[tuple[str, str]], name: str) -> str | None:
+    return next((v for k, v in headers if k.lower() == name), None)
+
+
 class ProxyService:
     def __init__(self, runner: Runner, job: SynthesizeJob, formats: Mapping[str, WireFormat],
                  upstream: Transport, settings: Settings, metrics: Metrics,
@@ -143,6 +193,58 @@ class ProxyService:
         self._keys = {(tenant, upstream): environ[name]
                       for tenant, names in settings.proxy_tenant_keys.items()
                       for upstream, name in names.items() if environ.get(name)}
+
+    async def handle(self, call: ProxyCall) -> Proxied:
+        """A provider request answered: its conversation compacted, sent upstream with
+        the caller's credentials (or the tenant's), the answer passed on as it comes;
+        where the expand tool is offered, its calls answered here on the way."""
+        route = PROVIDER_ROUTES[call.path]
+        compacted = await self.compact(route, call.body, call.mode, call.tenant,
+                                       call.request_id, expand=call.expand)
+        headers = self.credentials(route, call.tenant, forwarded(call.headers))
+        ours = own_headers(compacted, _header(call.headers, CONVERSATION))
+        if compacted.offered is not None and compacted.offered.get("stream"):
+            # The rounds' streams as one; what they cost is known at its end (the receipt).
+            first, chunks, done = await self.stream_expanding(route, compacted, headers,
+                                                              call.tenant)
+            return Proxied(first.status, {**dict(first.headers), **ours}, chunks, compacted,
+                           partial(self._save_expanded, call.tenant, compacted, done))
+        if compacted.offered is not None:
+            # Read whole: the model may call the expand tool, which this service answers.
+            answered = await self.answer_expanding(route, compacted, headers, call.tenant)
+            done = answered.expansions
+            return Proxied(answered.status, {
+                **dict(answered.headers), **ours, "x-contextsynth-expansions": str(done.rounds),
+                "x-contextsynth-expansion-tokens": str(done.tokens)}, answered.body, compacted,
+                partial(self._save_expanded, call.tenant, compacted, done))
+        answer = await self.forward(route, compacted.body, headers, compacted)
+        # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
+        return Proxied(answer.status, {**dict(answer.headers), **ours}, answer.chunks(),
+                       compacted, partial(self.save_receipt, call.tenant, compacted))
+
+    async def count(self, call: ProxyCall) -> Proxied:
+        """The provider's count of the request the model would receive: compacted as its
+        conversation route would (the expand tool included when it would be offered),
+        with no receipt, since nothing is answered. ``x-contextsynth-counted`` says which
+        was counted."""
+        route = COUNT_ROUTES[call.path]
+        compacted = await self.compact(route, call.body, call.mode, call.tenant, None,
+                                       expand=call.expand)
+        headers = self.credentials(route, call.tenant, forwarded(call.headers))
+        answer = await self.forward(route, compacted.body, headers, compacted)
+        counted = "compacted" if compacted.compaction == "compacted" else "as-sent"
+        return Proxied(answer.status, {
+            **dict(answer.headers), **own_headers(compacted, _header(call.headers,
+                                                                     CONVERSATION)),
+            "x-contextsynth-counted": counted}, answer.chunks(), compacted)
+
+    async def _save_expanded(self, tenant: str, compacted: Compacted,
+                             done: Expansions) -> None:
+        """The receipt, with the handles the expand tool read back, once the answer is out."""
+        if compacted.receipt is not None:
+            compacted = replace(compacted, receipt={**compacted.receipt,
+                                                    "expanded": done.handles})
+        await self.save_receipt(tenant, compacted)
 
     def credentials(self, route: ProviderRoute, tenant: str,
                     headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -365,11 +467,12 @@ class ProxyService:
         return read_back(document, call.arguments, self._settings.proxy_expand_max_chars)
 
     async def pass_through(self, method: str, path: str, query: str, body: bytes,
-                           headers: list[tuple[str, str]], tenant: str) -> Answer:
+                           sent: Sequence[tuple[str, str]], tenant: str) -> Answer:
         """A provider request this service does not compact (model lists, embeddings,
         anything else under /v1), sent on untouched. OpenAI and Anthropic
         share the /v1 prefix: a request with Anthropic's version header (its SDK always
         sends one) goes to Anthropic, any other to OpenAI."""
+        headers = forwarded(sent)
         upstream = "anthropic" if any(k.lower() == "anthropic-version" for k, _ in headers) \
             else "openai"
         route = ProviderRoute(upstream, "", path)

@@ -13,7 +13,6 @@ providers' own.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
@@ -21,15 +20,12 @@ from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from app.adapters import jsoncodec
-from app.adapters.upstream import forwarded
 from app.api.auth import Tenant, tenant_for
 from app.api.deps import Services, services
 from app.api.routes import operation_id
 from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
-from app.service.conversation import HEADER as CONVERSATION
-from app.service.conversation import conversation_key
-from app.service.proxy import COUNT_ROUTES, MODES, PROVIDER_ROUTES, Compacted, Expansions
+from app.service.proxy import COUNT_ROUTES, MODES, PROVIDER_ROUTES, Proxied, ProxyCall
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
 KEY_HEADER = "x-contextsynth-key"
@@ -51,24 +47,6 @@ async def proxy_tenant(request: Request, svc: Annotated[Services, Depends(servic
 ProxyTenant = Annotated[str, Depends(proxy_tenant)]
 
 
-def _ours(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
-    headers = {"x-contextsynth-mode": compacted.mode,
-               "x-contextsynth-compaction": compacted.compaction,
-               "x-contextsynth-tokens-before": str(compacted.tokens_before),
-               "x-contextsynth-tokens-after": str(compacted.tokens_after),
-               "x-contextsynth-stable-messages": str(compacted.stable_messages)}
-    if compacted.receipt is not None:
-        headers["x-contextsynth-receipt"] = str(compacted.receipt["receipt_id"])
-    if compacted.reason is not None:
-        headers["x-contextsynth-reason"] = compacted.reason
-    # The caller's key as sent, else the one its conversation's start gives (none when
-    # the proxy did not read the body: mode off); an ingress routes the next step on it.
-    key = conversation_key(sent_key, None, ()) or compacted.conversation
-    if key is not None:
-        headers[CONVERSATION] = key
-    return headers
-
-
 def _mode(request: Request, svc: Services) -> str:
     mode = request.headers.get(MODE_HEADER, svc.settings.proxy_mode).strip().lower()
     if mode not in MODES:
@@ -82,51 +60,30 @@ def _expand(request: Request) -> bool:
     return request.headers.get(EXPAND_HEADER, "on").strip().lower() != "off"
 
 
-async def _proxy(request: Request, svc: Services, tenant: str) -> Response:
-    route = PROVIDER_ROUTES[request.url.path]
-    mode = _mode(request, svc)
-    expand = _expand(request)
-    compacted = await svc.proxy.compact(route, await request.body(), mode, tenant,
-                                        request_id.get(), expand=expand)
-    request.state.mode = compacted.mode
-    if compacted.tokens_before:
-        request.state.tokens = (compacted.tokens_before, compacted.tokens_after)
-    headers = svc.proxy.credentials(route, tenant, forwarded(request.headers.items()))
-    ours = _ours(compacted, request.headers.get(CONVERSATION))
-    if compacted.offered is not None and compacted.offered.get("stream"):
-        # The rounds' streams as one; what they cost is known at its end (the receipt).
-        first, chunks, done = await svc.proxy.stream_expanding(route, compacted, headers,
-                                                               tenant)
-        return StreamingResponse(chunks, status_code=first.status,
-                                 headers={**dict(first.headers), **ours},
-                                 background=BackgroundTask(_save, svc, tenant, compacted,
-                                                           done))
-    if compacted.offered is not None:
-        # Read whole: the model may call the expand tool, which this service answers.
-        answered = await svc.proxy.answer_expanding(route, compacted, headers, tenant)
-        done = answered.expansions
-        return Response(answered.body, status_code=answered.status, headers={
-            **dict(answered.headers), **ours, "x-contextsynth-expansions": str(done.rounds),
-            "x-contextsynth-expansion-tokens": str(done.tokens)},
-            background=BackgroundTask(_save, svc, tenant, compacted, done))
-    answer = await svc.proxy.forward(route, compacted.body, headers, compacted)
-    # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
-    return StreamingResponse(answer.chunks(), status_code=answer.status,
-                             headers={**dict(answer.headers), **ours},
-                             background=BackgroundTask(svc.proxy.save_receipt, tenant,
-                                                       compacted))
+def _call(request: Request, svc: Services, tenant: str, body: bytes,
+          rid: str | None) -> ProxyCall:
+    return ProxyCall(request.url.path, body, request.headers.items(), _mode(request, svc),
+                     tenant, rid, _expand(request))
 
 
-async def _save(svc: Services, tenant: str, compacted: Compacted, done: Expansions) -> None:
-    """The receipt, with the handles the expand tool read back, once the answer is out."""
-    if compacted.receipt is not None:
-        compacted = replace(compacted, receipt={**compacted.receipt, "expanded": done.handles})
-    await svc.proxy.save_receipt(tenant, compacted)
+def _response(proxied: Proxied) -> Response:
+    after = BackgroundTask(proxied.after) if proxied.after is not None else None
+    if isinstance(proxied.body, bytes):
+        return Response(proxied.body, status_code=proxied.status, headers=proxied.headers,
+                        background=after)
+    return StreamingResponse(proxied.body, status_code=proxied.status,
+                             headers=proxied.headers, background=after)
 
 
 async def provider(request: Request, svc: Annotated[Services, Depends(services)],
                    tenant: ProxyTenant) -> Response:
-    return await _proxy(request, svc, tenant)
+    call = _call(request, svc, tenant, await request.body(), request_id.get())
+    proxied = await svc.proxy.handle(call)
+    compacted = proxied.compacted
+    request.state.mode = compacted.mode  # for the access log
+    if compacted.tokens_before:
+        request.state.tokens = (compacted.tokens_before, compacted.tokens_after)
+    return _response(proxied)
 
 
 # One handler for every provider route: the path says which provider it is.
@@ -136,19 +93,10 @@ for _path in PROVIDER_ROUTES:
 
 async def count_tokens(request: Request, svc: Annotated[Services, Depends(services)],
                        tenant: ProxyTenant) -> Response:
-    """The provider's count of the request the model would receive: compacted as its
-    conversation route would (the expand tool included when it would be offered), with
-    no receipt, since nothing is answered. ``x-contextsynth-counted`` says which was
-    counted."""
-    route = COUNT_ROUTES[request.url.path]
-    compacted = await svc.proxy.compact(route, await request.body(), _mode(request, svc),
-                                        tenant, None, expand=_expand(request))
-    headers = svc.proxy.credentials(route, tenant, forwarded(request.headers.items()))
-    answer = await svc.proxy.forward(route, compacted.body, headers, compacted)
-    counted = "compacted" if compacted.compaction == "compacted" else "as-sent"
-    return StreamingResponse(answer.chunks(), status_code=answer.status, headers={
-        **dict(answer.headers), **_ours(compacted, request.headers.get(CONVERSATION)),
-        "x-contextsynth-counted": counted})
+    """The provider's count of the request as it would be compacted (see
+    ``ProxyService.count``)."""
+    call = _call(request, svc, tenant, await request.body(), None)
+    return _response(await svc.proxy.count(call))
 
 
 for _path in COUNT_ROUTES:
@@ -173,7 +121,7 @@ async def passed_through(request: Request, svc: Annotated[Services, Depends(serv
                          tenant: ProxyTenant) -> Response:
     answer = await svc.proxy.pass_through(
         request.method, request.url.path, request.url.query, await request.body(),
-        forwarded(request.headers.items()), tenant)
+        request.headers.items(), tenant)
     return StreamingResponse(answer.chunks(), status_code=answer.status,
                              headers={**dict(answer.headers),
                                       "x-contextsynth-compaction": "passed"})
