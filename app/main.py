@@ -30,6 +30,7 @@ from app.adapters.warmpath import WarmPath
 from app.adapters.webhooks import build_webhooks
 from app.api import errors
 from app.api.deps import Services
+from app.api.http_protocol import bound_headers
 from app.api.mcp import PATH as MCP_PATH
 from app.api.mcp import MCPEndpoint
 from app.api.middleware import BodyLimit, RequestRecords
@@ -230,6 +231,7 @@ def factory() -> FastAPI:
     heap."""
     settings = Settings()
     app = create_app(settings)
+    bound_headers(settings.header_timeout_s)
     collector.tune(settings.gc_young_threshold)
     allocator.return_large_blocks(settings.malloc_mmap_threshold_bytes)
     return app

@@ -6,6 +6,13 @@ connection open for good. This protocol closes a connection whose request has no
 begun (its headers complete) within the header timeout, counted from the connection's
 start and from the end of the previous response. The bound is a mixin, here
 over uvicorn's httptools parser (C, several times faster than the pure-Python h11).
+
+uvicorn offers no hook for this: its ``--http`` option takes a protocol class, and this
+one extends ``HttpToolsProtocol``, whose module is not public API. What it relies on
+(the four asyncio protocol methods it extends, ``cycle`` set once a request's headers
+are complete, ``on_response_complete``, ``loop`` and ``transport``) is checked by
+``tests/api/test_http_protocol.py``, which drives the class itself: an uvicorn release
+that changes any of it fails there, not in production.
 """
 
 from __future__ import annotations
@@ -15,16 +22,17 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from app.settings import Settings
+# Until a worker's factory says otherwise (``bound_headers``): the setting's default.
+_DEFAULT_TIMEOUT_S = 10.0
 
 
 class _HeaderBound:
-    """Close a connection whose next request's headers do not arrive in time. Both
-    parsers set ``cycle`` when a request's headers are complete."""
+    """Close a connection whose next request's headers do not arrive in time. The parser
+    sets ``cycle`` when a request's headers are complete."""
 
-    # Read from the settings once per process, on the first connection: uvicorn makes
-    # the protocol in each worker, and hands it no settings of ours.
-    header_timeout_s: float | None = None
+    # uvicorn makes the protocol in each worker from its class and hands it no settings
+    # of ours: the worker's factory sets the bound on the class (``bound_headers``).
+    header_timeout_s: float = _DEFAULT_TIMEOUT_S
     cycle: Any
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
@@ -35,8 +43,6 @@ class _HeaderBound:
         self._arm()
 
     def _arm(self) -> None:
-        if _HeaderBound.header_timeout_s is None:
-            _HeaderBound.header_timeout_s = Settings().header_timeout_s
         self._awaiting = self.cycle  # the cycle a new request will replace
         self._header_timer = self.loop.call_later(_HeaderBound.header_timeout_s,
                                                   self._too_slow)
@@ -69,3 +75,9 @@ class _HeaderBound:
 
 class BoundedHttpToolsProtocol(_HeaderBound, HttpToolsProtocol):
     """httptools' parser (C) with the header bound: what ``contextsynth serve`` runs."""
+
+
+def bound_headers(timeout_s: float) -> None:
+    """The header bound of every connection this process serves from now on; called by
+    the worker's factory, with its settings, before uvicorn accepts a connection."""
+    _HeaderBound.header_timeout_s = timeout_s

@@ -9,8 +9,14 @@ quarter of a millisecond a request, a fifth of what HTTP adds to the engine's ti
 ``JobRoute`` serves that shape directly and answers exactly as FastAPI would: the same
 body read once (by ``finite``), the same 400 for malformed JSON, the 401 before the body
 is checked, and the same validation errors, located under ``body``. The route is still
-declared to FastAPI as usual, so the OpenAPI document does not change. A route of any
-other shape gets FastAPI's handler.
+declared to FastAPI as usual, so the OpenAPI document does not change.
+
+FastAPI has no hook for a route's handler but ``APIRoute.get_route_handler``, and the
+shape is read from its dependency model (``Dependant``), which is not public API. A
+route whose shape cannot be read (another shape, or a FastAPI release that reads its
+endpoints differently) is refused when the app is built, not served slowly: every job
+route is checked by ``tests/api/test_job_route.py``, and the whole suite runs through
+this path.
 """
 
 from __future__ import annotations
@@ -47,7 +53,10 @@ class JobRoute(FiniteJSONRoute):
     def inner_handler(self) -> Handler:
         shape = self._shape()
         if shape is None:
-            return super().inner_handler()
+            raise TypeError(
+                f"{self.path}: a JobRoute takes one JSON body model, the request, the "
+                "services and the tenant, and FastAPI's reading of this endpoint found "
+                "another shape; declare it with FiniteJSONRoute instead.")
         return _handler(shape, self.endpoint)
 
     def _shape(self) -> _Shape | None:

@@ -64,3 +64,15 @@ async def test_a_wrong_key_is_refused_before_the_body_is_read_for_fields(make_ap
         ok = await c.post("/synthesize", json={"messages": coding_run(2)},
                           headers={"authorization": "Bearer right"})
         assert ok.status_code == 200
+
+
+def test_an_endpoint_of_another_shape_is_refused_when_the_route_is_made():
+    from fastapi import APIRouter
+
+    router = APIRouter(route_class=JobRoute)
+
+    async def no_body(q: int) -> dict[str, int]:
+        return {"q": q}
+
+    with pytest.raises(TypeError, match="/odd: a JobRoute takes one JSON body model"):
+        router.add_api_route("/odd", no_body, methods=["POST"])
