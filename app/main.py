@@ -53,7 +53,7 @@ from app.engine.compaction.base import Strategy
 from app.engine.compaction.fast import FastStrategy
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.jobs.caches import EngineCaches
-from app.engine.memo import Usage
+from app.engine.memo import CacheUsage
 from app.engine.transcript.formats import build_formats
 from app.engine.transcript.tokens import Encoder, TokenCounter
 from app.service.cache_plan import CachePlan, cache_plan
@@ -179,7 +179,7 @@ def warm_path(bodies: Resends, strategies: Mapping[str, Strategy], counter: Toke
               engine: EngineCaches, cache: Cache) -> WarmPath:
     """The caches of this process, for /metrics: those a resending agent's call is
     answered from first, then every other memo and the in-process cache."""
-    caches: dict[str, Callable[[], Usage]] = {"resent_bodies": lambda: bodies.usage}
+    caches: dict[str, Callable[[], CacheUsage]] = {"resent_bodies": lambda: bodies.usage}
     fast = strategies.get("fast")
     if isinstance(fast, FastStrategy):
         for name in fast.usage():
@@ -192,7 +192,7 @@ def warm_path(bodies: Resends, strategies: Mapping[str, Strategy], counter: Toke
     return WarmPath(caches)
 
 
-def _named(usage: Callable[[], Mapping[str, Usage]], name: str) -> Usage:
+def _named(usage: Callable[[], Mapping[str, CacheUsage]], name: str) -> CacheUsage:
     return usage()[name]
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from app.adapters.metrics import Metrics
-from app.engine.memo import Usage
+from app.engine.memo import CacheUsage
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "cs:v2"
@@ -107,9 +107,9 @@ class MemoryCache:
     def bytes_held(self) -> int:
         return self._bytes
 
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         """The bytes and entries held (its hits and misses are the cache metrics')."""
-        u = Usage()
+        u = CacheUsage()
         u.held, u.entries = self._bytes, len(self._items)
         return u
 

@@ -15,7 +15,7 @@ FIELDS = ("endpoint", "method", "status", "duration_ms", "tenant", "mode", "toke
           "tokens_out")
 
 
-class RequestIds(logging.Filter):
+class RequestIdFilter(logging.Filter):
     """Puts the current request's id on every record (``-`` outside a request)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -51,7 +51,7 @@ def log_config(fmt: str, level: str) -> dict[str, Any]:
     logger = {"handlers": ["main"], "level": level.upper(), "propagate": False}
     return {
         "version": 1, "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": RequestIds}},
+        "filters": {"request_id": {"()": RequestIdFilter}},
         "formatters": {"main": formatter},
         "handlers": {"main": handler},
         "loggers": {name: logger for name in ("app", "uvicorn", "uvicorn.error")},

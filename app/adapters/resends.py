@@ -39,7 +39,7 @@ import orjson
 from app.adapters.jsoncodec import Unread, loads_fast
 from app.adapters.jsonsteps import STEP_BYTES, loads_in_steps
 from app.engine.footprint import footprint
-from app.engine.memo import Usage
+from app.engine.memo import CacheUsage
 
 _KEY = b'"messages":['
 # Smaller bodies parse in a few microseconds: remembering them would not pay.
@@ -104,10 +104,10 @@ class Resends:
         self._max_depth = max_depth
         self._bytes = 0
         self._by_start: OrderedDict[bytes, list[_Body]] = OrderedDict()
-        self._usage = Usage()
+        self._usage = CacheUsage()
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         """Bodies read on from one remembered (hits) or whole (misses), bodies let go,
         and the bytes held."""
         u = self._usage

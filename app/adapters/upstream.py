@@ -99,7 +99,7 @@ def _ended(finished: bool) -> None:
 
 
 @dataclass
-class Answer:
+class UpstreamAnswer:
     """An upstream's status and headers, and its body as it comes (read it once, with
     ``chunks`` or ``read``)."""
 
@@ -140,7 +140,7 @@ class Transport(Protocol):
     def slots(self) -> Slots: ...
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> Answer:
+                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
         """The upstream's answer, its body still to be read. Raises UpstreamBusy when no
         slot came free (the request was not sent), UpstreamFailed when the upstream
         could not be reached, UpstreamTimeout when it did not answer in time."""
@@ -168,7 +168,7 @@ class Upstream:
         return self._slots
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> Answer:
+                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
         if self._session is None:
             # As many pooled connections as slots: a request holding a slot never waits
             # inside aiohttp.
@@ -183,7 +183,7 @@ class Upstream:
             raise
 
     async def _send(self, name: str, url: str, body: bytes, headers: list[tuple[str, str]],
-                    done: Callable[[], None], method: str) -> Answer:
+                    done: Callable[[], None], method: str) -> UpstreamAnswer:
         assert self._session is not None
         try:
             # The body is sent as bytes, uncompressed both ways: what was sent is what the
@@ -204,7 +204,7 @@ class Upstream:
             else:
                 response.close()  # the caller left mid-answer: drop the upstream too
 
-        return Answer(response.status, returned(response.headers.items()),
+        return UpstreamAnswer(response.status, returned(response.headers.items()),
                       response.content.iter_any(), ended, done)
 
     async def aclose(self) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.adapters.upstream import Answer, Slots, returned
+from app.adapters.upstream import Slots, UpstreamAnswer, returned
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ class Sent:
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
+class UpstreamReply:
     """What the upstream answers: a status, headers and the body in chunks."""
 
     status: int = 200
@@ -50,13 +50,13 @@ class Reply:
 
     @classmethod
     def json(cls, value: Any, status: int = 200,
-             headers: Sequence[tuple[str, str]] = ()) -> Reply:
+             headers: Sequence[tuple[str, str]] = ()) -> UpstreamReply:
         return cls(status, [("content-type", "application/json"), *headers],
                    [json.dumps(value).encode()])
 
     @classmethod
     def events(cls, events: Sequence[tuple[str | None, Any]],
-               headers: Sequence[tuple[str, str]] = ()) -> Reply:
+               headers: Sequence[tuple[str, str]] = ()) -> UpstreamReply:
         """A server-sent event stream, a chunk per event: (event name or None, data)."""
         chunks = [((f"event: {name}\n" if name else "")
                    + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
@@ -66,7 +66,7 @@ class Reply:
 
 # Answers a request; may be async, and may raise what a transport raises (UpstreamFailed,
 # UpstreamTimeout) to play an upstream that cannot be reached or stays silent.
-Handler = Callable[[Sent], Reply | Awaitable[Reply]]
+Handler = Callable[[Sent], UpstreamReply | Awaitable[UpstreamReply]]
 
 
 @dataclass
@@ -79,7 +79,7 @@ class MemoryUpstream:
     closed: bool = False
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> Answer:
+                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
         done = await self.slots.take(name)
         try:
             request = Sent(name, method, url, list(headers), body)
@@ -89,7 +89,7 @@ class MemoryUpstream:
         except BaseException:
             done()
             raise
-        return Answer(reply.status, returned(reply.headers), _body(reply.chunks),
+        return UpstreamAnswer(reply.status, returned(reply.headers), _body(reply.chunks),
                       self._ended, done)
 
     def _ended(self, finished: bool) -> None:

@@ -8,7 +8,7 @@ notes) and token counts. When an agent's calls land on another process each time
 (no affinity), or the caches are too small for the agents calling, these miss and
 every call costs what a cold one does; the hit rates say so first.
 
-The counts live on the caches (plain integers, see ``Usage``) and are read when
+The counts live on the caches (plain integers, see ``CacheUsage``) and are read when
 /metrics is scraped. With several worker processes, the series are those of the
 worker that answered the scrape.
 """
@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterator, Mapping
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from app.engine.memo import Usage
+from app.engine.memo import CacheUsage
 
 
 class WarmPath(Collector):
-    """``caches``: name -> a function giving that cache's ``Usage`` now."""
+    """``caches``: name -> a function giving that cache's ``CacheUsage`` now."""
 
-    def __init__(self, caches: Mapping[str, Callable[[], Usage]]) -> None:
+    def __init__(self, caches: Mapping[str, Callable[[], CacheUsage]]) -> None:
         self._caches = dict(caches)
 
     def register(self, registry: CollectorRegistry) -> WarmPath:

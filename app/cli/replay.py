@@ -48,7 +48,7 @@ from app.cli.wire import LeanConnection
 from app.corpus import load, transcript_files
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.jobs.caches import EngineCaches
-from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
+from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeJobRequest
 from app.engine.jobs.synthesize.synthesizer import Synthesizer
 from app.engine.transcript.formats import build_formats
 from app.engine.transcript.tokens import TokenCounter
@@ -169,7 +169,7 @@ def engine_compactor() -> Compact:
 
     def compact(messages: Messages) -> Messages:
         # The format as the HTTP request leaves it (auto): both ways find it the same way.
-        plan = job.plan(SynthesizeRequest({"messages": messages}, "auto"), False)
+        plan = job.plan(SynthesizeJobRequest({"messages": messages}, "auto"), False)
         body = job.finish(plan, None).value.body
         return list(body["messages"])
     return compact

@@ -32,7 +32,7 @@ _LONG: Final = 32_768
 _ALWAYS_KEPT: Final = 131_072
 
 
-class Usage:
+class CacheUsage:
     """How a cache has served: lookups it answered and those it did not, entries it let
     go to stay in its bound, and what it holds (in the unit of its bound). Plain counts
     the cache bumps; the service reads them when it is scraped."""
@@ -50,10 +50,10 @@ def shares(total: int, split: Mapping[str, float]) -> dict[str, int]:
     return {name: int(total * share) for name, share in split.items()}
 
 
-def combined(*usages: Usage) -> Usage:
+def combined(*usages: CacheUsage) -> CacheUsage:
     """Several caches' usage as one (a reader that keeps its memos apart by what they
     hold, reported as what it serves)."""
-    total = Usage()
+    total = CacheUsage()
     for u in usages:
         total.hits += u.hits
         total.misses += u.misses
@@ -86,10 +86,10 @@ class Memo(Generic[K, V]):
         self._old: dict[K, V] = {}
         self._bytes = 0
         self._old_bytes = 0
-        self._usage = Usage()
+        self._usage = CacheUsage()
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         """Hits, misses and evictions so far; held: the bytes of both generations'
         entries; entries: both generations' (an entry in both counted twice)."""
         u = self._usage
@@ -157,10 +157,10 @@ class Recent(Generic[K, V]):
         self._max = max_bytes
         self._entries: dict[K, tuple[V, int]] = {}
         self._bytes = 0
-        self._usage = Usage()
+        self._usage = CacheUsage()
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         u = self._usage
         u.held = self._bytes
         u.entries = len(self._entries)

@@ -31,7 +31,7 @@ KEEP_LAST = (4, 8, 16, 32)
 
 
 @dataclass(frozen=True)
-class Compacted:
+class CompactorResult:
     """What the model would be sent, and the originals behind each handle this call
     made (handle -> the messages ``GET /expand`` gives back), for recall with expand."""
 
@@ -43,7 +43,7 @@ class Compactor(Protocol):
     @property
     def name(self) -> str: ...
 
-    def compact(self, messages: Sequence[Wire]) -> Compacted: ...
+    def compact(self, messages: Sequence[Wire]) -> CompactorResult: ...
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,8 @@ class Baseline:
     name: str
     last: int | None = None
 
-    def compact(self, messages: Sequence[Wire]) -> Compacted:
-        return Compacted(self._kept(messages))
+    def compact(self, messages: Sequence[Wire]) -> CompactorResult:
+        return CompactorResult(self._kept(messages))
 
     def _kept(self, messages: Sequence[Wire]) -> list[Wire]:
         if self.last is None or len(messages) <= self.last:
@@ -107,12 +107,12 @@ class Engine:
         self._jobs: dict[str, Callable[[dict[str, Any]], _Answer]] = {
             "/synthesize": self._synthesize, "/compress-history": self._compress}
 
-    def run(self, path: str, body: dict[str, Any]) -> Compacted:
+    def run(self, path: str, body: dict[str, Any]) -> CompactorResult:
         out, spans = self._jobs[path](body)
         if out is None:  # the service sends the caller's messages back as they were
-            return Compacted(list(body["messages"]))
+            return CompactorResult(list(body["messages"]))
         rendered: list[Wire] = self._wire.render(out)["messages"]
-        return Compacted(rendered, behind(body["messages"], (
+        return CompactorResult(rendered, behind(body["messages"], (
             (s.handle, s.first, s.last) for s in spans)))
 
     def _synthesize(self, body: dict[str, Any]) -> _Answer:
@@ -149,31 +149,31 @@ class Service:
     def __init__(self, url: str, *, timeout: float = 60.0) -> None:
         self._client = httpx.Client(base_url=url.rstrip("/"), timeout=timeout)
 
-    def run(self, path: str, body: dict[str, Any]) -> Compacted:
+    def run(self, path: str, body: dict[str, Any]) -> CompactorResult:
         response = self._client.post(path, json=body)
         if response.status_code != 200:
             raise RuntimeError(f"POST {path} answered {response.status_code}: "
                                f"{response.text[:300]}")
         answer = response.json()
         dropped = answer.get("receipt", {}).get("dropped", [])
-        return Compacted(answer["messages"], behind(body["messages"], (
+        return CompactorResult(answer["messages"], behind(body["messages"], (
             (d["handle"], d["first"], d["last"]) for d in dropped)))
 
     def close(self) -> None:
         self._client.close()
 
 
-class Runner(Protocol):
-    def run(self, path: str, body: dict[str, Any]) -> Compacted: ...
+class JobCaller(Protocol):
+    def run(self, path: str, body: dict[str, Any]) -> CompactorResult: ...
 
 
 @dataclass(frozen=True)
 class Ours:
     name: str
     request: Request
-    runner: Runner
+    runner: JobCaller
 
-    def compact(self, messages: Sequence[Wire]) -> Compacted:
+    def compact(self, messages: Sequence[Wire]) -> CompactorResult:
         path, body = self.request(messages)
         return self.runner.run(path, body)
 
@@ -183,13 +183,13 @@ class Incremental:
     history and appends its new messages to it, so a later call sends the previous
     summary back to be extended (the service keeps no state; the agent does)."""
 
-    def __init__(self, name: str, request: Request, runner: Runner) -> None:
+    def __init__(self, name: str, request: Request, runner: JobCaller) -> None:
         self.name = name
         self._job = Ours(name, request, runner)
         self._source: list[Wire] = []  # the transcript as of the previous call
         self._history: list[Wire] = []  # what the agent held after it
 
-    def compact(self, messages: Sequence[Wire]) -> Compacted:
+    def compact(self, messages: Sequence[Wire]) -> CompactorResult:
         grown = len(messages) >= len(self._source) > 0 and all(
             a is b for a, b in zip(self._source, messages, strict=False))
         history = [*self._history, *messages[len(self._source):]] if grown else list(messages)
@@ -203,7 +203,7 @@ class Incremental:
 INCREMENTAL = frozenset({"compress-history-fast"})
 
 
-def compactors(runner: Runner, tier: Tier) -> dict[str, Compactor]:
+def compactors(runner: JobCaller, tier: Tier) -> dict[str, Compactor]:
     """Every compactor by name, baselines first."""
     out: dict[str, Compactor] = {"none": Baseline("none")}
     out.update({f"keep-last-{n}": Baseline(f"keep-last-{n}", n) for n in KEEP_LAST})

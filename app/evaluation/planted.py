@@ -40,7 +40,7 @@ class Fact:
 
 
 @dataclass
-class Run:
+class PlantedRun:
     name: str
     messages: list[Wire] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
@@ -140,7 +140,7 @@ def _plant(writer: _Writer, kind: str, task_code: str) -> Fact:
     return Fact("task", (task_code,))
 
 
-def generate(seed: int, style: str, turns: int = 40) -> Run:
+def generate(seed: int, style: str, turns: int = 40) -> PlantedRun:
     """One run of about ``turns`` tool calls with every kind of fact planted."""
     rng = random.Random(f"{seed}:{style}")
     writer = _Writer(rng, style)
@@ -162,10 +162,10 @@ def generate(seed: int, style: str, turns: int = 40) -> Run:
         else:
             writer.filler()
     writer.messages.append({"role": "assistant", "content": "Summing up the state now."})
-    return Run(f"planted-{style}-{seed}", writer.messages, facts)
+    return PlantedRun(f"planted-{style}-{seed}", writer.messages, facts)
 
 
-def runs(count: int, seed: int = 7) -> list[Run]:
+def runs(count: int, seed: int = 7) -> list[PlantedRun]:
     """``count`` runs, the styles in turn."""
     return [generate(seed + i, STYLES[i % len(STYLES)]) for i in range(count)]
 

@@ -76,7 +76,7 @@ class Scorer:
                 tally.errors_cut += len(cut)
                 tally.errors_kept += errors.retained(cut, out)
 
-    def planted(self, run: planted.Run, compactor: Compactor, tally: Tally) -> None:
+    def planted(self, run: planted.PlantedRun, compactor: Compactor, tally: Tally) -> None:
         """Survival of each planted fact in the context sent at every step once all of
         them are in the transcript, and the reduction over those steps. (Measured at the
         last step only, the reduction swung from 73% to 87% with the block size alone,
@@ -103,7 +103,7 @@ def expandable(out: Sequence[Wire], made: Mapping[str, list[Wire]]) -> list[Wire
     return [original for h in shown if h in made for original in made[h]]
 
 
-def planted_steps(run: planted.Run) -> list[int]:
+def planted_steps(run: planted.PlantedRun) -> list[int]:
     """The calls before each assistant step from the one where every fact is planted."""
     steps = sample_steps(run.messages, None)
     for n, k in enumerate(steps):

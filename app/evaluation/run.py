@@ -11,7 +11,7 @@ from app.corpus import Run, load, runs
 from app.engine.compaction.tiers import Tier
 from app.engine.transcript.tokens import Encoder
 from app.evaluation import errors, needed, planted
-from app.evaluation.compactors import Compactor, Engine, Runner, Service, compactors
+from app.evaluation.compactors import Compactor, Engine, JobCaller, Service, compactors
 from app.evaluation.replay import Scorer, sample_steps
 from app.evaluation.scores import Tally
 from app.evaluation.seen import Seen
@@ -55,7 +55,7 @@ def _runs(options: EvalOptions) -> list[Run]:
     return chosen
 
 
-def _chosen(runner: Runner, options: EvalOptions) -> list[Compactor]:
+def _chosen(runner: JobCaller, options: EvalOptions) -> list[Compactor]:
     every = compactors(runner, options.tier)
     if not options.only:
         return list(every.values())
@@ -71,7 +71,7 @@ def evaluate(options: EvalOptions, encoder: Encoder,
              progress: Progress = to_stderr) -> Evaluation:
     """Scores per compactor name, in total and per run."""
     service = Service(options.url) if options.url else None
-    runner: Runner = service if service is not None else Engine(encoder)
+    runner: JobCaller = service if service is not None else Engine(encoder)
     try:
         chosen = _chosen(runner, options)
         tallies = {c.name: Tally() for c in chosen}

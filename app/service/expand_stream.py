@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from app.adapters import jsoncodec
-from app.service.expand_tool import NAME, Call, arguments_of
+from app.service.expand_tool import NAME, ExpandCall, arguments_of
 
 _DONE = b"[DONE]"
 
@@ -46,13 +46,13 @@ class Round(Protocol):
         """The event as the client gets it now, or None (held back or emptied)."""
         ...
 
-    def calls(self) -> list[Call]: ...
+    def calls(self) -> list[ExpandCall]: ...
 
     def ending(self) -> list[bytes]:
         """The held events, for an answer that ends with this round."""
         ...
 
-    def follow(self, body: dict[str, Any], results: list[tuple[Call, str]],
+    def follow(self, body: dict[str, Any], results: list[tuple[ExpandCall, str]],
                ) -> dict[str, Any]:
         """The next round's request: ``body``, this round's answer, the results."""
         ...
@@ -140,10 +140,10 @@ class ChatRound:
             return True
         return False
 
-    def calls(self) -> list[Call]:
-        return [Call(c["id"], arguments_of(c["arguments"])) for c in self.ours.values()]
+    def calls(self) -> list[ExpandCall]:
+        return [ExpandCall(c["id"], arguments_of(c["arguments"])) for c in self.ours.values()]
 
-    def follow(self, body: dict[str, Any], results: list[tuple[Call, str]],
+    def follow(self, body: dict[str, Any], results: list[tuple[ExpandCall, str]],
                ) -> dict[str, Any]:
         replies = [{"role": "tool", "tool_call_id": c.id, "content": text}
                    for c, text in results]
@@ -235,8 +235,8 @@ class MessagesRound:
             if isinstance(delta.get(key), str):
                 block[field] = block.get(field, "") + delta[key]
 
-    def calls(self) -> list[Call]:
-        return [Call(str(b.get("id", "")), arguments_of(b["partial"] or "{}"))
+    def calls(self) -> list[ExpandCall]:
+        return [ExpandCall(str(b.get("id", "")), arguments_of(b["partial"] or "{}"))
                 for b in self._ours.values()]
 
     def ending(self) -> list[bytes]:
@@ -252,7 +252,7 @@ class MessagesRound:
             out.append(event)
         return out
 
-    def follow(self, body: dict[str, Any], results: list[tuple[Call, str]],
+    def follow(self, body: dict[str, Any], results: list[tuple[ExpandCall, str]],
                ) -> dict[str, Any]:
         content = []
         for index in sorted(self._blocks):
@@ -332,8 +332,8 @@ class ResponsesRound:
         return (*self._shown, *(self._done[i] for i in sorted(self._done)
                                 if i not in self._ours))
 
-    def calls(self) -> list[Call]:
-        return [Call(str(self._done[i].get("call_id", "")),
+    def calls(self) -> list[ExpandCall]:
+        return [ExpandCall(str(self._done[i].get("call_id", "")),
                      arguments_of(self._done[i].get("arguments") or "{}"))
                 for i in sorted(self._ours) if i in self._done]
 
@@ -350,7 +350,7 @@ class ResponsesRound:
             out.append(self._emit(kind, payload))
         return out
 
-    def follow(self, body: dict[str, Any], results: list[tuple[Call, str]],
+    def follow(self, body: dict[str, Any], results: list[tuple[ExpandCall, str]],
                ) -> dict[str, Any]:
         items = [self._done[i] for i in sorted(self._done)]
         outputs = [{"type": "function_call_output", "call_id": c.id, "output": text}

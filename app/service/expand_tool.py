@@ -33,7 +33,7 @@ PARAMETERS: dict[str, Any] = {
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class ExpandCall:
     """One call of the tool in an answer: its id and its arguments (parsed)."""
 
     id: str
@@ -45,12 +45,12 @@ class Shape(Protocol):
         """``body`` with the tool added to its tools."""
         ...
 
-    def calls(self, answer: dict[str, Any]) -> tuple[list[Call], int]:
+    def calls(self, answer: dict[str, Any]) -> tuple[list[ExpandCall], int]:
         """The tool's calls in ``answer``, and how many calls of other tools it holds."""
         ...
 
     def next_round(self, body: dict[str, Any], answer: dict[str, Any],
-                   results: list[tuple[Call, str]]) -> dict[str, Any]:
+                   results: list[tuple[ExpandCall, str]]) -> dict[str, Any]:
         """The request of the next round: ``body``, then the answer, then the results."""
         ...
 
@@ -95,18 +95,19 @@ class ChatShape:
                                                  "parameters": PARAMETERS}}
         return {**body, "tools": [*(body.get("tools") or []), tool]}
 
-    def calls(self, answer: dict[str, Any]) -> tuple[list[Call], int]:
+    def calls(self, answer: dict[str, Any]) -> tuple[list[ExpandCall], int]:
         ours, others = [], 0
         for call in _chat_calls(answer):
             function = call.get("function") or {}
             if function.get("name") == NAME:
-                ours.append(Call(str(call.get("id", "")), arguments_of(function.get("arguments"))))
+                ours.append(ExpandCall(str(call.get("id", "")),
+                                       arguments_of(function.get("arguments"))))
             else:
                 others += 1
         return ours, others
 
     def next_round(self, body: dict[str, Any], answer: dict[str, Any],
-                   results: list[tuple[Call, str]]) -> dict[str, Any]:
+                   results: list[tuple[ExpandCall, str]]) -> dict[str, Any]:
         message = dict(answer["choices"][0]["message"])
         message.pop("refusal", None)
         replies = [{"role": "tool", "tool_call_id": call.id, "content": text}
@@ -149,19 +150,19 @@ class MessagesShape:
         tool = {"name": NAME, "description": DESCRIPTION, "input_schema": PARAMETERS}
         return {**body, "tools": [*(body.get("tools") or []), tool]}
 
-    def calls(self, answer: dict[str, Any]) -> tuple[list[Call], int]:
+    def calls(self, answer: dict[str, Any]) -> tuple[list[ExpandCall], int]:
         ours, others = [], 0
         for block in answer.get("content") or []:
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
             if block.get("name") == NAME:
-                ours.append(Call(str(block.get("id", "")), arguments_of(block.get("input"))))
+                ours.append(ExpandCall(str(block.get("id", "")), arguments_of(block.get("input"))))
             else:
                 others += 1
         return ours, others
 
     def next_round(self, body: dict[str, Any], answer: dict[str, Any],
-                   results: list[tuple[Call, str]]) -> dict[str, Any]:
+                   results: list[tuple[ExpandCall, str]]) -> dict[str, Any]:
         said = {"role": "assistant", "content": answer["content"]}
         replies = {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": call.id, "content": text}
@@ -190,20 +191,20 @@ class ResponsesShape:
                 "parameters": PARAMETERS}
         return {**body, "tools": [*(body.get("tools") or []), tool]}
 
-    def calls(self, answer: dict[str, Any]) -> tuple[list[Call], int]:
+    def calls(self, answer: dict[str, Any]) -> tuple[list[ExpandCall], int]:
         ours, others = [], 0
         for item in answer.get("output") or []:
             if not isinstance(item, dict) or item.get("type") != "function_call":
                 continue
             if item.get("name") == NAME:
-                ours.append(Call(str(item.get("call_id", "")),
+                ours.append(ExpandCall(str(item.get("call_id", "")),
                                  arguments_of(item.get("arguments"))))
             else:
                 others += 1
         return ours, others
 
     def next_round(self, body: dict[str, Any], answer: dict[str, Any],
-                   results: list[tuple[Call, str]]) -> dict[str, Any]:
+                   results: list[tuple[ExpandCall, str]]) -> dict[str, Any]:
         # The answer's items as they came (a reasoning item must precede its call), then
         # an output per call.
         outputs = [{"type": "function_call_output", "call_id": call.id, "output": text}

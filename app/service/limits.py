@@ -19,7 +19,7 @@ def check_limits(payload: Payload, formats: Mapping[str, WireFormat], settings: 
                  ) -> int:
     """Raise on a limit; return the characters of content, to size the work. Limits come
     before the format is resolved: an oversized payload is not read for its shapes."""
-    key, messages = conversation(payload, formats)
+    key, messages = _conversation(payload, formats)
     limit = settings.max_messages
     if len(messages) > limit:
         raise LimitExceeded(
@@ -62,7 +62,7 @@ def _escaped(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def conversation(payload: Payload, formats: Mapping[str, WireFormat]) -> tuple[str, list[Any]]:
+def _conversation(payload: Payload, formats: Mapping[str, WireFormat]) -> tuple[str, list[Any]]:
     """The key and the list of messages, contents or input items, under the first key of
     a format that the payload carries."""
     for wire in formats.values():

@@ -19,17 +19,17 @@ from typing import Any
 from app.adapters import jsoncodec
 from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
-from app.adapters.upstream import Answer, Transport, forwarded
+from app.adapters.upstream import Transport, UpstreamAnswer, forwarded
 from app.engine.compaction.tiers import infer_tier
 from app.engine.errors import HandlesUnavailable
 from app.engine.jobs.synthesize.modes import Mode
-from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeRequest
+from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeJobRequest
 from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
 from app.service.conversation import HEADER as CONVERSATION
 from app.service.conversation import conversation_key
 from app.service.expand_stream import ROUNDS, Events, Round
-from app.service.expand_tool import SHAPES, STREAMED, Call, may_offer, read_back
+from app.service.expand_tool import SHAPES, STREAMED, ExpandCall, may_offer, read_back
 from app.service.expansion_log import Anchor, ExpansionLog, anchor
 from app.service.handles import HandleStore
 from app.service.llm_call import LLMOptions
@@ -298,7 +298,7 @@ class ProxyService:
                 replayed = True
         model = body.get("model") if isinstance(body.get("model"), str) else None
         settings = self._settings
-        request = SynthesizeRequest(
+        request = SynthesizeJobRequest(
             {k: body[k] for k in wire.keys if k in body}, route.format, model=model,
             default_tier=settings.default_tier,
             resolved=resolve(Bundle(synthesis=Mode(mode)), {}, "reactive"),
@@ -390,7 +390,7 @@ class ProxyService:
 
     async def stream_expanding(self, route: ProviderRoute, compacted: Compacted,
                                headers: list[tuple[str, str]], tenant: str,
-                               ) -> tuple[Answer, AsyncIterator[bytes], Expansions]:
+                               ) -> tuple[UpstreamAnswer, AsyncIterator[bytes], Expansions]:
         """As ``answer_expanding``, for a streamed answer (see ``STREAMED``): the first
         round's status and headers, then one stream made of every round's (see
         ``expand_stream``); the expansions are known once it has ended."""
@@ -449,7 +449,7 @@ class ProxyService:
         items = body[field_name][len(offered[field_name]):]
         await self._log.record(tenant, compacted.conversation, compacted.anchor, items)
 
-    async def _read_back(self, route: ProviderRoute, tenant: str, call: Call,
+    async def _read_back(self, route: ProviderRoute, tenant: str, call: ExpandCall,
                          done: Expansions) -> str:
         handle = str(call.arguments.get("handle", "")).strip()
         try:
@@ -467,7 +467,7 @@ class ProxyService:
         return read_back(document, call.arguments, self._settings.proxy_expand_max_chars)
 
     async def pass_through(self, method: str, path: str, query: str, body: bytes,
-                           sent: Sequence[tuple[str, str]], tenant: str) -> Answer:
+                           sent: Sequence[tuple[str, str]], tenant: str) -> UpstreamAnswer:
         """A provider request this service does not compact (model lists, embeddings,
         anything else under /v1), sent on untouched. OpenAI and Anthropic
         share the /v1 prefix: a request with Anthropic's version header (its SDK always
@@ -485,7 +485,7 @@ class ProxyService:
         return answer
 
     async def forward(self, route: ProviderRoute, body: bytes,
-                      headers: list[tuple[str, str]], compacted: Compacted) -> Answer:
+                      headers: list[tuple[str, str]], compacted: Compacted) -> UpstreamAnswer:
         started = time.perf_counter()
         url = self._bases[route.upstream] + route.path
         answer = await self._upstream.send(route.upstream, url, body, headers)

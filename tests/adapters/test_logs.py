@@ -6,7 +6,7 @@ import logging.config
 
 import pytest
 
-from app.adapters.logs import JsonFormatter, RequestIds, log_config
+from app.adapters.logs import JsonFormatter, RequestIdFilter, log_config
 from app.context import request_id
 from tests.support.build import coding_run
 
@@ -18,7 +18,7 @@ def test_a_json_line_has_the_request_id_and_the_fields_given():
     try:
         record = logging.LogRecord("app.adapters.cache", logging.WARNING, __file__, 1,
                                    "cache %s unavailable", ("redis",), None)
-        RequestIds().filter(record)
+        RequestIdFilter().filter(record)
         record.endpoint = "/synthesize"
     finally:
         request_id.reset(token)
@@ -49,7 +49,7 @@ def test_the_log_config_applies_in_both_formats(fmt, capsys):
 
 async def test_every_request_gets_one_access_line(client, caplog):
     caplog.set_level(logging.INFO, logger="app.access")
-    caplog.handler.addFilter(RequestIds())
+    caplog.handler.addFilter(RequestIdFilter())
     r = await client.post("/synthesize", json={"messages": coding_run(24)},
                           headers={"x-request-id": "agent-1"})
     assert r.status_code == 200

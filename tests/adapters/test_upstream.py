@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 
 from app.adapters.upstream import Slots
-from app.adapters.upstream_memory import MemoryUpstream, Reply
+from app.adapters.upstream_memory import MemoryUpstream, UpstreamReply
 from app.engine.errors import UpstreamBusy
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_an_answer_read_to_its_end_gives_its_slot_back():
-    upstream = MemoryUpstream(lambda _: Reply(200, [("x-id", "1")], [b"a", b"b"]),
+    upstream = MemoryUpstream(lambda _: UpstreamReply(200, [("x-id", "1")], [b"a", b"b"]),
                               slots=Slots(1, 0, 0.1))
     answer = await upstream.send("openai", "http://up/v1/x", b"{}", [("authorization", "k")])
     assert (answer.status, answer.headers) == (200, [("x-id", "1")])
@@ -24,7 +24,7 @@ async def test_an_answer_read_to_its_end_gives_its_slot_back():
 
 
 async def test_an_answer_left_midway_gives_its_slot_back_and_says_so():
-    upstream = MemoryUpstream(lambda _: Reply(200, [], [b"a", b"b", b"c"]),
+    upstream = MemoryUpstream(lambda _: UpstreamReply(200, [], [b"a", b"b", b"c"]),
                               slots=Slots(1, 0, 0.1))
     answer = await upstream.send("openai", "http://up/v1/x", b"{}", [])
     chunks = answer.chunks()
@@ -37,7 +37,7 @@ async def test_an_answer_left_midway_gives_its_slot_back_and_says_so():
 
 
 async def test_hop_by_hop_headers_of_an_answer_stay_behind():
-    upstream = MemoryUpstream(lambda _: Reply(200, [("transfer-encoding", "chunked"),
+    upstream = MemoryUpstream(lambda _: UpstreamReply(200, [("transfer-encoding", "chunked"),
                                                     ("retry-after", "3")], [b"{}"]))
     answer = await upstream.send("anthropic", "http://up/v1/messages", b"{}", [])
     assert answer.headers == [("retry-after", "3")]

@@ -36,7 +36,7 @@ async def test_engine_runs_off_the_event_loop_above_the_threshold(
 def test_memory_and_reflection_jobs_are_measured_by_what_they_read(encoder):
     from app.engine.jobs.recall.answer import Memory
     from app.engine.jobs.recall.plan import RecallJob, RecallRequest
-    from app.engine.jobs.reflect.plan import ReflectJob, ReflectRequest
+    from app.engine.jobs.reflect.plan import ReflectJob, ReflectJobRequest
     from app.engine.jobs.reflect.reflector import Call, PastIteration, Reflector
     from app.engine.reading.outcomes import Outcomes
     from app.engine.transcript.tokens import TokenCounter
@@ -45,5 +45,5 @@ def test_memory_and_reflection_jobs_are_measured_by_what_they_read(encoder):
     recall = RecallRequest("Which seat?", (Memory("m1", big), Memory("m2", "aisle")))
     assert RecallJob(TokenCounter(encoder)).size(recall) == 11 + 2_000_000 + 5
     call = Call("bash", "ls", big)
-    reflect = ReflectRequest("fix", (call,), (PastIteration("stuck", (call,)),))
+    reflect = ReflectJobRequest("fix", (call,), (PastIteration("stuck", (call,)),))
     assert ReflectJob(Reflector(Outcomes())).size(reflect) == 3 + 2 * (4 + 2 + 2_000_000)

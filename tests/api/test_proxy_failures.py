@@ -8,7 +8,7 @@ import socket
 import pytest
 from prometheus_client import CollectorRegistry
 
-from app.adapters.upstream_memory import MemoryUpstream, Reply
+from app.adapters.upstream_memory import MemoryUpstream, UpstreamReply
 from app.main import create_app
 from app.settings import Settings
 from tests.conftest import serve
@@ -53,7 +53,7 @@ async def test_an_unknown_mode_header_says_which_modes_there_are(client):
 async def test_a_reused_request_id_cannot_replace_another_requests_receipt(encoder):
     first = {"model": "gpt-4o-mini", "messages": coding_run(14, output_chars=3000)}
     second = {"model": "gpt-4o-mini", "messages": coding_run(20, output_chars=3000)}
-    upstream = MemoryUpstream(lambda _: Reply.json({"id": "chatcmpl-1", "choices": []}))
+    upstream = MemoryUpstream(lambda _: UpstreamReply.json({"id": "chatcmpl-1", "choices": []}))
     app = create_app(Settings(), registry=CollectorRegistry(), encoder=encoder,
                      discover=lambda: [], environ={}, upstream=upstream)
     async with serve(app) as c:

@@ -169,14 +169,14 @@ def test_the_default_keeps_planted_facts_at_the_target_reduction(rows, name):
 def test_an_incremental_job_extends_the_history_it_answered(encoder):
     """compress-history is replayed with the agent's own kept history: the second call
     sends the first call's answer back, with the new messages after it."""
-    from app.evaluation.compactors import Compacted, Incremental
+    from app.evaluation.compactors import CompactorResult, Incremental
 
     sent = []
 
     class Recorder:
         def run(self, path, body):
             sent.append(body["messages"])
-            return Compacted([{"role": "user", "content": f"summary {len(sent)}"}])
+            return CompactorResult([{"role": "user", "content": f"summary {len(sent)}"}])
 
     job = Incremental("h", lambda m: ("/compress-history", {"messages": list(m)}), Recorder())
     first = [{"role": "user", "content": "task"}, {"role": "assistant", "content": "a"}]

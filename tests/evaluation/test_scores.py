@@ -5,7 +5,7 @@ import json
 import pytest
 
 from app.evaluation import errors, needed, planted
-from app.evaluation.compactors import Baseline, Compacted
+from app.evaluation.compactors import Baseline, CompactorResult
 from app.evaluation.replay import Scorer, planted_steps, sample_steps
 from app.evaluation.scores import PRICINGS, Pricing, Tally
 from app.evaluation.seen import Seen, readable_text, shared_prefix
@@ -45,7 +45,7 @@ class DropsResults:
     name = "drops-results"
 
     def compact(self, messages):
-        return Compacted([{**m, "content": "(dropped)"} if m["role"] == "tool" else m
+        return CompactorResult([{**m, "content": "(dropped)"} if m["role"] == "tool" else m
                           for m in messages])
 
 
@@ -59,7 +59,7 @@ class Rewrites:
 
     def compact(self, messages):
         self.n += 1
-        return Compacted([{"role": "user", "content": f"note {self.n}: " + "state " * 50},
+        return CompactorResult([{"role": "user", "content": f"note {self.n}: " + "state " * 50},
                           *messages])
 
 
@@ -114,7 +114,7 @@ class HidesResultsBehindHandles:
             out.append({**m, "content": f"[omitted; expand: {handle}]"})
             if self.honest:
                 behind[handle] = [m]
-        return Compacted(out, behind)
+        return CompactorResult(out, behind)
 
 
 def test_recall_with_expand_counts_what_a_shown_handle_gives_back(scorer):
@@ -147,7 +147,7 @@ def test_a_compactor_that_drops_a_planted_fact_loses_exactly_that_fact(scorer):
         name = "drops-one"
 
         def compact(self, messages):
-            return Compacted([{**m, "content": m["content"].replace(mid.values[0], "(gone)")}
+            return CompactorResult([{**m, "content": m["content"].replace(mid.values[0], "(gone)")}
                               if isinstance(m.get("content"), str) else m for m in messages])
 
     kept, dropped = Tally(), Tally()

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.service.expand_stream import ChatRound, Events
-from app.service.expand_tool import NAME, Call
+from app.service.expand_tool import NAME, ExpandCall
 
 
 def _event(delta, finish=None) -> bytes:
@@ -41,7 +41,7 @@ def test_the_tools_deltas_go_and_the_clients_stay():
     passed = [e for e in (round_.pass_on(e) for e in STREAM) if e is not None]
     text = b"".join(passed).decode()
     assert NAME not in text and '"book"' in text and "Checking." in text
-    assert round_.calls() == [Call("x", {"handle": "cs_1"})] and round_.others == 1
+    assert round_.calls() == [ExpandCall("x", {"handle": "cs_1"})] and round_.others == 1
     # With a call of the client's, the answer ends here as the model gave it.
     assert round_.ending() == STREAM[-2:]
 
@@ -81,7 +81,7 @@ def test_a_messages_round_hides_the_tools_block_and_numbers_the_rest_on():
     assert [(p["type"], p.get("index")) for p in passed] == [
         ("message_start", None), ("content_block_start", 0), ("content_block_delta", 0),
         ("content_block_stop", 0)]
-    assert first.calls() == [Call("t", {"handle": "cs_1"})]
+    assert first.calls() == [ExpandCall("t", {"handle": "cs_1"})]
     second = first.next()
     assert second.pass_on(events[0]) is None  # one message_start per answer
     moved = json.loads(second.pass_on(events[4]).split(b"data: ")[1])

@@ -2,7 +2,7 @@
 
 import json
 
-from app.service.expand_tool import NAME, SHAPES, Call, may_offer, read_back
+from app.service.expand_tool import NAME, SHAPES, ExpandCall, may_offer, read_back
 
 DOCUMENT = {"format": "openai", "messages": [
     {"role": "tool", "tool_call_id": "c1", "content": "\n".join(
@@ -34,7 +34,7 @@ def test_each_shape_takes_its_own_calls_out_and_leaves_the_clients():
             {"id": "b", "type": "function", "function": {"name": "book", "arguments": "{}"}},
         ]}}]}
     shape = SHAPES["openai"]
-    assert shape.calls(chat) == ([Call("a", {"handle": "cs_1"})], 1)
+    assert shape.calls(chat) == ([ExpandCall("a", {"handle": "cs_1"})], 1)
     kept = shape.without_tool(chat)["choices"][0]
     assert [c["id"] for c in kept["message"]["tool_calls"]] == ["b"]
     assert kept["finish_reason"] == "tool_calls"

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
 from app.adapters.upstream import Slots
-from app.adapters.upstream_memory import MemoryUpstream, Reply, Sent
+from app.adapters.upstream_memory import MemoryUpstream, Sent, UpstreamReply
 from app.engine.errors import UpstreamFailed, UpstreamTimeout
 from app.main import create_app
 from app.settings import Settings
@@ -31,8 +31,8 @@ COMPLETION = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1,
               "usage": {"prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102}}
 
 
-def _completion(_: Sent) -> Reply:
-    return Reply.json(COMPLETION, headers=[("x-request-id", "req_up_1"),
+def _completion(_: Sent) -> UpstreamReply:
+    return UpstreamReply.json(COMPLETION, headers=[("x-request-id", "req_up_1"),
                                            ("x-ratelimit-remaining-tokens", "9000")])
 
 
@@ -76,7 +76,7 @@ async def test_the_compacted_conversation_goes_on_with_the_callers_headers(make)
 async def test_a_stream_comes_back_event_by_event_and_is_read_to_its_end(make):
     events = [(None, {"choices": [{"index": 0, "delta": {"content": w}}]})
               for w in ("Booked", " HAT069")] + [(None, "[DONE]")]
-    app, upstream = make(lambda _: Reply.events(events))
+    app, upstream = make(lambda _: UpstreamReply.events(events))
     async with serve(app) as c:
         r = await c.post("/v1/chat/completions", json={
             "model": "gpt-4o-mini", "stream": True,
@@ -90,7 +90,7 @@ async def test_a_stream_comes_back_event_by_event_and_is_read_to_its_end(make):
 async def test_an_upstream_error_reaches_the_caller_as_the_provider_sent_it(make):
     limited = {"error": {"message": "Rate limit reached", "type": "requests",
                          "code": "rate_limit_exceeded"}}
-    app, _ = make(lambda _: Reply.json(limited, status=429, headers=[("retry-after", "7")]))
+    app, _ = make(lambda _: UpstreamReply.json(limited, status=429, headers=[("retry-after", "7")]))
     async with serve(app) as c:
         r = await c.post("/v1/chat/completions", json={
             "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]})
@@ -105,7 +105,7 @@ async def test_an_upstream_error_reaches_the_caller_as_the_provider_sent_it(make
     (UpstreamTimeout("openai did not answer within 60 s."), 504, "upstream-timeout")])
 async def test_an_upstream_that_cannot_answer_is_a_problem_that_says_so(make, raised, status,
                                                                          kind):
-    def fail(_: Sent) -> Reply:
+    def fail(_: Sent) -> UpstreamReply:
         raise raised
 
     app, upstream = make(fail)
@@ -121,7 +121,7 @@ async def test_an_upstream_that_cannot_answer_is_a_problem_that_says_so(make, ra
 async def test_a_full_pool_answers_503_with_retry_after_and_never_sends(make):
     release = asyncio.Event()
 
-    async def held(sent: Sent) -> Reply:
+    async def held(sent: Sent) -> UpstreamReply:
         if len(upstream.sent) == 1:
             await release.wait()  # the first request holds the only slot
         return _completion(sent)

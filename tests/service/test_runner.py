@@ -20,7 +20,7 @@ from app.engine.jobs.history.compressor import HistoryOptions
 from app.engine.jobs.history.plan import HistoryRequest
 from app.engine.jobs.recall.answer import Memory
 from app.engine.jobs.recall.plan import RecallRequest
-from app.engine.jobs.reflect.plan import ReflectRequest
+from app.engine.jobs.reflect.plan import ReflectJobRequest
 from app.engine.jobs.reflect.reflector import Call
 from app.engine.jobs.trace.plan import TraceRequest
 from app.engine.jobs.trace.summarizer import Action, TraceOptions
@@ -162,7 +162,7 @@ async def test_a_reply_the_job_can_repair_is_asked_for_once_more(jobs: Jobs) -> 
                        "progress_assessment": "advancing"})
     gateway = FakeGateway(_reply("not json at all"), _reply(good))
     runner, _ = _runner(gateway)
-    request = ReflectRequest("Fix test_parse", (Call("bash", "pytest -x", "FAILED bad month"),))
+    request = ReflectJobRequest("Fix test_parse", (Call("bash", "pytest -x", "FAILED bad month"),))
     ran = await runner.run(jobs.reflect, request, LLMOptions(), "t1")
     assert ran.report.mode == "deep" and ran.fallback_reason is None
     assert ran.value.synthesis == "The parser fails on month 13."
@@ -175,7 +175,7 @@ async def test_a_reply_the_job_can_repair_is_asked_for_once_more(jobs: Jobs) -> 
 async def test_a_second_unusable_reply_falls_back(jobs: Jobs) -> None:
     gateway = FakeGateway(_reply("not json"), _reply("still not json"))
     runner, _ = _runner(gateway)
-    request = ReflectRequest("Fix test_parse", (Call("bash", "pytest -x", "FAILED"),))
+    request = ReflectJobRequest("Fix test_parse", (Call("bash", "pytest -x", "FAILED"),))
     ran = await runner.run(jobs.reflect, request, LLMOptions(), "t1")
     assert len(gateway.prompts) == 2
     assert ran.report.mode == "fast"

@@ -9,8 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
-from app.engine.jobs.reflect.plan import ReflectMode
-from app.engine.jobs.reflect.plan import ReflectRequest as ReflectJobRequest
+from app.engine.jobs.reflect.plan import ReflectJobRequest, ReflectMode
 from app.engine.jobs.reflect.reflector import CONTEXT_TOKENS, Call, PastIteration
 
 _WHEN = "When it ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch."

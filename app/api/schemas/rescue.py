@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from app.api.schemas.common import EXAMPLE_CHAT, CacheOut, Conversation, LLMChoice, LLMUsageOut
-from app.engine.jobs.rescue.plan import RescueRequest as RescueJobRequest
+from app.engine.jobs.rescue.plan import RescueJobRequest
 from app.settings import Settings
 
 

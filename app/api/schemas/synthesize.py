@@ -17,7 +17,7 @@ from app.api.schemas.common import (
 )
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.synthesize.modes import Mode
-from app.engine.jobs.synthesize.plan import SynthesizeRequest as SynthesizeJobRequest
+from app.engine.jobs.synthesize.plan import SynthesizeJobRequest
 from app.engine.jobs.synthesize.reasoning import STRATEGIES, Bundle, Resolved, resolve
 from app.engine.reading.phases import PhaseOptions
 from app.service.llm_call import LLMOptions

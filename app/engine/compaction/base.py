@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from app.engine.compaction.tiers import TierBudget
-from app.engine.memo import Memo, Usage
+from app.engine.memo import CacheUsage, Memo
 from app.engine.prompts import CUT_MARKER, JSON_MARKER
 from app.engine.reading.answers import JSON_CHARS, json_lines
 from app.engine.reading.calls import CallSummaries, CallSummary
@@ -96,7 +96,7 @@ class Handles:
         self._memo: Memo[str, bytes] = Memo(cache_bytes)
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return self._memo.usage
 
     @staticmethod

@@ -23,7 +23,7 @@ from app.engine.compaction.base import Span, StrategyContext
 from app.engine.compaction.ledger import Ledger
 from app.engine.compaction.notes import Notes, Written
 from app.engine.footprint import POINTER, TUPLE_HEADER, footprint
-from app.engine.memo import Memo, Usage
+from app.engine.memo import CacheUsage, Memo
 from app.engine.transcript.model import Message
 from app.engine.transcript.sizes import size_of
 
@@ -99,11 +99,11 @@ class BlockNotes:
         self._memo: Memo[tuple[bool, int, BlockKey], _Made] = Memo(cache_bytes, _weigh)
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return self._memo.usage
 
     @property
-    def runs_usage(self) -> Usage:
+    def runs_usage(self) -> CacheUsage:
         """The usage of the runs' summaries the notes are written from."""
         return self._notes.usage
 

@@ -40,7 +40,7 @@ from app.engine.compaction.notes import ALL_AGED, Notes, Written, render_ledger
 from app.engine.compaction.rebuild import tail_turns
 from app.engine.compaction.tails import Tails
 from app.engine.compaction.tiers import TAIL_BUDGETS
-from app.engine.memo import Usage
+from app.engine.memo import CacheUsage
 from app.engine.prompts import MARKER
 from app.engine.transcript.model import Message, Part, Turn
 
@@ -69,8 +69,8 @@ class FastStrategy:
         # sends them again with a turn more.
         self._tails = tails or Tails()
 
-    def usage(self) -> dict[str, Usage]:
-        """How the memos a warm call rests on have served (see ``Usage``)."""
+    def usage(self) -> dict[str, CacheUsage]:
+        """How the memos a warm call rests on have served (see ``CacheUsage``)."""
         return {"tails": self._tails.usage, "block_notes": self._notes.usage,
                 "run_summaries": self._notes.runs_usage}
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from app.engine.compaction.base import HANDLE_CHARS, Span, StrategyContext
 from app.engine.compaction.ledger import Ledger, changed_and_created, recent
 from app.engine.compaction.runs import Runs, RunSummary
-from app.engine.memo import Usage
+from app.engine.memo import CacheUsage
 from app.engine.prompts import (
     AGED_LINES,
     LEDGER_HEADER,
@@ -55,7 +55,7 @@ class Notes:
         self._runs = runs or Runs()
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return self._runs.usage
 
     def write(self, region: Sequence[Message], context: StrategyContext, *,

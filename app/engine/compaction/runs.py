@@ -22,7 +22,7 @@ from typing import Final
 from app.engine.compaction.base import Handles, Hasher, StrategyContext
 from app.engine.compaction.ledger import Ledger, copied, extend_ledger
 from app.engine.footprint import POINTER, TUPLE_HEADER, footprint
-from app.engine.memo import Memo, Usage, combined
+from app.engine.memo import CacheUsage, Memo, combined
 from app.engine.reading.answers import JSON_CHARS, json_lines, json_value
 from app.engine.reading.calls import CallSummary
 from app.engine.reading.gist import gist
@@ -166,10 +166,10 @@ class Runs:
         # those forms by call and result.
         self._aged: Memo[_RunKey, RunSummary] = Memo(cache_bytes // 8)
         self._aged_lines: Memo[_LineKey, str | None] = Memo(cache_bytes // 8)
-        self._usage = Usage()
+        self._usage = CacheUsage()
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         """Runs found whole or extended from a prefix (hits) or read anew (misses), runs
         let go, and the bytes of summaries and memos held."""
         u = self._usage

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from app.engine.compaction.base import Span
 from app.engine.compaction.tiers import TierBudget
-from app.engine.memo import Usage
+from app.engine.memo import CacheUsage
 from app.engine.transcript.model import Message
 from app.engine.transcript.sizes import size_of
 
@@ -71,10 +71,10 @@ class Tails:
         self._max = max_bytes
         # Large requests are compacted in worker threads: eviction walks the dict.
         self._lock = threading.Lock()
-        self._usage = Usage()
+        self._usage = CacheUsage()
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         """Lookups (a call's tail found or not), tails let go, and the bytes of messages
         held; entries: the agent loops in progress this process knows."""
         u = self._usage

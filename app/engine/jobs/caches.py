@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from app.engine.compaction.base import Handles, StrategyContext
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
-from app.engine.memo import Usage, shares
+from app.engine.memo import CacheUsage, shares
 from app.engine.reading.calls import CallSummaries
 from app.engine.reading.facts import FactExtractor
 from app.engine.reading.gist import Gists
@@ -45,8 +45,8 @@ class EngineCaches:
         self.gists = Gists(cache_bytes=share["gists"])
         self.actions = TextActions(cache_bytes=share["actions"])
 
-    def usage(self) -> dict[str, Usage]:
-        """How each memo serves and what it holds (see ``Usage``), by name."""
+    def usage(self) -> dict[str, CacheUsage]:
+        """How each memo serves and what it holds (see ``CacheUsage``), by name."""
         return {**self.facts.usage(), "call_summaries": self.calls.usage,
                 "outcomes": self.outcomes.usage, "handles": self.handles.usage,
                 "line_keys": self.lines.usage, "salient_lines": self.salient.usage,

@@ -14,7 +14,7 @@ from typing import Any
 from app.engine import jsontext
 from app.engine.errors import InvalidTranscript
 from app.engine.jsontext import dumps
-from app.engine.memo import Memo, Usage, combined
+from app.engine.memo import CacheUsage, Memo, combined
 from app.engine.reading.outcomes import ELLIPSIS, short_path, shorten
 from app.engine.transcript.model import Message, ToolCall, validate_pairs
 
@@ -392,7 +392,7 @@ class CallSummaries:
         self._cuts: Memo[str, str] = Memo(cache_bytes // 4)
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return combined(self._memo.usage, self._cuts.usage)
 
     def of(self, call: ToolCall) -> CallSummary:

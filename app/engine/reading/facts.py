@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from app.engine.footprint import BYTES_HEADER, footprint
-from app.engine.memo import Memo, Recent, Usage
+from app.engine.memo import CacheUsage, Memo, Recent
 from app.engine.pacing import breathe
 from app.engine.reading.factscan import (
     Kinds,
@@ -215,9 +215,9 @@ class FactExtractor:
         self._recurring: Recent[int, _Recurring] = Recent(share)
         self._lock = threading.Lock()
 
-    def usage(self) -> dict[str, Usage]:
-        """How each of its caches serves (``Usage``); the token kinds' held bytes only."""
-        kinds = Usage()
+    def usage(self) -> dict[str, CacheUsage]:
+        """How each of its caches serves (``CacheUsage``); the token kinds' held bytes only."""
+        kinds = CacheUsage()
         kinds.held = self._kinds.held
         return {"fact_tokens": self._tokens.usage, "error_lines": self._errors.usage,
                 "marked_lines": self._marked.usage, "token_kinds": kinds,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from app.engine.memo import Memo, Usage
+from app.engine.memo import CacheUsage, Memo
 from app.engine.reading.outcomes import ELLIPSIS
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|:[ \t]*\n|\n+")
@@ -136,7 +136,7 @@ class Gists:
         self._memo: Memo[tuple[str, int], str] = Memo(cache_bytes)
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return self._memo.usage
 
     def of(self, text: str, limit: int) -> str:

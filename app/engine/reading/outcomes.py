@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.engine.memo import Memo, Usage
+from app.engine.memo import CacheUsage, Memo
 from app.engine.transcript.model import Message
 
 # Markers that open a line.
@@ -264,7 +264,7 @@ class Outcomes:
         self._memo: Memo[str, Outcome] = Memo(cache_bytes)
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return self._memo.usage
 
     def of(self, message: Message) -> Outcome:

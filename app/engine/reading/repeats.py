@@ -16,7 +16,7 @@ from typing import Any
 
 from app.engine import jsontext
 from app.engine.jsontext import dumps
-from app.engine.memo import Memo, Usage, combined
+from app.engine.memo import CacheUsage, Memo, combined
 from app.engine.pacing import EVERY_CHARS, breathe
 from app.engine.prompts import REPEATED_LINES
 
@@ -45,7 +45,7 @@ class LineMemo:
         self._strings: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 2)
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return combined(self._keys.usage, self._strings.usage)
 
     def keys(self, text: str) -> frozenset[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from app.engine.memo import Memo, Usage
+from app.engine.memo import CacheUsage, Memo
 from app.engine.reading.outcomes import shorten
 
 _LINE_CHARS = 160
@@ -311,7 +311,7 @@ class SalientLines:
         self._memo: Memo[tuple[str, int, str], tuple[str, ...]] = Memo(cache_bytes)
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return self._memo.usage
 
     def of(self, text: str, limit: int, skip: str = "") -> tuple[str, ...]:

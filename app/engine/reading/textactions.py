@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.engine import jsontext
-from app.engine.memo import Memo, Usage, combined
+from app.engine.memo import CacheUsage, Memo, combined
 from app.engine.transcript.model import Message
 
 # How harnesses open the text they send back.
@@ -159,7 +159,7 @@ class TextActions:
         self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(cache_bytes // 2)
 
     @property
-    def usage(self) -> Usage:
+    def usage(self) -> CacheUsage:
         return combined(self._observations.usage, self._actions.usage, self._edits.usage)
 
     def is_observation(self, text: str) -> bool:

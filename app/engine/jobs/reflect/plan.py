@@ -22,7 +22,7 @@ ReflectMode = Literal["auto", "deep", "fast"]
 
 
 @dataclass(frozen=True, slots=True)
-class ReflectRequest:
+class ReflectJobRequest:
     goal: str
     calls: tuple[Call, ...]
     history: tuple[PastIteration, ...] = ()
@@ -43,13 +43,13 @@ class ReflectJob:
     def __init__(self, reflector: Reflector) -> None:
         self._reflector = reflector
 
-    def size(self, request: ReflectRequest) -> int:
+    def size(self, request: ReflectJobRequest) -> int:
         # Usually a handful of calls; a caller may send thousands, each read in full.
         calls = (*request.calls, *(c for past in request.history for c in past.calls))
         return len(request.goal) + len(request.user_feedback or "") + sum(
             len(c.tool) + len(c.params) + len(c.output) + len(c.rationale or "") for c in calls)
 
-    def plan(self, request: ReflectRequest, llm: bool) -> Plan[ReflectRequest]:
+    def plan(self, request: ReflectJobRequest, llm: bool) -> Plan[ReflectJobRequest]:
         if request.mode == "deep" and not llm:
             return Plan(request, needs_llm=NeedsLLM("mode 'deep' of /reflect",
                                                     "ask for mode 'fast'"))
@@ -57,7 +57,7 @@ class ReflectJob:
             return Plan(request, self._reflector.prompt(request.record), REFLECT_MAX_TOKENS)
         return Plan(request)
 
-    def finish(self, plan: Plan[ReflectRequest], reply: Reply | None) -> Done[Reflection]:
+    def finish(self, plan: Plan[ReflectJobRequest], reply: Reply | None) -> Done[Reflection]:
         r = plan.state
         reflection: Reflection | None = None
         if reply is not None and reply.text is not None:

@@ -22,7 +22,7 @@ from app.engine.transcript.formats import WireFormat
 
 
 @dataclass(frozen=True, slots=True)
-class RescueRequest(ConversationRequest):
+class RescueJobRequest(ConversationRequest):
     question: str = ""
     max_steps: int | None = None
     dry_run: bool = False
@@ -44,7 +44,7 @@ class RescueJob(ConversationJob):
         super().__init__(formats)
         self._caches = caches
 
-    def plan(self, request: RescueRequest, llm: bool) -> Plan[RescuePlan]:
+    def plan(self, request: RescueJobRequest, llm: bool) -> Plan[RescuePlan]:
         messages = self._read(request)[1].messages
         # Planning validates the transcript as every job does: a bad request is a 422
         # whether or not an LLM is configured.

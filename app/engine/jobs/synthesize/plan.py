@@ -22,7 +22,7 @@ from app.engine.jobs.base import (
 from app.engine.jobs.summaries import check_summary
 from app.engine.jobs.synthesize.modes import AutoInputs, Mode, ModeDecision, decide, decide_auto
 from app.engine.jobs.synthesize.prefix import Prefix, check_breakpoints, measure, place_breakpoints
-from app.engine.jobs.synthesize.reasoning import Bundle, Reasoning, resolve
+from app.engine.jobs.synthesize.reasoning import Bundle, ResolvedReasoning, resolve
 from app.engine.jobs.synthesize.synthesizer import (
     Prepared,
     Synthesis,
@@ -38,12 +38,12 @@ _DIRECT = (Mode.FAST, Mode.CUSTOM, Mode.OFF)
 
 
 @dataclass(frozen=True, slots=True)
-class SynthesizeRequest(ConversationRequest):
+class SynthesizeJobRequest(ConversationRequest):
     model: str | None = None
     tier: Tier | None = None
     default_tier: Tier = Tier.MID
     # The reasoning config resolved for the agent's strategy (see ``reasoning.resolve``).
-    resolved: Reasoning = field(default_factory=lambda: resolve(Bundle(), {}, "reactive"))
+    resolved: ResolvedReasoning = field(default_factory=lambda: resolve(Bundle(), {}, "reactive"))
     phase: PhaseOptions = field(default_factory=PhaseOptions)
     steer: bool = True
     task: str | None = None
@@ -64,18 +64,18 @@ class Synthesized:
     tier_source: str
     decision: ModeDecision
     requested_mode: Mode
-    resolved: Reasoning
+    resolved: ResolvedReasoning
     prefix: Prefix
 
 
 @dataclass(frozen=True, slots=True)
 class _State:
-    request: SynthesizeRequest
+    request: SynthesizeJobRequest
     wire: WireFormat
     prepared: Prepared
     decision: ModeDecision
     requested: Mode
-    resolved: Reasoning
+    resolved: ResolvedReasoning
     tier: Tier
     tier_source: str
     deep: DeepPlan | None = None
@@ -88,7 +88,7 @@ class SynthesizeJob(ConversationJob):
         super().__init__(formats)
         self._synthesizer = synthesizer
 
-    def plan(self, request: SynthesizeRequest, llm: bool) -> Plan[_State]:
+    def plan(self, request: SynthesizeJobRequest, llm: bool) -> Plan[_State]:
         wire, transcript = self._read(request)
         check_breakpoints(request.cache_breakpoints, wire.name)
         resolved = request.resolved
@@ -175,7 +175,7 @@ class SynthesizeJob(ConversationJob):
             phase=synthesis.phase.value))
 
 
-def _tier(request: SynthesizeRequest) -> tuple[Tier, str]:
+def _tier(request: SynthesizeJobRequest) -> tuple[Tier, str]:
     if request.tier is not None:
         return request.tier, "request"
     inferred = infer_tier(request.model)

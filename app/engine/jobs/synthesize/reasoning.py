@@ -33,7 +33,7 @@ class Resolved(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class Reasoning:
+class ResolvedReasoning:
     """Each field as resolved, and where it came from; None: given nowhere."""
 
     synthesis: Resolved[Mode]
@@ -51,7 +51,7 @@ class Reasoning:
         return {name: field for name, field in fields.items() if field is not None}
 
 
-def resolve(top: Bundle, per_strategy: Mapping[str, Bundle], strategy: str) -> Reasoning:
+def resolve(top: Bundle, per_strategy: Mapping[str, Bundle], strategy: str) -> ResolvedReasoning:
     bundle = Bundle() if strategy in NO_BUNDLE else per_strategy.get(strategy, Bundle())
     own = f"strategies.{strategy}"
 
@@ -60,7 +60,7 @@ def resolve(top: Bundle, per_strategy: Mapping[str, Bundle], strategy: str) -> R
             return Resolved(mine, own)
         return Resolved(given, "top-level") if given is not None else None
 
-    return Reasoning(
+    return ResolvedReasoning(
         pick(bundle.synthesis, top.synthesis) or Resolved(Mode.AUTO, "default"),
         pick(bundle.synthesis_model, top.synthesis_model),
         pick(bundle.synthesis_provider, top.synthesis_provider),
