@@ -12,12 +12,13 @@ from app.engine.jobs.recall.plan import RecallJob
 from app.engine.jobs.reflect.plan import ReflectJob
 from app.engine.jobs.reflect.reflector import Reflector
 from app.engine.jobs.rescue.plan import RescueJob
-from app.engine.jobs.synthesize.plan import SynthesizeJob
+from app.engine.jobs.synthesize.plan import SynthesisDefaults, SynthesizeJob
 from app.engine.jobs.synthesize.synthesizer import Synthesizer
 from app.engine.jobs.trace.plan import TraceJob
 from app.engine.jobs.trace.summarizer import TraceSummarizer
 from app.engine.transcript.formats import WireFormat
 from app.engine.transcript.tokens import TokenCounter
+from app.settings import Settings
 
 
 class Jobs:
@@ -31,3 +32,10 @@ class Jobs:
         self.rescue = RescueJob(caches, formats)
         self.recall = RecallJob(counter)
         self.reflect = ReflectJob(Reflector(caches.outcomes, counter.text))
+
+
+def synthesis_defaults(settings: Settings) -> SynthesisDefaults:
+    """The settings every synthesis reads, for the /synthesize route and the proxy
+    alike: a new one is added here and in ``SynthesisDefaults``, and nowhere else."""
+    return SynthesisDefaults(settings.default_tier, bool(settings.synthesis_model),
+                             settings.deep_threshold_tokens)

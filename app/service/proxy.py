@@ -32,6 +32,7 @@ from app.service.expand_stream import ROUNDS, Events, Round
 from app.service.expand_tool import SHAPES, STREAMED, ExpandCall, may_offer, read_back
 from app.service.expansion_log import Anchor, ExpansionLog, anchor
 from app.service.handles import HandleStore
+from app.service.jobs import synthesis_defaults
 from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
 from app.service.runner import Runner
@@ -300,11 +301,9 @@ class ProxyService:
         settings = self._settings
         request = SynthesizeJobRequest(
             {k: body[k] for k in wire.keys if k in body}, route.format, model=model,
-            default_tier=settings.default_tier,
             resolved=resolve(Bundle(synthesis=Mode(mode)), {}, "reactive"),
             # The agent's own loop decides what comes next: no nudge is appended.
-            steer=False, dedicated_model=bool(settings.synthesis_model),
-            deep_threshold_tokens=settings.deep_threshold_tokens)
+            steer=False, defaults=synthesis_defaults(settings))
         ran = await self._runner.run(self._job, request, LLMOptions(), tenant)
         out = ran.value
         synthesis = out.synthesis

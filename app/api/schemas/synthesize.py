@@ -20,6 +20,7 @@ from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.plan import SynthesizeJobRequest
 from app.engine.jobs.synthesize.reasoning import STRATEGIES, Bundle, Resolved, resolve
 from app.engine.reading.phases import PhaseOptions
+from app.service.jobs import synthesis_defaults
 from app.service.llm_call import LLMOptions
 from app.settings import Settings
 
@@ -124,15 +125,14 @@ class SynthesizeRequest(Conversation):
                            self.strategy)
         request = SynthesizeJobRequest(
             self.payload(), self.format, model=self.model, tier=self.tier,
-            default_tier=settings.default_tier, resolved=resolved,
+            resolved=resolved,
             phase=PhaseOptions(
                 required_tools=tuple(self.required_tools),
                 output_tools=tuple(self.output_tools) if self.output_tools is not None
                 else None,
                 iteration=self.iteration, max_iterations=self.max_iterations),
             steer=self.steer, task=self.task, cache_breakpoints=self.cache_breakpoints,
-            dedicated_model=bool(settings.synthesis_model),
-            deep_threshold_tokens=settings.deep_threshold_tokens)
+            defaults=synthesis_defaults(settings))
         provider = resolved.synthesis_provider
         model, temperature = resolved.synthesis_model, resolved.synthesis_temperature
         return request, LLMOptions(

@@ -38,20 +38,29 @@ _DIRECT = (Mode.FAST, Mode.CUSTOM, Mode.OFF)
 
 
 @dataclass(frozen=True, slots=True)
+class SynthesisDefaults:
+    """What the operator's settings say of every synthesis (see
+    ``service.jobs.synthesis_defaults``, the one place they are read): the tier when
+    neither the request nor its model names one, and what auto weighs: a synthesis
+    model of the operator's, and the size of the older part above which deep is worth
+    its call."""
+
+    tier: Tier = Tier.MID
+    dedicated_model: bool = False
+    deep_threshold_tokens: int = 4000
+
+
+@dataclass(frozen=True, slots=True)
 class SynthesizeJobRequest(ConversationRequest):
     model: str | None = None
     tier: Tier | None = None
-    default_tier: Tier = Tier.MID
     # The reasoning config resolved for the agent's strategy (see ``reasoning.resolve``).
     resolved: ResolvedReasoning = field(default_factory=lambda: resolve(Bundle(), {}, "reactive"))
     phase: PhaseOptions = field(default_factory=PhaseOptions)
     steer: bool = True
     task: str | None = None
     cache_breakpoints: bool = False
-    # What auto weighs: a synthesis model of the operator's, and the size of the older
-    # part above which deep is worth its call.
-    dedicated_model: bool = False
-    deep_threshold_tokens: int = 4000
+    defaults: SynthesisDefaults = field(default_factory=SynthesisDefaults)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +133,9 @@ class SynthesizeJob(ConversationJob):
             return decide_auto(AutoInputs(
                 tier=state.tier,
                 dedicated_model=state.resolved.synthesis_model is not None
-                or request.dedicated_model,
+                or request.defaults.dedicated_model,
                 older_tokens=deep.older_tokens if deep is not None else 0,
-                threshold=request.deep_threshold_tokens, phase=prepared.phase,
+                threshold=request.defaults.deep_threshold_tokens, phase=prepared.phase,
                 recent_errors=bool(prepared.signals.recent_errors)))
         if deep is None:
             return ModeDecision(Mode.FAST, "deep found nothing older than the recent turns "
@@ -181,4 +190,4 @@ def _tier(request: SynthesizeJobRequest) -> tuple[Tier, str]:
     inferred = infer_tier(request.model)
     if inferred is not None:
         return inferred, "model"
-    return request.default_tier, "default"
+    return request.defaults.tier, "default"
