@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
@@ -15,7 +15,6 @@ from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
 from app.engine.jobs.history.plan import Compressed
-from app.service.receipts import receipt
 from app.service.runner import Ran
 
 router = APIRouter(route_class=JobRoute, generate_unique_id_function=operation_id)
@@ -33,24 +32,22 @@ async def compress_history(
 ) -> Response:
     ran = await run_job(request, svc, svc.jobs.history, body.to_job(svc.settings),
                         body.llm_options(), tenant, asked=body.mode)
-    return render.respond(CompressHistoryResponse, _render(ran))
+    return render.respond(_answer(ran), ran.value.body)
 
 
-def _render(ran: Ran[Compressed]) -> dict[str, Any]:
+def _answer(ran: Ran[Compressed]) -> CompressHistoryResponse:
     r = ran.value.result
-    body: dict[str, Any] = dict(ran.value.body)
-    body.update({
-        "format": r.transcript.format,
-        "compressed": r.compressed,
-        "reason": r.reason,
-        "incremental": r.incremental,
-        "mode": ran.report.mode,
-        "degraded": ran.fallback_reason is not None,
-        "fallback_reason": ran.fallback_reason,
-        "llm": render.usage(ran.completion),
-        "cache": render.cache(ran.cache),
-        "stats": render.stats(r.tokens_before, r.tokens_after, ran.value.messages_before,
-                              ran.value.messages_after),
-        "receipt": receipt(ran.report.spans, ran.report.lost),
-    })
-    return body
+    return CompressHistoryResponse(
+        format=r.transcript.format,
+        compressed=r.compressed,
+        reason=r.reason,
+        incremental=r.incremental,
+        mode=ran.report.mode,
+        degraded=ran.fallback_reason is not None,
+        fallback_reason=ran.fallback_reason,
+        llm=render.usage(ran.completion),
+        cache=render.cache(ran.cache),
+        stats=render.stats(r.tokens_before, r.tokens_after, ran.value.messages_before,
+                           ran.value.messages_after),
+        receipt=render.receipt(ran.report.spans, ran.report.lost),
+    )

@@ -13,7 +13,11 @@ from app.api.job_route import JobRoute
 from app.api.jobs import run_job
 from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
-from app.api.schemas.recall import SummarizeRecallRequest, SummarizeRecallResponse
+from app.api.schemas.recall import (
+    CitationOut,
+    SummarizeRecallRequest,
+    SummarizeRecallResponse,
+)
 
 router = APIRouter(route_class=JobRoute, generate_unique_id_function=operation_id)
 
@@ -26,17 +30,17 @@ async def summarize_recall(body: SummarizeRecallRequest, request: Request,
     ran = await run_job(request, svc, svc.jobs.recall, body.to_job(), body.llm_options(),
                         tenant, asked=body.mode)
     answer = ran.value.answer
-    citations = [{"memory_id": c.memory.id, "snippet": c.snippet, "score": c.memory.score,
-                  "layer": c.memory.layer} for c in answer.citations]
-    return render.respond(SummarizeRecallResponse, {
-        "summary": answer.summary, "refused": answer.refused,
-        "citations": citations if body.include_citations else [],
-        "sources_used": [c.memory.id for c in answer.citations],
-        "removed_citations": list(answer.removed_citations),
-        "removed_claims": list(answer.removed_claims),
-        "flagged_claims": list(answer.flagged_claims),
-        "memories_considered": [m.id for m in ran.value.chosen],
-        "mode": ran.report.mode, "degraded": ran.fallback_reason is not None,
-        "fallback_reason": ran.fallback_reason, "cache_hit": ran.cache.hit,
-        "cache": render.cache(ran.cache), "llm": render.usage(ran.completion),
-    })
+    citations = [CitationOut(memory_id=c.memory.id, snippet=c.snippet, score=c.memory.score,
+                             layer=c.memory.layer) for c in answer.citations]
+    return render.respond(SummarizeRecallResponse(
+        summary=answer.summary, refused=answer.refused,
+        citations=citations if body.include_citations else [],
+        sources_used=[c.memory.id for c in answer.citations],
+        removed_citations=list(answer.removed_citations),
+        removed_claims=list(answer.removed_claims),
+        flagged_claims=list(answer.flagged_claims),
+        memories_considered=[m.id for m in ran.value.chosen],
+        mode=ran.report.mode, degraded=ran.fallback_reason is not None,
+        fallback_reason=ran.fallback_reason, cache_hit=ran.cache.hit,
+        cache=render.cache(ran.cache), llm=render.usage(ran.completion),
+    ))

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
@@ -14,7 +13,12 @@ from app.api.job_route import JobRoute
 from app.api.jobs import run_job
 from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
-from app.api.schemas.reflect import ReflectRequest, ReflectResponse
+from app.api.schemas.reflect import (
+    EnrichedCallOut,
+    RecordOut,
+    ReflectRequest,
+    ReflectResponse,
+)
 from app.engine.jobs.reflect.reflector import OUTPUT_CHARS
 from app.engine.reading.outcomes import shorten
 
@@ -28,30 +32,23 @@ async def reflect(body: ReflectRequest, request: Request,
     ran = await run_job(request, svc, svc.jobs.reflect, body.to_job(), body.llm_options(),
                         tenant, asked=body.mode)
     reflection = ran.value
-    enriched: list[dict[str, Any]] = [{
-        "tool": e.call.tool, "params": given.params,
-        "output": shorten(e.call.output, OUTPUT_CHARS),
-        "outcome": "error" if e.failed else "success",
-        "duration_ms": e.call.duration_ms, "cost": e.call.cost,
-        "timestamp": _iso(given.timestamp), "rationale": given.rationale,
-        "insights": list(e.insights), "learning": e.learning, "relevance": e.relevance,
-        "next_suggested_actions": list(e.next_actions),
-    } for e, given in zip(reflection.calls, body.tool_calls, strict=True)]
-    return render.respond(ReflectResponse, {
-        "record": {"iteration": body.iteration, "goal": body.goal,
-                   "timestamp": _iso(body.timestamp), "mode": ran.report.mode,
-                   "user_feedback": body.user_feedback, "calls": enriched,
-                   "synthesis": reflection.synthesis,
-                   "progress_assessment": reflection.progress},
-        "reasoning_context": reflection.reasoning_context, "stuck": reflection.stuck,
-        "stuck_reason": reflection.stuck_reason, "recovery_prompt": reflection.recovery_prompt,
-        "mode": ran.report.mode, "degraded": ran.fallback_reason is not None,
-        "fallback_reason": ran.fallback_reason, "cache": render.cache(ran.cache),
-        "llm": render.usage(ran.completion),
-    })
-
-
-def _iso(when: datetime | None) -> str | None:
-    # As text here: the answer is encoded without pydantic, by a codec that may fall
-    # back to the standard library's, which knows no datetime.
-    return when.isoformat() if when is not None else None
+    enriched = [EnrichedCallOut(
+        tool=e.call.tool, params=given.params,
+        output=shorten(e.call.output, OUTPUT_CHARS),
+        outcome="error" if e.failed else "success",
+        duration_ms=e.call.duration_ms, cost=e.call.cost,
+        timestamp=given.timestamp, rationale=given.rationale,
+        insights=list(e.insights), learning=e.learning, relevance=e.relevance,
+        next_suggested_actions=list(e.next_actions),
+    ) for e, given in zip(reflection.calls, body.tool_calls, strict=True)]
+    return render.respond(ReflectResponse(
+        record=RecordOut(iteration=body.iteration, goal=body.goal, timestamp=body.timestamp,
+                         mode=ran.report.mode, user_feedback=body.user_feedback,
+                         calls=enriched, synthesis=reflection.synthesis,
+                         progress_assessment=reflection.progress),
+        reasoning_context=reflection.reasoning_context, stuck=reflection.stuck,
+        stuck_reason=reflection.stuck_reason, recovery_prompt=reflection.recovery_prompt,
+        mode=ran.report.mode, degraded=ran.fallback_reason is not None,
+        fallback_reason=ran.fallback_reason, cache=render.cache(ran.cache),
+        llm=render.usage(ran.completion),
+    ))

@@ -13,7 +13,12 @@ from app.api.job_route import JobRoute
 from app.api.jobs import run_job
 from app.api.routes import operation_id
 from app.api.schemas.common import PROBLEMS
-from app.api.schemas.rescue import RescueRequest, RescueResponse
+from app.api.schemas.rescue import (
+    EvidenceOut,
+    PromptMessageOut,
+    RescueRequest,
+    RescueResponse,
+)
 
 router = APIRouter(route_class=JobRoute, generate_unique_id_function=operation_id)
 
@@ -31,14 +36,14 @@ async def rescue(
     ran = await run_job(request, svc, svc.jobs.rescue, body.to_job(svc.settings),
                         body.llm_options(), tenant, asked="dry_run" if body.dry_run else "llm")
     p = ran.value.plan
-    return render.respond(RescueResponse, {
-        "answer": ran.value.answer,
-        "dry_run": body.dry_run,
-        "prompt": [{"role": m.role, "content": m.content} for m in p.prompt]
+    return render.respond(RescueResponse(
+        answer=ran.value.answer,
+        dry_run=body.dry_run,
+        prompt=[PromptMessageOut(role=m.role, content=m.content) for m in p.prompt]
         if body.dry_run else None,
-        "evidence": {"steps": p.steps, "chars": p.evidence_chars, "compacted": p.compacted},
-        "degraded": ran.value.degraded_reason is not None,
-        "degraded_reason": ran.value.degraded_reason,
-        "llm": render.usage(ran.completion),
-        "cache": render.cache(ran.cache),
-    })
+        evidence=EvidenceOut(steps=p.steps, chars=p.evidence_chars, compacted=p.compacted),
+        degraded=ran.value.degraded_reason is not None,
+        degraded_reason=ran.value.degraded_reason,
+        llm=render.usage(ran.completion),
+        cache=render.cache(ran.cache),
+    ))
