@@ -1,4 +1,8 @@
-"""Domain errors. The HTTP layer maps each class to a status in one place."""
+"""Every error a caller is told of, in one module: the engine's own (a transcript it
+cannot read, an option it does not know) and those of the service and adapters around
+it (a missing key, an upstream that failed, a store that is down), which raise them
+from here so that no layer imports the one above it. ``api.errors`` maps each class to
+a status and a problem document, in one table."""
 
 from __future__ import annotations
 
