@@ -197,3 +197,14 @@ def test_a_receipt_within_the_bound_is_complete():
     facts = lost([_dense(MOST_FACTS // 2)], ["a note"])
     assert facts.complete
     assert len(facts.errors) == MOST_FACTS // 2
+
+
+def test_the_bound_counts_error_lines_as_they_are_kept():
+    # Lines that are one error line once stripped, and traceback headers (no error line
+    # at all), do not use up the bound: a set short of it is whole, a set at it is cut.
+    lines = []
+    for k in range(2 * MOST_FACTS):
+        lines += [f"error: {k}", f"   error: {k}  ", f"Traceback (most recent call last): {k}"]
+    found = error_lines("\n".join(lines))
+    assert len(found) == MOST_FACTS
+    assert not any(line.startswith("Traceback") for line in found)

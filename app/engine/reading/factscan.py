@@ -114,12 +114,14 @@ def marked_lines(text: str) -> str:
     Each marker is found with str.find from one marked line's end to the next, so
     a long log costs a few scans in C and Python work per marked line only.
     """
-    return "\n".join(_marked(text, None))
+    return "\n".join(_marked(text, None, as_errors=False))
 
 
-def _marked(text: str, most: int | None) -> set[str]:
-    """Distinct marked lines of ``text``, whole; found in the order of the markers, at
-    most ``most`` of them."""
+def _marked(text: str, most: int | None, *, as_errors: bool) -> set[str]:
+    """Distinct marked lines of ``text``, found in the order of the markers, at most
+    ``most`` of them: whole, or ``as_errors`` stripped, cut to a length and without a
+    traceback's header (it says only that something failed; its last line says what).
+    Counted as they are kept, so a set short of ``most`` holds every one."""
     found: set[str] = set()
     if not any(hint in text for hint in _ERROR_HINTS):
         return found
@@ -131,7 +133,14 @@ def _marked(text: str, most: int | None) -> set[str]:
             end = text.find("\n", at)
             if end < 0:
                 end = len(text)
-            found.add(text[start:end])
+            line = text[start:end]
+            if as_errors:
+                line = line.strip()
+                if line.startswith(_TRACEBACK_HEADER):
+                    line = ""
+                line = line[:_MAX_TOKEN]
+            if line or not as_errors:
+                found.add(line)
             if most is not None and len(found) >= most:
                 return found
             at = text.find(mark, end)
@@ -147,9 +156,7 @@ def error_lines(text: str) -> frozenset[str]:
     to ``MOST_FACTS`` of them."""
     # From the marked lines themselves, not their joined text split again: a log of
     # error lines (a 15 MB one was) held them twice more.
-    # A traceback's header says only that something failed; its last line says what.
-    return frozenset([line.strip()[:_MAX_TOKEN] for line in _marked(text, MOST_FACTS)
-                      if not line.lstrip().startswith(_TRACEBACK_HEADER)])
+    return frozenset(_marked(text, MOST_FACTS, as_errors=True))
 
 
 def _fits(raw: bytes, shortest: int = _MIN_TOKEN) -> bool:
