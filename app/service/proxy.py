@@ -138,6 +138,9 @@ class ProxyCall:
     tenant: str
     request_id: str | None = None
     expand: bool = True  # the caller allows the expand tool
+    # Told what compaction did before the request goes upstream, so that the access
+    # log has it even when the upstream then fails.
+    compacted: Callable[[Compacted], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +205,8 @@ class ProxyService:
         route = PROVIDER_ROUTES[call.path]
         compacted = await self.compact(route, call.body, call.mode, call.tenant,
                                        call.request_id, expand=call.expand)
+        if call.compacted is not None:
+            call.compacted(compacted)
         headers = self.credentials(route, call.tenant, forwarded(call.headers))
         ours = own_headers(compacted, _header(call.headers, CONVERSATION))
         if compacted.offered is not None and compacted.offered.get("stream"):

@@ -6,6 +6,8 @@ loopback."""
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
+from app.adapters.logs import JsonFormatter
 from app.adapters.upstream import Slots
 from app.adapters.upstream_memory import MemoryUpstream, Sent, UpstreamReply
 from app.engine.errors import UpstreamFailed, UpstreamTimeout
@@ -139,3 +142,21 @@ async def test_a_full_pool_answers_503_with_retry_after_and_never_sends(make):
     assert int(second.headers["retry-after"]) >= 1
     assert second.json()["error"]["type"]  # in the provider's error shape
     assert len(upstream.sent) == 1  # the refused one never reached the upstream
+
+
+async def test_the_access_line_says_what_compaction_did_even_when_the_upstream_fails(
+        make, caplog):
+    def fail(_: Sent) -> UpstreamReply:
+        raise UpstreamFailed("openai at https://api.example.test could not be reached")
+
+    app, _ = make(fail)
+    caplog.set_level(logging.INFO, logger="app.access")
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "gpt-4o-mini", "messages": coding_run(14, output_chars=3000)},
+            headers={"x-contextsynth-mode": "fast"})
+    assert r.status_code == 502
+    [record] = [rec for rec in caplog.records if rec.name == "app.access"]
+    line = json.loads(JsonFormatter().format(record))
+    assert line["status"] == 502 and line["mode"] == "fast"
+    assert line["tokens_in"] > line["tokens_out"] > 0

@@ -25,7 +25,14 @@ from app.api.deps import Services, services
 from app.api.routes import operation_id
 from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
-from app.service.proxy import COUNT_ROUTES, MODES, PROVIDER_ROUTES, Proxied, ProxyCall
+from app.service.proxy import (
+    COUNT_ROUTES,
+    MODES,
+    PROVIDER_ROUTES,
+    Compacted,
+    Proxied,
+    ProxyCall,
+)
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
 KEY_HEADER = "x-contextsynth-key"
@@ -62,8 +69,13 @@ def _expand(request: Request) -> bool:
 
 def _call(request: Request, svc: Services, tenant: str, body: bytes,
           rid: str | None) -> ProxyCall:
+    def noted(compacted: Compacted) -> None:  # for the access log
+        request.state.mode = compacted.mode
+        if compacted.tokens_before:
+            request.state.tokens = (compacted.tokens_before, compacted.tokens_after)
+
     return ProxyCall(request.url.path, body, request.headers.items(), _mode(request, svc),
-                     tenant, rid, _expand(request))
+                     tenant, rid, _expand(request), noted)
 
 
 def _response(proxied: Proxied) -> Response:
@@ -78,12 +90,7 @@ def _response(proxied: Proxied) -> Response:
 async def provider(request: Request, svc: Annotated[Services, Depends(services)],
                    tenant: ProxyTenant) -> Response:
     call = _call(request, svc, tenant, await request.body(), request_id.get())
-    proxied = await svc.proxy.handle(call)
-    compacted = proxied.compacted
-    request.state.mode = compacted.mode  # for the access log
-    if compacted.tokens_before:
-        request.state.tokens = (compacted.tokens_before, compacted.tokens_after)
-    return _response(proxied)
+    return _response(await svc.proxy.handle(call))
 
 
 # One handler for every provider route: the path says which provider it is.
