@@ -91,7 +91,7 @@ def test_deployment_is_hardened_and_probed():
     env = {e["name"]: e["value"] for e in container["env"]}
     mounts = {m["mountPath"] for m in container["volumeMounts"]}
     assert env["PROMETHEUS_MULTIPROC_DIR"] in mounts
-    drain = float(docs(DEPLOY / "base/configmap.yaml")[0]["data"]["CONTEXTSYNTH_WEBHOOK_DRAIN_S"])
+    drain = float(_env_file(DEPLOY / "base/config.env")["CONTEXTSYNTH_WEBHOOK_DRAIN_S"])
     assert pod["terminationGracePeriodSeconds"] > drain + 5  # the preStop pause
 
 
@@ -178,7 +178,15 @@ def _render(overlay: str) -> list[dict]:
 
 
 def _one(rendered: list[dict], kind: str, name: str = "contextsynth") -> dict:
-    return next(d for d in rendered if d["kind"] == kind and d["metadata"]["name"] == name)
+    """The object of that kind and name; a generated one (the ConfigMap) by the name
+    before its hash suffix."""
+    return next(d for d in rendered if d["kind"] == kind and (
+        d["metadata"]["name"] == name or d["metadata"]["name"].rsplit("-", 1)[0] == name))
+
+
+def _env_file(path: Path) -> dict[str, str]:
+    lines = path.read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
 
 
 @pytest.mark.skipif(_kubectl() is None, reason="kubectl is not installed: overlays not rendered")
@@ -276,3 +284,27 @@ def test_the_rendered_overlays_route_an_agents_steps_on_its_conversation_key(ove
     workers = _one(rendered, "ConfigMap", "contextsynth-config")["data"].get(
         "CONTEXTSYNTH_WORKERS", "1")
     assert workers == "1"
+
+
+@pytest.mark.skipif(_kubectl() is None, reason="kubectl is not installed: overlays not rendered")
+def test_a_config_change_rolls_the_pods(tmp_path):
+    # The ConfigMap's name carries a hash of its content and the Deployment names it, so
+    # changing a setting changes the pod template, which is what makes Kubernetes roll.
+    copy = tmp_path / "deploy"
+    shutil.copytree(DEPLOY, copy)
+
+    def config_ref(root: Path) -> str:
+        out = subprocess.run([_kubectl(), "kustomize", str(root / "overlays" / "prod")],
+                             check=True, capture_output=True, text=True).stdout
+        rendered = [d for d in yaml.safe_load_all(out) if d]
+        pod = _one(rendered, "Deployment")["spec"]["template"]["spec"]
+        [ref] = [source["configMapRef"]["name"] for source in pod["containers"][0]["envFrom"]
+                 if "configMapRef" in source]
+        assert ref == _one(rendered, "ConfigMap", "contextsynth-config")["metadata"]["name"]
+        return str(ref)
+
+    before = config_ref(copy)
+    assert before.startswith("contextsynth-config-")
+    env = copy / "overlays" / "prod" / "config.env"
+    env.write_text(env.read_text() + "CONTEXTSYNTH_LOG_LEVEL=debug\n")
+    assert config_ref(copy) != before
