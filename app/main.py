@@ -49,6 +49,7 @@ from app.api.routes import (
     synthesize,
     trace,
 )
+from app.engine import memo
 from app.engine.compaction.base import Strategy
 from app.engine.compaction.fast import FastStrategy
 from app.engine.compaction.strategies import builtin_strategies
@@ -70,6 +71,11 @@ from app.settings import Settings
 _CLOSE_GRACE_S = 5.0
 
 
+def _engine_build() -> str:
+    """Whether the engine runs compiled (its modules are mypyc extensions) or as Python."""
+    return "compiled" if (memo.__file__ or "").endswith(".so") else "pure"
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -83,7 +89,8 @@ def create_app(
     settings = settings or Settings()
     metrics = Metrics(registry if registry is not None else CollectorRegistry(),
                       multiprocess_dir=(os.environ if environ is None else environ).get(
-                          "PROMETHEUS_MULTIPROC_DIR"))
+                          "PROMETHEUS_MULTIPROC_DIR"),
+                      version=VERSION, engine=_engine_build())
     encoder = encoder or load_encoding(settings.token_encoding)
     memory = settings.memory_limit_bytes or container_memory_limit()
     plan = cache_plan(memory, settings.cache_memory_bytes,

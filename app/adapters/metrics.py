@@ -20,13 +20,21 @@ RATIO_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 
 class Metrics:
-    def __init__(self, registry: CollectorRegistry, multiprocess_dir: str | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry, multiprocess_dir: str | None = None,
+                 *, version: str = "unknown", engine: str = "unknown") -> None:
         self.registry = registry
         # Set when prometheus-client runs in multiprocess mode (PROMETHEUS_MULTIPROC_DIR).
         self.multiprocess_dir = multiprocess_dir
         # The warm path's caches (app.adapters.warmpath), read at each scrape.
         self.warm_path: Collector | None = None
         add_runtime_collectors(registry)
+        # What is running, as a series of value 1 (the convention of *_build_info): a
+        # dashboard joins it to tell replicas of two releases apart.
+        self.build_info = Gauge(
+            "contextsynth_build_info", "The version running, and whether its engine is "
+            "compiled (mypyc) or pure Python.", ["version", "engine"], registry=registry,
+            multiprocess_mode="max")
+        self.build_info.labels(version, engine).set(1)
         self.requests = Counter(
             "contextsynth_requests", "HTTP requests handled.",
             ["endpoint", "mode", "status"], registry=registry)
@@ -78,7 +86,7 @@ class Metrics:
             ["upstream", "compaction"], registry=registry)
         self.proxy_tokens = Counter(
             "contextsynth_proxy_tokens", "Conversation tokens before and after compaction, "
-            "by upstream and model tier.", ["upstream", "model", "direction"],
+            "by upstream and tier.", ["upstream", "tier", "direction"],
             registry=registry)
         self.proxy_compaction = Histogram(
             "contextsynth_proxy_compaction_seconds", "Time compaction added to a request.",

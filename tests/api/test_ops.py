@@ -51,6 +51,7 @@ SECTION_13 = {
     "contextsynth_phase": {"phase"},
     "contextsynth_webhook_deliveries": {"event", "outcome"},
     "contextsynth_webhook_queue_depth": set(),
+    "contextsynth_build_info": {"version", "engine"},
 }
 
 
@@ -169,3 +170,13 @@ async def test_every_cache_together_holds_no_more_than_the_one_setting(make_app)
     assert 0 < sum(held.values()) <= total
     assert evicted["resent_bodies"] > 0 and evicted["tails"] > 0  # the bound was reached
     assert lookups[("tails", "hit")] >= 40  # the agent still calling kept its tail
+
+
+async def test_build_info_says_which_release_and_engine_serve(client):
+    from app import VERSION
+
+    text = (await client.get("/metrics")).text
+    [sample] = [s for f in text_string_to_metric_families(text)
+                if f.name == "contextsynth_build_info" for s in f.samples]
+    # The tests run the compiled engine (conftest refuses stale extensions).
+    assert sample.labels == {"version": VERSION, "engine": "compiled"} and sample.value == 1
