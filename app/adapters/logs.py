@@ -12,7 +12,7 @@ from app.context import request_id
 
 # Fields a record carries besides the standard ones, copied into a JSON line as they are.
 FIELDS = ("endpoint", "method", "status", "duration_ms", "tenant", "mode", "tokens_in",
-          "tokens_out")
+          "tokens_out", "upstream", "upstream_status", "upstream_request_id", "model")
 
 
 class RequestIdFilter(logging.Filter):

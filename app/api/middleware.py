@@ -235,7 +235,12 @@ class RequestRecords:
             access.info("%s %s %s", scope.get("method"), scope.get("path"), status, extra={
                 "endpoint": endpoint, "method": scope.get("method"), "status": status,
                 "duration_ms": round(seconds * 1000, 2), "tenant": state.get("tenant"),
-                "mode": state.get("mode"), "tokens_in": tokens[0], "tokens_out": tokens[1]})
+                "mode": state.get("mode"), "tokens_in": tokens[0], "tokens_out": tokens[1],
+                # A proxied call's provider, its answer and request id, and the model.
+                **{k: state[k] for k in _UPSTREAM_FIELDS if k in state}})
+
+
+_UPSTREAM_FIELDS = ("upstream", "upstream_status", "upstream_request_id", "model")
 
 
 def _endpoint(scope: Scope) -> str:

@@ -95,6 +95,7 @@ class Compacted:
     tokens_before: int = 0
     tokens_after: int = 0
     stable_messages: int = 0
+    model: str | None = None  # as the request named it (None when the body was not read)
     # What GET /v1/contextsynth/receipts/{id} answers, saved once the answer is on its way.
     receipt: Mapping[str, Any] | None = None
     # The key a router sends this conversation's steps on by (see ``conversation``).
@@ -153,6 +154,12 @@ class Proxied:
     body: bytes | AsyncIterator[bytes]
     compacted: Compacted
     after: Callable[[], Awaitable[None]] | None = None
+    upstream: str = ""  # the provider's name in settings and metrics
+
+    def upstream_request_id(self) -> str | None:
+        """The provider's id of its answer (OpenAI's x-request-id, Anthropic's
+        request-id), for finding a call in the provider's logs."""
+        return self.headers.get("x-request-id") or self.headers.get("request-id")
 
 
 def own_headers(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
@@ -214,7 +221,8 @@ class ProxyService:
             first, chunks, done = await self.stream_expanding(route, compacted, headers,
                                                               call.tenant)
             return Proxied(first.status, {**dict(first.headers), **ours}, chunks, compacted,
-                           partial(self._save_expanded, call.tenant, compacted, done))
+                           partial(self._save_expanded, call.tenant, compacted, done),
+                           route.upstream)
         if compacted.offered is not None:
             # Read whole: the model may call the expand tool, which this service answers.
             answered = await self.answer_expanding(route, compacted, headers, call.tenant)
@@ -222,11 +230,12 @@ class ProxyService:
             return Proxied(answered.status, {
                 **dict(answered.headers), **ours, "x-contextsynth-expansions": str(done.rounds),
                 "x-contextsynth-expansion-tokens": str(done.tokens)}, answered.body, compacted,
-                partial(self._save_expanded, call.tenant, compacted, done))
+                partial(self._save_expanded, call.tenant, compacted, done), route.upstream)
         answer = await self.forward(route, compacted.body, headers, compacted)
         # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
         return Proxied(answer.status, {**dict(answer.headers), **ours}, answer.chunks(),
-                       compacted, partial(self.save_receipt, call.tenant, compacted))
+                       compacted, partial(self.save_receipt, call.tenant, compacted),
+                       route.upstream)
 
     async def count(self, call: ProxyCall) -> Proxied:
         """The provider's count of the request the model would receive: compacted as its
@@ -242,7 +251,8 @@ class ProxyService:
         return Proxied(answer.status, {
             **dict(answer.headers), **own_headers(compacted, _header(call.headers,
                                                                      CONVERSATION)),
-            "x-contextsynth-counted": counted}, answer.chunks(), compacted)
+            "x-contextsynth-counted": counted}, answer.chunks(), compacted,
+            upstream=route.upstream)
 
     async def _save_expanded(self, tenant: str, compacted: Compacted,
                              done: Expansions) -> None:
@@ -327,8 +337,8 @@ class ProxyService:
             "receipt": receipt(ran.report.spans, ran.report.lost)}
         if not synthesis.compacted and not replayed:
             return Compacted(raw, "unchanged", ran.report.mode, synthesis.tokens_before,
-                             synthesis.tokens_after, out.prefix.stable_messages, document, key,
-                             anchor=where)
+                             synthesis.tokens_after, out.prefix.stable_messages, model,
+                             document, key, anchor=where)
         if synthesis.compacted:
             sent = {k: v for k, v in body.items() if k not in wire.keys}
             sent.update(out.body)
@@ -344,7 +354,8 @@ class ProxyService:
         return Compacted(jsoncodec.dumps(sent),
                          "compacted" if synthesis.compacted else "unchanged", ran.report.mode,
                          synthesis.tokens_before, synthesis.tokens_after,
-                         out.prefix.stable_messages, document, key, offered, anchor=where)
+                         out.prefix.stable_messages, model, document, key, offered,
+                         anchor=where)
 
     async def save_receipt(self, tenant: str, compacted: Compacted) -> None:
         """After the answer has started: a cache write is no part of what the caller

@@ -160,3 +160,23 @@ async def test_the_access_line_says_what_compaction_did_even_when_the_upstream_f
     line = json.loads(JsonFormatter().format(record))
     assert line["status"] == 502 and line["mode"] == "fast"
     assert line["tokens_in"] > line["tokens_out"] > 0
+
+
+async def test_a_proxied_calls_access_line_names_the_provider_its_answer_and_the_model(
+        make, caplog):
+    app, _ = make()
+    caplog.set_level(logging.INFO, logger="app.access")
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "gpt-4o-mini", "messages": coding_run(14, output_chars=3000)},
+            headers={"x-contextsynth-mode": "fast"})
+        await c.get("/healthz")
+    assert r.status_code == 200
+    lines = [json.loads(JsonFormatter().format(rec)) for rec in caplog.records
+             if rec.name == "app.access"]
+    proxied = next(line for line in lines if line["endpoint"] == "/v1/chat/completions")
+    assert (proxied["upstream"], proxied["upstream_status"]) == ("openai", 200)
+    assert proxied["upstream_request_id"] == "req_up_1"  # the provider's, for its logs
+    assert proxied["model"] == "gpt-4o-mini"
+    health = next(line for line in lines if line["endpoint"] == "/healthz")
+    assert "upstream" not in health and "model" not in health

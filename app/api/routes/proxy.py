@@ -78,6 +78,17 @@ def _call(request: Request, svc: Services, tenant: str, body: bytes,
                      tenant, rid, _expand(request), noted)
 
 
+def _note_upstream(request: Request, proxied: Proxied) -> None:
+    """For the access log: the provider, its answer's status and id, and the model."""
+    state = request.state
+    state.upstream = proxied.upstream
+    state.upstream_status = proxied.status
+    if (rid := proxied.upstream_request_id()) is not None:
+        state.upstream_request_id = rid
+    if proxied.compacted.model is not None:
+        state.model = proxied.compacted.model
+
+
 def _response(proxied: Proxied) -> Response:
     after = BackgroundTask(proxied.after) if proxied.after is not None else None
     if isinstance(proxied.body, bytes):
@@ -90,7 +101,9 @@ def _response(proxied: Proxied) -> Response:
 async def provider(request: Request, svc: Annotated[Services, Depends(services)],
                    tenant: ProxyTenant) -> Response:
     call = _call(request, svc, tenant, await request.body(), request_id.get())
-    return _response(await svc.proxy.handle(call))
+    proxied = await svc.proxy.handle(call)
+    _note_upstream(request, proxied)
+    return _response(proxied)
 
 
 # One handler for every provider route: the path says which provider it is.
@@ -103,7 +116,9 @@ async def count_tokens(request: Request, svc: Annotated[Services, Depends(servic
     """The provider's count of the request as it would be compacted (see
     ``ProxyService.count``)."""
     call = _call(request, svc, tenant, await request.body(), None)
-    return _response(await svc.proxy.count(call))
+    proxied = await svc.proxy.count(call)
+    _note_upstream(request, proxied)
+    return _response(proxied)
 
 
 for _path in COUNT_ROUTES:
