@@ -98,6 +98,12 @@ def _ended(finished: bool) -> None:
     """An answer's body with nothing to let go of when it ends."""
 
 
+def default_slots() -> Slots:
+    """The slots of a transport made without settings (tests, tools): 100 connections,
+    as many waiting, 10 s each."""
+    return Slots(100, 100, 10.0)
+
+
 @dataclass
 class UpstreamAnswer:
     """An upstream's status and headers, and its body as it comes (read it once, with
@@ -160,7 +166,7 @@ class Upstream:
         self._timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=10.0,
                                               sock_read=timeout_s)
         self._timeout_s = timeout_s
-        self._slots = slots or Slots(100, 100, 10.0)
+        self._slots = slots or default_slots()
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -198,6 +204,7 @@ class Upstream:
             raise UpstreamFailed(f"{name} at {url} could not be reached "
                                  f"({type(exc).__name__}). Check "
                                  f"CONTEXTSYNTH_PROXY_{name.upper()}_URL.") from exc
+
         def ended(finished: bool) -> None:
             if finished:
                 response.release()  # the connection goes back to the pool
@@ -205,7 +212,7 @@ class Upstream:
                 response.close()  # the caller left mid-answer: drop the upstream too
 
         return UpstreamAnswer(response.status, returned(response.headers.items()),
-                      response.content.iter_any(), ended, done)
+                              response.content.iter_any(), ended, done)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.adapters.upstream import Slots, UpstreamAnswer, returned
+from app.adapters.upstream import Slots, UpstreamAnswer, default_slots, returned
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ Handler = Callable[[Sent], UpstreamReply | Awaitable[UpstreamReply]]
 @dataclass
 class MemoryUpstream:
     handler: Handler
-    slots: Slots = field(default_factory=lambda: Slots(100, 100, 10.0))
+    slots: Slots = field(default_factory=default_slots)
     sent: list[Sent] = field(default_factory=list)
     finished: int = 0  # answers read to their end
     left: int = 0  # answers whose reader left before their end
