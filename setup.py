@@ -10,8 +10,16 @@ without a C compiler, or to debug with Python tracebacks).
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
-from setuptools import setup
+from setuptools import find_packages, setup
+from setuptools.command.build import build
+from setuptools.command.egg_info import egg_info
+
+# The one top-level name an installed wheel adds: app/launcher is its __init__, and the
+# service's package ``app`` goes inside it (see app/launcher/__init__.py for why).
+TOP = "contextsynth"
 
 # The modules a /synthesize, /compress-history or /summarize-trace call runs
 # through on every message, or on every call (caches.py makes each call's context,
@@ -77,4 +85,39 @@ def _extensions() -> list[object]:
                          group_name="contextsynth_engine"))
 
 
-setup(ext_modules=_extensions())
+class _BuildUnderOneName(build):
+    """Moves what the build made for ``app`` (and mypyc's shared library, which the
+    compiled modules import by its top-level name) under ``contextsynth/``.
+
+    Editable installs run the build's steps one by one, never this ``run``: a checkout
+    keeps ``app`` importable as it is laid out."""
+
+    def run(self) -> None:
+        super().run()
+        lib = Path(self.build_lib)
+        home = lib / TOP
+        bundled = home / "app"
+        if bundled.exists():  # a second run over the same build folder
+            shutil.rmtree(bundled)
+        shutil.move(lib / "app", bundled)
+        for shared in lib.glob("*__mypyc*"):
+            target = home / shared.name
+            target.unlink(missing_ok=True)
+            shutil.move(shared, target)
+
+
+class _OneTopLevelName(egg_info):
+    """The metadata's top_level.txt names what a wheel installs at the top: tools such as
+    ``importlib.metadata.packages_distributions`` read it to tell who owns ``app``."""
+
+    def run(self) -> None:
+        super().run()
+        Path(self.egg_info, "top_level.txt").write_text(f"{TOP}\n")
+
+
+setup(
+    packages=[*find_packages(include=["app", "app.*"], exclude=["app.launcher"]), TOP],
+    package_dir={TOP: "app/launcher"},
+    ext_modules=_extensions(),
+    cmdclass={"build": _BuildUnderOneName, "egg_info": _OneTopLevelName},
+)

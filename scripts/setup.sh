@@ -25,12 +25,17 @@ fi
 if [ -z "$installed" ]; then
     spec="."
     [ -n "$EXTRAS" ] && spec=".[$EXTRAS]"
-    echo "setup: installing contextsynth ($spec) into .venv and compiling the engine;" \
-         "this takes a few minutes the first time" >&2
+    echo "setup: installing contextsynth ($spec) and its dependencies into .venv; pip" \
+         "names each package as it comes, then compiles the engine with mypyc" \
+         "('Building editable for contextsynth', a minute or two)" >&2
     remove_extensions
     touch .venv/.building  # before the build: an edit made meanwhile is newer
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e "$spec"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+    # Not quiet: each package pip fetches is a line of progress.
+    .venv/bin/python -m pip install --disable-pip-version-check -e "$spec" >&2
+    if [ "$EXTRAS" = dev ]; then  # the tests drive the service through its Python client
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -e clients/python
+    fi
     rm -f .venv/.installed-* .venv/.built-*
     touch "$deps"
     mv .venv/.building "$build"

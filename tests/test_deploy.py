@@ -15,6 +15,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from tests.support.docs import section as documented
+
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 K8S_VERSION = kubernetes_validate.latest_version()
@@ -116,47 +118,6 @@ def test_lock_pins_every_runtime_dependency():
         assert name in locked, f"{name} is not in requirements.lock"
 
 
-def _build_stage_copies() -> list[str]:
-    """The paths the Dockerfile's build stage copies from the build context."""
-    text = (ROOT / "Dockerfile").read_text()
-    build = text.split("FROM ${PYTHON_IMAGE}")[0]
-    paths: list[str] = []
-    for line in build.splitlines():
-        if line.startswith("COPY ") and "--from" not in line:
-            *sources, _ = line.split()[1:]
-            paths.extend(sources)
-    return paths
-
-
-def test_the_image_builds_the_engine_compiled(tmp_path):
-    """A wheel built from exactly what the Dockerfile copies holds the mypyc modules."""
-    from tests.test_build import compiled_paths
-
-    context = tmp_path / "context"
-    context.mkdir()
-    for name in _build_stage_copies():
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, context / name,
-                            ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-        else:
-            shutil.copy2(source, context / name)
-    assert (context / "setup.py").exists(), "the Dockerfile does not copy setup.py"
-    out = tmp_path / "wheel"
-    # The image builds without CONTEXTSYNTH_PURE_PYTHON, whatever this checkout was
-    # installed with: so does this build.
-    env = {k: v for k, v in os.environ.items() if k != "CONTEXTSYNTH_PURE_PYTHON"}
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(context)], capture_output=True, text=True, timeout=900, env=env)
-    assert build.returncode == 0, build.stderr[-2000:]
-    [wheel] = out.glob("*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    for module in compiled_paths():
-        stem = module.removesuffix(".py")
-        assert any(n.startswith(stem + ".") and n.endswith(".so") for n in names), module
-
-
 def test_the_healthcheck_probes_the_configured_port():
     text = (ROOT / "Dockerfile").read_text()
     check = text.split("HEALTHCHECK", 1)[1].split("\n", 2)[1]
@@ -235,7 +196,7 @@ def test_replicas_are_the_autoscalers_and_pods_carry_the_recommended_labels(over
 
 def test_the_grafana_dashboard_has_the_readme_panels():
     dashboard = json.loads((DEPLOY / "grafana" / "contextsynth.json").read_text())
-    section = (ROOT / "README.md").read_text().split("### Dashboards", 1)[1].split("\n## ")[0]
+    section = documented("Dashboards")
     rows = [line for line in section.splitlines()
             if line.startswith("| ") and not line.startswith(("| panel", "| ---"))]
     panels = {p["title"]: [t["expr"] for t in p["targets"]] for p in dashboard["panels"]}

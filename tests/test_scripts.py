@@ -27,6 +27,7 @@ def checkout(tmp_path: Path) -> Path:
     for name in ("setup.sh", "serve.sh", "test.sh"):
         shutil.copy(ROOT / "scripts" / name, copy / "scripts" / name)
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    (copy / "clients" / "python").mkdir(parents=True)
     (copy / "setup.py").write_text("")
     (copy / "app" / "engine").mkdir(parents=True)
     (copy / "app" / "engine" / "core.py").write_text("")
@@ -65,7 +66,7 @@ def test_serving_installs_without_the_development_tools_and_says_so(checkout: Pa
 def test_the_tests_add_the_development_tools_once_and_serving_then_reuses_them(checkout: Path):
     run(checkout, "serve.sh")
     calls = run(checkout, "test.sh")
-    assert installs(calls) == [".[dev]"]
+    assert installs(calls) == [".[dev]", "clients/python"]
     assert installs(run(checkout, "test.sh")) == []
     assert installs(run(checkout, "serve.sh")) == []  # the dev install holds what serving needs
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from app.adapters.tokenizer import load_encoding, pretokenizer
+from app.cli.progress import counted
 from app.corpus import load, transcript_files
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
@@ -113,7 +114,8 @@ def run(directory: Path, *, repeat: int = 5, tier: str = "mid") -> int:
     files = transcript_files(directory)  # CorpusMissing: main says it in one line
     # One throwaway call so regex compilation and imports are not billed to the first file.
     measure(files[0], encoder, 1, Tier(tier))
-    rows = [measure(f, encoder, repeat, Tier(tier)) for f in files]
+    rows = [measure(f, encoder, repeat, Tier(tier))
+            for f in counted(files, lambda f: f"{f.name}: floor, cold and warm")]
     header = (f"{'transcript':58} {'msgs':>5} {'KB':>6} {'floor ms':>9} {'cold ms':>8} "
               f"{'warm ms':>8} {'cold/floor':>10} {'warm/cold':>9} {'reduction':>9} {'lost':>5}")
     print(header)
@@ -154,7 +156,7 @@ def jobs(directory: Path) -> int:
     print(header)
     print("-" * len(header))
     columns: dict[str, list[float]] = {"synthesize": [], "history": [], "trace": []}
-    for path in files:
+    for path in counted(files, lambda p: p.name):
         messages = load(path)
         transcript = wire.parse({"messages": messages})
         s = synthesizer.run(transcript, SynthesisOptions())
