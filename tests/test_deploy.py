@@ -1,13 +1,11 @@
 """The image definition and the Kubernetes manifests, validated offline."""
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
 import tomllib
-import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
