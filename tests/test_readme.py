@@ -9,30 +9,41 @@ from pathlib import Path
 import pytest
 
 from app.settings import Settings
+from tests.support import docs
 from tests.support.subprocess_server import running_service
 
-ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+ROOT = docs.ROOT
+# The README (the front page) and the pages of docs/ it links: what they show must run.
+DOCS = docs.text()
 
 
 def test_every_setting_is_documented():
+    table = (docs.DOCS / "configuration.md").read_text()
     missing = [name for name in Settings.model_fields
-               if f"`CONTEXTSYNTH_{name.upper()}`" not in README]
+               if f"| `CONTEXTSYNTH_{name.upper()}` |" not in table]
     assert missing == []
+
+
+def test_the_configuration_table_is_what_its_script_writes():
+    # Defaults and rows as the Settings model has them (the meanings as the page says).
+    script = docs.settings_table_script()
+    page = script.PAGE.read_text()
+    assert script.render(page) == page, "run python scripts/settings_table.py"
 
 
 def test_every_endpoint_has_a_section():
     from app.cli import openapi_document
 
+    titles = {mark.title for mark in docs.headings((docs.DOCS / "api.md").read_text())}
     for path, operations in openapi_document()["paths"].items():
         if path not in ("/healthz", "/readyz", "/metrics"):
             for method in operations:
-                assert f"`{method.upper()} {path}`" in README, path
+                assert f"`{method.upper()} {path}`" in titles, path
 
 
 def _shell_examples() -> list[str]:
-    """The README's shell blocks that call the service."""
-    blocks = re.findall(r"```sh\n(.*?)```", README, re.DOTALL)
+    """The shell blocks of the README and docs/ that call the service."""
+    blocks = re.findall(r"```sh\n(.*?)```", DOCS, re.DOTALL)
     return [b for b in blocks if "curl -s localhost:8080" in b]
 
 
@@ -73,8 +84,7 @@ def test_every_curl_example_runs_as_written(tmp_path):
 def test_the_python_agent_loop_runs_against_a_provider(tmp_path):
     from tests.support.fake_llm import FakeLLM
 
-    [loop] = re.findall(r"```python\n(.*?)```", README.split("## From an agent", 1)[1]
-                        .split("\n## ", 1)[0], re.DOTALL)
+    [loop] = re.findall(r"```python\n(.*?)```", docs.section("From an agent"), re.DOTALL)
     script = tmp_path / "loop.py"
     script.write_text(loop)
     with FakeLLM() as provider, running_service() as url:
@@ -95,7 +105,7 @@ def test_the_python_agent_loop_runs_against_a_provider(tmp_path):
 def test_the_typescript_agent_step_runs_against_a_provider(tmp_path):
     from tests.support.fake_llm import FakeLLM
 
-    [code] = re.findall(r"```typescript\n(.*?)```", README, re.DOTALL)
+    [code] = re.findall(r"```typescript\n(.*?)```", docs.section("From an agent"), re.DOTALL)
     # Node runs JavaScript: drop the example's type annotations, then call it once.
     script = re.sub(r"^type \w+ = .*;\n", "", code, flags=re.MULTILINE)
     script = re.sub(r"\): Promise<\w+> \{", ") {", script)
