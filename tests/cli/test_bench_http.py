@@ -20,7 +20,8 @@ def corpus(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_replay_times_the_same_compaction_in_process_and_over_http(corpus: Path) -> None:
+def test_replay_times_the_same_compaction_in_process_and_over_http(corpus: Path,
+                                                                    capfd) -> None:
     lines: list[str] = []
     assert replay.run(corpus, 3, compare=False, say=lines.append) == 0
     rows = {line[:26].strip(): line.split() for line in lines
@@ -32,15 +33,22 @@ def test_replay_times_the_same_compaction_in_process_and_over_http(corpus: Path)
     assert engine[-1] == http[-1]
     echo = next(line.split() for line in lines if line.startswith("echo over HTTP"))
     assert echo[3] == "3" and float(echo[4]) > 0 and echo[-1] == "0.0%"  # body back as sent
-    assert any(line.startswith("HTTP adds") and "an echo of the same bodies" in line
-               for line in lines)
+    assert any(line.startswith("over HTTP a call takes") and "an echo of the same bodies"
+               in line for line in lines)
+    assert not any("target" in line for line in lines)  # nothing a user cannot act on
     assert lines[-1] == "the other compactors were left out (--no-compare)"
+    progress = capfd.readouterr().err.splitlines()
+    assert [line for line in progress if line.startswith("[")][-1].startswith("[1/1] ")
 
 
 def test_load_drives_both_routes_without_failures(corpus: Path) -> None:
     lines: list[str] = []
+    progress: list[str] = []
     assert load.run(corpus, clients=2, seconds=1, workers=(1,), steps=2,
-                    say=lines.append) == 0
+                    say=lines.append, progress=progress.append) == 0
+    assert progress == ["1 worker(s), /synthesize: 2 clients for 1 s",
+                        "1 worker(s), /bench/echo: 2 clients for 1 s"]
+    assert not any("target" in line for line in lines)
     table = [line.split() for line in lines if line.strip().startswith("1 /")]
     assert [row[1] for row in table] == ["/synthesize", "/bench/echo"]
     assert all(float(row[3]) > 0 and row[-1] == "0" for row in table)
