@@ -5,5 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONTEXTSYNTH_EXTRAS="${CONTEXTSYNTH_EXTRAS-}"
+# With no keys set the service is open to whoever reaches it: from a checkout, only
+# this machine does unless CONTEXTSYNTH_HOST (or --host) says otherwise.
+export CONTEXTSYNTH_HOST="${CONTEXTSYNTH_HOST:-127.0.0.1}"
 source scripts/setup.sh
 exec .venv/bin/contextsynth serve "$@"

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 STUB = """#!/usr/bin/env bash
 echo "$(basename "$0") $*" >> "$LOG"
+if [ "$(basename "$0")" = contextsynth ]; then echo "host $CONTEXTSYNTH_HOST" >> "$LOG"; fi
 """
 
 
@@ -57,10 +58,10 @@ def installs(calls: list[str]) -> list[str]:
 def test_serving_installs_without_the_development_tools_and_says_so(checkout: Path):
     calls = run(checkout, "serve.sh", "--port", "9000")
     assert installs(calls) == ["."]
-    assert calls[-1] == "contextsynth serve --port 9000"
+    assert calls[-2:] == ["contextsynth serve --port 9000", "host 127.0.0.1"]  # this machine
     # Set up once: the next start serves at once.
     again = run(checkout, "serve.sh")
-    assert installs(again) == [] and again == ["contextsynth serve"]
+    assert installs(again) == [] and again == ["contextsynth serve", "host 127.0.0.1"]
 
 
 def test_the_tests_add_the_development_tools_once_and_serving_then_reuses_them(checkout: Path):
