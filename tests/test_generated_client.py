@@ -4,6 +4,7 @@ back as its response model (openapi-python-client, the usual Python generator)."
 
 import importlib
 import inspect
+import json
 import subprocess
 import sys
 import typing
@@ -15,19 +16,25 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "openapi.yaml"
 GENERATOR = Path(sys.executable).parent / "openapi-python-client"
+PACKAGE = "generated_contextsynth_client"
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("client") / "generated"
+    scratch = tmp_path_factory.mktemp("client")
+    out = scratch / "generated"
+    # Its own package name: contextsynth_client is the repository's client (clients/python),
+    # installed in the same environment and imported by its tests in the same run.
+    config = scratch / "config.json"
+    config.write_text(json.dumps({"package_name_override": PACKAGE}))
     done = subprocess.run([str(GENERATOR), "generate", "--path", str(SPEC), "--output-path",
-                           str(out), "--overwrite"], capture_output=True, text=True,
-                          timeout=300)
+                           str(out), "--overwrite", "--config", str(config)],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     # What it could not read it leaves out with a warning, and the client still builds.
     assert "WARNING" not in done.stdout and "Unable to" not in done.stdout, done.stdout
     sys.path.insert(0, str(out))
-    yield "contextsynth_client"
+    yield PACKAGE
     sys.path.remove(str(out))
 
 
