@@ -1,0 +1,93 @@
+"""The TypeScript client (clients/typescript), built as a fresh clone builds it: its types
+are what openapi.yaml generates today, and its node tests pass against real services over
+loopback (one with a fake LLM provider, one with API keys)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from app.api.auth import hash_key
+from tests.support.fake_llm import FakeLLM
+from tests.support.subprocess_server import running_service
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "clients/typescript"
+NPM = shutil.which("npm")
+
+pytestmark = pytest.mark.skipif(NPM is None or shutil.which("node") is None,
+                                reason="node and npm are needed")
+
+API_KEY = "ts-client-e2e-key"
+
+
+def _npm(cwd: Path, *args: str, env: dict[str, str] | None = None,
+         timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    assert NPM is not None
+    return subprocess.run([NPM, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "npm_config_fund": "false",
+                                                "npm_config_update_notifier": "false",
+                                                **(env or {})})
+
+
+def _output(done: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {done.returncode}\n--- stdout\n{done.stdout[-20_000:]}\n" \
+           f"--- stderr\n{done.stderr[-5_000:]}"
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package copied beside the spec, as a clone lays them out but without whatever
+    a developer built here (node_modules, dist), then installed from its lock file (npm
+    test builds it: its pretest script runs the build, then compiles the tests)."""
+    root = tmp_path_factory.mktemp("ts-client")
+    copy = root / "clients/typescript"
+    shutil.copytree(PACKAGE, copy,
+                    ignore=shutil.ignore_patterns("node_modules", "dist", "test-dist"))
+    shutil.copy(ROOT / "openapi.yaml", root / "openapi.yaml")
+    installed = _npm(copy, "ci", "--no-audit", "--loglevel=error")
+    assert installed.returncode == 0, _output(installed)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def services() -> Iterator[dict[str, str]]:
+    """The environment that points the node tests at their services."""
+    providers = [{"name": "local", "kind": "openai", "base_url": "", "model": "fake-1",
+                  "api_key_env": "TS_CLIENT_E2E_LLM_KEY"}]
+    keys = json.dumps({hash_key(API_KEY): "ts-client"})
+    with ExitStack() as stack:
+        llm = stack.enter_context(FakeLLM())
+        providers[0]["base_url"] = llm.base_url
+        plain = stack.enter_context(running_service(
+            {"CONTEXTSYNTH_LLM_PROVIDERS": json.dumps(providers),
+             "TS_CLIENT_E2E_LLM_KEY": "sk-e2e"}, ready_path="/readyz"))
+        keyed = stack.enter_context(running_service({"CONTEXTSYNTH_API_KEYS": keys}))
+        yield {"CONTEXTSYNTH_URL": plain, "CONTEXTSYNTH_LLM": "1",
+               "CONTEXTSYNTH_KEYED_URL": keyed, "CONTEXTSYNTH_KEYED_KEY": API_KEY,
+               "CONTEXTSYNTH_CORPUS": str(ROOT / "corpus/transcripts")}
+
+
+def test_the_committed_types_are_what_the_spec_generates(package: Path) -> None:
+    checked = _npm(package, "run", "check:schema")
+    assert checked.returncode == 0, _output(checked)
+
+
+def test_the_node_tests_pass_against_the_service(package: Path,
+                                                 services: dict[str, str]) -> None:
+    done = _npm(package, "test", env=services)
+    assert done.returncode == 0, _output(done)
+    # Every test ran: none skipped for a service or setting it did not find.
+    assert "# SKIP" not in done.stdout, _output(done)
+    counts = {name: int(n) for name, n in re.findall(r"^# (\w+) (\d+)$", done.stdout,
+                                                     re.MULTILINE)}
+    assert counts["tests"] > 0 and counts["pass"] == counts["tests"], _output(done)
+    assert counts["fail"] == counts["skipped"] == counts["todo"] == 0, _output(done)
