@@ -11,7 +11,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # setup.py compiles app/engine with mypyc (unless CONTEXTSYNTH_PURE_PYTHON=1); the
 # extensions sit beside their sources and shadow them, so a stale one must never stay.
-project=$(sha256sum pyproject.toml | cut -c1-16)
+# The service's project file and its Python client's (the tests install both).
+project=$({ cat pyproject.toml; cat clients/python/pyproject.toml 2>/dev/null || true; } \
+          | sha256sum | cut -c1-16)
 deps=".venv/.installed-$project-${EXTRAS:-none}"
 build=".venv/.built-pure-${CONTEXTSYNTH_PURE_PYTHON:-0}"
 remove_extensions() {
