@@ -1,6 +1,7 @@
 """The TypeScript client (clients/typescript), built as a fresh clone builds it: its types
 are what openapi.yaml generates today, and its node tests pass against real services over
-loopback (one with a fake LLM provider, one with API keys)."""
+loopback (one with a fake LLM provider and a fake OpenAI upstream for proxy mode, one with
+API keys)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 
 from app.api.auth import hash_key
 from tests.support.fake_llm import FakeLLM
+from tests.support.fake_upstream import FakeUpstream
 from tests.support.subprocess_server import running_service
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,12 +68,14 @@ def services() -> Iterator[dict[str, str]]:
     keys = json.dumps({hash_key(API_KEY): "ts-client"})
     with ExitStack() as stack:
         llm = stack.enter_context(FakeLLM())
+        upstream = stack.enter_context(FakeUpstream())
         providers[0]["base_url"] = llm.base_url
         plain = stack.enter_context(running_service(
             {"CONTEXTSYNTH_LLM_PROVIDERS": json.dumps(providers),
-             "TS_CLIENT_E2E_LLM_KEY": "sk-e2e"}, ready_path="/readyz"))
+             "TS_CLIENT_E2E_LLM_KEY": "sk-e2e",
+             "CONTEXTSYNTH_PROXY_OPENAI_URL": f"{upstream.url}/v1"}, ready_path="/readyz"))
         keyed = stack.enter_context(running_service({"CONTEXTSYNTH_API_KEYS": keys}))
-        yield {"CONTEXTSYNTH_URL": plain, "CONTEXTSYNTH_LLM": "1",
+        yield {"CONTEXTSYNTH_URL": plain, "CONTEXTSYNTH_LLM": "1", "CONTEXTSYNTH_PROXY": "1",
                "CONTEXTSYNTH_KEYED_URL": keyed, "CONTEXTSYNTH_KEYED_KEY": API_KEY,
                "CONTEXTSYNTH_CORPUS": str(ROOT / "corpus/transcripts")}
 

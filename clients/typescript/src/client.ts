@@ -3,7 +3,7 @@ import { ContextSynthError } from "./errors.js";
 import { RetryPolicy, type RetryOptions, sleep } from "./retry.js";
 import type {
   AnswerOf, BodyOf, CompressHistoryRequest, CompressHistoryResponse, ExpandResponse, Health,
-  OperationAt, paths, PathsWith,
+  OperationAt, paths, PathsWith, ProxyReceipt,
   ReflectRequest, ReflectResponse, RescueRequest, RescueResponse, SummarizeRecallRequest,
   SummarizeRecallResponse, SummarizeTraceRequest, SummarizeTraceResponse, SynthesizeRequest,
   SynthesizeResponse,
@@ -113,6 +113,13 @@ export class ContextSynth {
   /** The original messages (or actions) a compaction replaced, by a receipt's handle. */
   expand(handle: string, options?: CallOptions): Promise<ExpandResponse> {
     return this.#get("/expand/{handle}", { handle }, options);
+  }
+
+  /** What a request sent through proxy mode dropped, by the id in its answer's
+   * `x-contextsynth-receipt` or `x-contextsynth-request-id` header. */
+  receipt(id: string, options?: CallOptions): Promise<ProxyReceipt> {
+    const path = `/v1/contextsynth/receipts/${encodeURIComponent(id)}`;
+    return this.#send("GET", path, undefined, readJson<ProxyReceipt>, options);
   }
 
   /** Liveness: the process serves HTTP. */

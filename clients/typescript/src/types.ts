@@ -43,3 +43,22 @@ export type Health = ResponseOf<"healthz">;
 /** An RFC 9457 problem document as the service sends it: the spec's fields, and any
  * extension member beside them (`request_id`, `errors`...). */
 export type Problem = components["schemas"]["Problem"] & { [extension: string]: unknown };
+
+/** What a request sent through proxy mode dropped, from
+ * `GET /v1/contextsynth/receipts/{id}`. Proxy routes are not in openapi.yaml (their
+ * bodies are the providers' own), so this one type is written by hand, around the
+ * spec's receipt. */
+export interface ProxyReceipt {
+  /** The request's id (its `x-contextsynth-request-id`). */
+  request_id: string;
+  /** The receipt's own id (its `x-contextsynth-receipt`), which no later request reuses. */
+  receipt_id: string;
+  mode: string;
+  tokens_before: number;
+  tokens_after: number;
+  stable_messages: number;
+  receipt: components["schemas"]["ReceiptOut"];
+  /** Handles the model read back through the expand tool, when it was offered. */
+  expanded?: string[];
+  [other: string]: unknown;
+}

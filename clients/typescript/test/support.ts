@@ -18,6 +18,10 @@ export const needsService = SERVICE_URL === undefined
 /** Whether the service at CONTEXTSYNTH_URL has an LLM provider (`CONTEXTSYNTH_LLM=1`). */
 export const needsLLM = process.env["CONTEXTSYNTH_LLM"] === "1" ? false
   : "set CONTEXTSYNTH_LLM=1 when the service at CONTEXTSYNTH_URL has an LLM provider";
+/** Whether that service proxies /v1 to an OpenAI-compatible upstream
+ * (`CONTEXTSYNTH_PROXY=1`). */
+export const needsProxy = process.env["CONTEXTSYNTH_PROXY"] === "1" ? false
+  : "set CONTEXTSYNTH_PROXY=1 when the service at CONTEXTSYNTH_URL has an OpenAI upstream";
 export const needsKeyedService = KEYED_URL === undefined || KEYED_KEY === undefined
   ? "set CONTEXTSYNTH_KEYED_URL and CONTEXTSYNTH_KEYED_KEY to a service with API keys" : false;
 
