@@ -66,6 +66,10 @@ class Settings(BaseSettings):
     proxy_anthropic_url: str = Field(
         "https://api.anthropic.com", description="Proxy mode: where /v1/messages is "
         "forwarded.")
+    proxy_gemini_url: str = Field(
+        "https://generativelanguage.googleapis.com", description="Proxy mode: where "
+        "Gemini's models/{model}:generateContent and :streamGenerateContent (under /v1beta "
+        "or /v1) are forwarded, with the rest of /v1beta.")
     proxy_mode: Literal["off", "fast", "auto", "deep"] = Field(
         "fast", description="Proxy mode: how conversations are compacted unless a request's "
         "x-contextsynth-mode header says otherwise (off forwards them untouched).")
@@ -81,8 +85,9 @@ class Settings(BaseSettings):
         "(longer ones say how to ask for the rest).")
     proxy_tenant_keys: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="Proxy mode: tenant -> {upstream (openai, "
-        "anthropic): name of the environment variable holding that tenant's provider key}. "
-        "A tenant listed here is forwarded with the server's key, not the caller's.")
+        "anthropic, gemini): name of the environment variable holding that tenant's "
+        "provider key}. A tenant listed here is forwarded with the server's key, not the "
+        "caller's.")
     proxy_timeout_s: float = Field(600.0, gt=0, description="Proxy mode: time for the "
                                    "upstream's answer (a stream: between its chunks).")
     proxy_max_connections: int = Field(

@@ -44,7 +44,7 @@ E2E = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
        "tests/cli/test_bench_http.py", "tests/cli/test_cli.py",
        "tests/evaluation/test_cli_eval.py", "tests/clients/test_python_client.py",
        "tests/clients/test_typescript_client.py")
-INTEGRATION = ("tests/api/", "tests/service/test_proxy.py", "tests/adapters/test_events.py",
+INTEGRATION = ("tests/api/", "tests/service/test_proxy", "tests/adapters/test_events.py",
                "tests/adapters/test_cache.py", "tests/adapters/test_addresses.py",
                "tests/evaluation/test_quality_floors.py",
                "tests/engine/test_real_transcripts.py", "tests/test_openapi.py",

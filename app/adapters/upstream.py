@@ -201,7 +201,9 @@ class Upstream:
             raise UpstreamTimeout(f"{name} did not answer within {self._timeout_s:g} s.") \
                 from exc
         except aiohttp.ClientError as exc:
-            raise UpstreamFailed(f"{name} at {url} could not be reached "
+            # Without the query: Gemini's key may travel there.
+            where = url.split("?", 1)[0]
+            raise UpstreamFailed(f"{name} at {where} could not be reached "
                                  f"({type(exc).__name__}). Check "
                                  f"CONTEXTSYNTH_PROXY_{name.upper()}_URL.") from exc
 

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.adapters.llm import base as llm
 from app.context import request_id
 from app.engine import errors as e
+from app.service.proxy import ProxyHeaderInvalid
 
 PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
 # A body with thousands of mistakes gets the first of them, not megabytes of them.
@@ -32,6 +33,7 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.UnknownFormat: 422,
     e.AmbiguousFormat: 422,
     e.InvalidOption: 422,
+    ProxyHeaderInvalid: 400,
     e.InvalidNumber: 422,
     e.MalformedBody: 400,
     e.UnknownStrategy: 422,
@@ -81,15 +83,30 @@ def _anthropic_error(message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": "overloaded_error", "message": message}}
 
 
+def _gemini_error(message: str) -> dict[str, Any]:
+    return {"error": {"code": 503, "message": message, "status": "UNAVAILABLE"}}
+
+
 # A busy proxy answers in the error shape of the provider the caller's SDK talks to: the
 # SDK reads its message and, on a 503 with Retry-After, retries by itself.
-PROVIDER_ERRORS = {"openai": _openai_error, "anthropic": _anthropic_error}
+PROVIDER_ERRORS = {"openai": _openai_error, "anthropic": _anthropic_error,
+                   "gemini": _gemini_error}
+
+
+def _anthropic_invalid(message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+
+# A contextsynth header the proxy cannot use, likewise: the SDK raises its bad request.
+PROVIDER_INVALID = {"anthropic": _anthropic_invalid}
 
 
 async def domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, e.ContextsynthError)
     if isinstance(exc, e.UpstreamBusy) and exc.upstream in PROVIDER_ERRORS:
         response = JSONResponse(PROVIDER_ERRORS[exc.upstream](exc.detail), status_code=503)
+    elif isinstance(exc, ProxyHeaderInvalid) and exc.upstream in PROVIDER_INVALID:
+        response = JSONResponse(PROVIDER_INVALID[exc.upstream](exc.detail), status_code=400)
     else:
         response = problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
                            pointer=exc.pointer)

@@ -15,15 +15,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode
 
 from app.adapters import jsoncodec
 from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
 from app.adapters.upstream import Transport, UpstreamAnswer, forwarded
 from app.engine.compaction.tiers import infer_tier
-from app.engine.errors import HandlesUnavailable
+from app.engine.errors import HandlesUnavailable, InvalidOption
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeJobRequest
+from app.engine.jobs.synthesize.prefix import BREAKPOINT_FORMAT
 from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
 from app.service.conversation import HEADER as CONVERSATION
@@ -41,21 +43,44 @@ from app.settings import Settings
 log = logging.getLogger(__name__)
 MODES = ("off", "fast", "auto", "deep")
 # Where SDKs put a provider key.
-_KEY_HEADERS = frozenset({"authorization", "x-api-key", "api-key"})
+_KEY_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key"})
+# Where a tenant's server-side key goes, by upstream: the header its provider reads, and
+# how the key is written there.
+_KEY_PLACES: Mapping[str, tuple[str, str]] = {"openai": ("authorization", "Bearer {}"),
+                                              "anthropic": ("x-api-key", "{}"),
+                                              "gemini": ("x-goog-api-key", "{}")}
+# Gemini also takes its key in the query (?key=).
+_KEY_PARAM = "key"
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderRoute:
     upstream: str  # its name in metrics and settings
     format: str  # the wire format of its conversation
-    path: str  # appended to the upstream's base URL
+    # Appended to the upstream's base URL; a {name} in it is filled in from the request's
+    # own path (Gemini names the model there).
+    path: str
+
+    def bound(self, params: Mapping[str, str], query: str) -> ProviderRoute:
+        """This route for one request: its path's parameters in place, and the query as
+        it came (Gemini's ``alt=sse`` asks for a stream there)."""
+        path = self.path.format_map({k: quote(v, safe="") for k, v in params.items()})
+        return replace(self, path=path + (f"?{query}" if query else ""))
 
 
-# The provider routes the proxy serves, by the path a caller's SDK posts to.
+# Gemini's conversation routes, under v1beta (the REST reference, older SDKs) and v1
+# (google-genai's default): the upstream's path is the caller's.
+_GEMINI_ROUTES = {path: ProviderRoute("gemini", "gemini", path)
+                  for version in ("v1beta", "v1")
+                  for method in ("generateContent", "streamGenerateContent")
+                  for path in (f"/{version}/models/{{model}}:{method}",)}
+
+# The provider routes the proxy serves, by the path (its template) a caller's SDK posts to.
 PROVIDER_ROUTES: Mapping[str, ProviderRoute] = {
     "/v1/chat/completions": ProviderRoute("openai", "openai", "/chat/completions"),
     "/v1/messages": ProviderRoute("anthropic", "anthropic", "/v1/messages"),
     "/v1/responses": ProviderRoute("openai", "responses", "/responses"),
+    **_GEMINI_ROUTES,
 }
 
 
@@ -70,8 +95,36 @@ COUNT_ROUTES: Mapping[str, ProviderRoute] = {
 _PREVIOUS_RESPONSE = ("previous_response_id: the provider holds this conversation, and "
                       "only its new turns came here; send the whole input to have it "
                       "compacted")
-# Where the providers' requests hold their conversation (Responses: input).
-_CONVERSATIONS = ("messages", "input")
+# What x-contextsynth-cache-breakpoints says when it was asked of another format.
+_BREAKPOINTS_IGNORED = ("ignored: cache_control breakpoints are Anthropic's (/v1/messages); "
+                        "this provider caches repeated prefixes without marks")
+# Where the providers' requests hold their conversation (Responses: input, Gemini:
+# contents).
+_CONVERSATIONS = ("messages", "input", "contents")
+
+# Which provider a request the proxy does not compact goes to. Under /v1beta, Gemini;
+# under /v1, which OpenAI, Anthropic and google-genai share, a header its SDK always
+# sends (or Gemini's key in the query) says, and any other request goes to OpenAI.
+_PASSED_PREFIXES: Mapping[str, str] = {"/v1beta/": "gemini"}
+_SIGNS: Mapping[str, str] = {"anthropic-version": "anthropic", "x-goog-api-key": "gemini",
+                             "x-goog-api-client": "gemini"}
+_DEFAULT_UPSTREAM = "openai"
+# The part of a path an upstream's base URL already holds: OpenAI's names its /v1, the
+# others' are the host.
+_BASE_HOLDS: Mapping[str, str] = {"openai": "/v1"}
+
+
+def _passed_to(path: str, query: str, headers: Sequence[tuple[str, str]]) -> str:
+    by_path = next((name for prefix, name in _PASSED_PREFIXES.items()
+                    if path.startswith(prefix)), None)
+    signed = next((_SIGNS[k.lower()] for k, _ in headers if k.lower() in _SIGNS), None)
+    keyed = "gemini" if any(k == _KEY_PARAM for k, _ in parse_qsl(query)) else None
+    return by_path or signed or keyed or _DEFAULT_UPSTREAM
+
+
+def _without_key(query: str) -> str:
+    return urlencode([(k, v) for k, v in parse_qsl(query, keep_blank_values=True)
+                      if k != _KEY_PARAM])
 
 
 def _conversation(wire: str) -> str:
@@ -107,6 +160,9 @@ class Compacted:
     # Where this request's answer goes in the client's conversation, for the expand
     # rounds it may take (see ``expansion_log``).
     anchor: Anchor | None = None
+    # What x-contextsynth-cache-breakpoints answers: the marks placed, or why none could
+    # be (None: the caller did not ask).
+    breakpoints: str | None = None
 
 
 @dataclass(slots=True)
@@ -128,6 +184,18 @@ class Answered:
     expansions: Expansions
 
 
+class ProxyHeaderInvalid(InvalidOption):
+    """A contextsynth header on a provider call has a value the proxy cannot use: a 400
+    in that provider's own error shape, which its SDK raises as a bad request."""
+
+    slug = "invalid-header"
+    title = "A contextsynth header has a value the proxy cannot use"
+
+    def __init__(self, detail: str, *, upstream: str) -> None:
+        super().__init__(detail)
+        self.upstream = upstream
+
+
 @dataclass(frozen=True, slots=True)
 class ProxyCall:
     """A provider request as its caller sent it, and what the route read of it."""
@@ -142,6 +210,11 @@ class ProxyCall:
     # Told what compaction did before the request goes upstream, so that the access
     # log has it even when the upstream then fails.
     compacted: Callable[[Compacted], None] | None = None
+    # The caller asks for Anthropic cache_control breakpoints where the prefix that later
+    # calls resend ends (x-contextsynth-cache-breakpoints; other formats ignore it).
+    cache_breakpoints: bool = False
+    params: Mapping[str, str] = field(default_factory=dict)  # the path's ({model})
+    query: str = ""  # as it came, forwarded as it came
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +246,8 @@ def own_headers(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
         headers["x-contextsynth-receipt"] = str(compacted.receipt["receipt_id"])
     if compacted.reason is not None:
         headers["x-contextsynth-reason"] = compacted.reason
+    if compacted.breakpoints is not None:
+        headers["x-contextsynth-cache-breakpoints"] = compacted.breakpoints
     # The caller's key as sent, else the one its conversation's start gives (none when
     # the proxy did not read the body: mode off); an ingress routes the next step on it.
     key = conversation_key(sent_key, None, ()) or compacted.conversation
@@ -199,7 +274,8 @@ class ProxyService:
         self._cache = cache
         self._log = ExpansionLog(cache, settings.expand_ttl_s)
         self._bases = {"openai": settings.proxy_openai_url.rstrip("/"),
-                       "anthropic": settings.proxy_anthropic_url.rstrip("/")}
+                       "anthropic": settings.proxy_anthropic_url.rstrip("/"),
+                       "gemini": settings.proxy_gemini_url.rstrip("/")}
         # Read once at start-up, like the LLM providers' keys; never logged.
         self._keys = {(tenant, upstream): environ[name]
                       for tenant, names in settings.proxy_tenant_keys.items()
@@ -209,12 +285,10 @@ class ProxyService:
         """A provider request answered: its conversation compacted, sent upstream with
         the caller's credentials (or the tenant's), the answer passed on as it comes;
         where the expand tool is offered, its calls answered here on the way."""
-        route = PROVIDER_ROUTES[call.path]
-        compacted = await self.compact(route, call.body, call.mode, call.tenant,
-                                       call.request_id, expand=call.expand)
+        route, headers = self.outbound(PROVIDER_ROUTES[call.path], call)
+        compacted = await self.compact(route, call)
         if call.compacted is not None:
             call.compacted(compacted)
-        headers = self.credentials(route, call.tenant, forwarded(call.headers))
         ours = own_headers(compacted, _header(call.headers, CONVERSATION))
         if compacted.offered is not None and compacted.offered.get("stream"):
             # The rounds' streams as one; what they cost is known at its end (the receipt).
@@ -242,10 +316,8 @@ class ProxyService:
         conversation route would (the expand tool included when it would be offered),
         with no receipt, since nothing is answered. ``x-contextsynth-counted`` says which
         was counted."""
-        route = COUNT_ROUTES[call.path]
-        compacted = await self.compact(route, call.body, call.mode, call.tenant, None,
-                                       expand=call.expand)
-        headers = self.credentials(route, call.tenant, forwarded(call.headers))
+        route, headers = self.outbound(COUNT_ROUTES[call.path], call)
+        compacted = await self.compact(route, replace(call, request_id=None))
         answer = await self.forward(route, compacted.body, headers, compacted)
         counted = "compacted" if compacted.compaction == "compacted" else "as-sent"
         return Proxied(answer.status, {
@@ -262,37 +334,56 @@ class ProxyService:
                                                     "expanded": done.handles})
         await self.save_receipt(tenant, compacted)
 
-    def credentials(self, route: ProviderRoute, tenant: str,
-                    headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """The headers to forward: the caller's key, or the tenant's server-side key in
-        its place (in the header its provider reads)."""
+    def outbound(self, route: ProviderRoute, call: ProxyCall,
+                 ) -> tuple[ProviderRoute, list[tuple[str, str]]]:
+        """The route bound to this call (its path's parameters, its query) and the
+        headers it goes upstream with."""
+        headers, query = self.credentials(route, call.tenant, forwarded(call.headers),
+                                          call.query)
+        return route.bound(call.params, query), headers
+
+    def credentials(self, route: ProviderRoute, tenant: str, headers: list[tuple[str, str]],
+                    query: str = "") -> tuple[list[tuple[str, str]], str]:
+        """The headers and query to forward: the caller's key as it came, or the
+        tenant's server-side key in its place (in the header its provider reads; a key
+        in the query is then left out)."""
         key = self._keys.get((tenant, route.upstream))
         if key is None:
-            return headers
+            return headers, query
         kept = [(k, v) for k, v in headers if k.lower() not in _KEY_HEADERS]
-        if route.upstream == "anthropic":
-            return [*kept, ("x-api-key", key)]
-        return [*kept, ("authorization", f"Bearer {key}")]
+        name, written = _KEY_PLACES[route.upstream]
+        return [*kept, (name, written.format(key))], _without_key(query)
 
-    async def compact(self, route: ProviderRoute, raw: bytes, mode: str, tenant: str,
-                      request_id: str | None, *, expand: bool = True) -> Compacted:
-        """``expand``: the caller allows the expand tool (its header did not say off)."""
-        if mode == "off":
-            return Compacted(raw, "off", "off")
+    async def compact(self, route: ProviderRoute, call: ProxyCall) -> Compacted:
+        """The call's body as it goes upstream, and what was done to it."""
+        compacted = await self._compacted(route, call)
+        if not call.cache_breakpoints:
+            return compacted
+        if route.format != BREAKPOINT_FORMAT:  # never a reason to fail a provider call
+            return replace(compacted, breakpoints=_BREAKPOINTS_IGNORED)
+        # Off, or a body sent as it came: no marks.
+        return compacted if compacted.breakpoints is not None else \
+            replace(compacted, breakpoints="0")
+
+    async def _compacted(self, route: ProviderRoute, call: ProxyCall) -> Compacted:
+        if call.mode == "off":
+            return Compacted(call.body, "off", "off")
         started = time.perf_counter()
         try:
-            compacted = await self._compact(route, raw, mode, tenant, request_id,
-                                            expand and self._settings.proxy_expand_tool)
+            compacted = await self._compact(route, call,
+                                            call.expand and self._settings.proxy_expand_tool)
         except Exception as exc:  # whatever broke, the request goes on as it was sent
             log.warning("proxy: compaction failed (%s), forwarding the request as it came",
                         type(exc).__name__)
-            compacted = Compacted(raw, "failed", "off")
+            compacted = Compacted(call.body, "failed", "off")
         self._metrics.proxy_compaction.labels(route.upstream).observe(
             time.perf_counter() - started)
         return compacted
 
-    async def _compact(self, route: ProviderRoute, raw: bytes, mode: str, tenant: str,
-                       request_id: str | None, expand: bool) -> Compacted:
+    async def _compact(self, route: ProviderRoute, call: ProxyCall,
+                       expand: bool) -> Compacted:
+        """``expand``: the tool may be offered (the caller and the settings allow it)."""
+        raw, tenant, request_id = call.body, call.tenant, call.request_id
         body = jsoncodec.loads(raw)
         if not isinstance(body, dict):
             raise ValueError("the body is not a JSON object")
@@ -312,13 +403,16 @@ class ProxyService:
             if spliced is not None:
                 body = {**body, _conversation(route.format): spliced}
                 replayed = True
-        model = body.get("model") if isinstance(body.get("model"), str) else None
+        # Gemini names the model in the path, the others in the body.
+        model = body.get("model") if isinstance(body.get("model"), str) else \
+            call.params.get("model")
         settings = self._settings
+        marks = call.cache_breakpoints and route.format == BREAKPOINT_FORMAT
         request = SynthesizeJobRequest(
             {k: body[k] for k in wire.keys if k in body}, route.format, model=model,
-            resolved=resolve(Bundle(synthesis=Mode(mode)), {}, "reactive"),
+            resolved=resolve(Bundle(synthesis=Mode(call.mode)), {}, "reactive"),
             # The agent's own loop decides what comes next: no nudge is appended.
-            steer=False, defaults=synthesis_defaults(settings))
+            steer=False, cache_breakpoints=marks, defaults=synthesis_defaults(settings))
         ran = await self._runner.run(self._job, request, LLMOptions(), tenant)
         out = ran.value
         synthesis = out.synthesis
@@ -335,11 +429,14 @@ class ProxyService:
             "tokens_before": synthesis.tokens_before, "tokens_after": synthesis.tokens_after,
             "stable_messages": out.prefix.stable_messages,
             "receipt": receipt(ran.report.spans, ran.report.lost)}
-        if not synthesis.compacted and not replayed:
+        placed = str(len(out.prefix.breakpoints)) if marks else None
+        # Marks asked for go on a conversation compaction left as it was, too.
+        marked = bool(out.prefix.breakpoints)
+        if not synthesis.compacted and not replayed and not marked:
             return Compacted(raw, "unchanged", ran.report.mode, synthesis.tokens_before,
                              synthesis.tokens_after, out.prefix.stable_messages, model,
-                             document, key, anchor=where)
-        if synthesis.compacted:
+                             document, key, anchor=where, breakpoints=placed)
+        if synthesis.compacted or marked:
             sent = {k: v for k, v in body.items() if k not in wire.keys}
             sent.update(out.body)
         else:
@@ -355,7 +452,7 @@ class ProxyService:
                          "compacted" if synthesis.compacted else "unchanged", ran.report.mode,
                          synthesis.tokens_before, synthesis.tokens_after,
                          out.prefix.stable_messages, model, document, key, offered,
-                         anchor=where)
+                         anchor=where, breakpoints=placed)
 
     async def save_receipt(self, tenant: str, compacted: Compacted) -> None:
         """After the answer has started: a cache write is no part of what the caller
@@ -484,18 +581,13 @@ class ProxyService:
     async def pass_through(self, method: str, path: str, query: str, body: bytes,
                            sent: Sequence[tuple[str, str]], tenant: str) -> UpstreamAnswer:
         """A provider request this service does not compact (model lists, embeddings,
-        anything else under /v1), sent on untouched. OpenAI and Anthropic
-        share the /v1 prefix: a request with Anthropic's version header (its SDK always
-        sends one) goes to Anthropic, any other to OpenAI."""
-        headers = forwarded(sent)
-        upstream = "anthropic" if any(k.lower() == "anthropic-version" for k, _ in headers) \
-            else "openai"
-        route = ProviderRoute(upstream, "", path)
-        # The OpenAI base names its /v1; Anthropic's is the host.
-        tail = path.removeprefix("/v1") if upstream == "openai" else path
-        url = self._bases[upstream] + tail + (f"?{query}" if query else "")
-        answer = await self._upstream.send(upstream, url, body,
-                                           self.credentials(route, tenant, headers), method)
+        token counts, anything else under /v1 or /v1beta), sent on untouched, to the
+        provider ``_passed_to`` names."""
+        upstream = _passed_to(path, query, sent)
+        route = ProviderRoute(upstream, "", path.removeprefix(_BASE_HOLDS.get(upstream, "")))
+        headers, query = self.credentials(route, tenant, forwarded(sent), query)
+        url = self._bases[upstream] + route.path + (f"?{query}" if query else "")
+        answer = await self._upstream.send(upstream, url, body, headers, method)
         self._metrics.proxy_requests.labels(upstream, "passed").inc()
         return answer
 

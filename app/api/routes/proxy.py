@@ -1,11 +1,14 @@
-"""Proxy mode: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI) and
-``POST /v1/messages`` (Anthropic) take the provider's own request, compact its
-conversation and forward it; ``POST /v1/messages/count_tokens`` counts the request
-as it would be compacted; ``GET /v1/contextsynth/receipts/{request_id}`` says what a
-proxied request dropped.
+"""Proxy mode: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI),
+``POST /v1/messages`` (Anthropic) and ``POST /v1beta/models/{model}:generateContent``
+and ``:streamGenerateContent`` (Gemini, under ``/v1`` too) take the provider's own
+request, compact its conversation and forward it; ``POST /v1/messages/count_tokens``
+counts the request as it would be compacted; ``GET /v1/contextsynth/receipts/{request_id}``
+says what a proxied request dropped; anything else under ``/v1`` and ``/v1beta`` goes to
+its provider untouched.
 
 An SDK gets this by changing its base URL. The provider key travels as the SDK sends
-it (Authorization or x-api-key) and goes upstream untouched; contextsynth's own key,
+it (Authorization, x-api-key, x-goog-api-key or Gemini's ?key=) and goes upstream
+untouched; contextsynth's own key,
 when keys are configured, comes in ``x-contextsynth-key`` so it never reaches the
 provider. These routes are not in the OpenAPI document: their bodies are the
 providers' own.
@@ -25,6 +28,7 @@ from app.api.deps import Services, services
 from app.api.routes import operation_id
 from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
+from app.engine.jobs.synthesize.prefix import BREAKPOINT_FORMAT
 from app.service.proxy import (
     COUNT_ROUTES,
     MODES,
@@ -32,12 +36,15 @@ from app.service.proxy import (
     Compacted,
     Proxied,
     ProxyCall,
+    ProxyHeaderInvalid,
 )
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
 KEY_HEADER = "x-contextsynth-key"
 MODE_HEADER = "x-contextsynth-mode"
 EXPAND_HEADER = "x-contextsynth-expand"
+BREAKPOINTS_HEADER = "x-contextsynth-cache-breakpoints"
+_ROUTES = {**PROVIDER_ROUTES, **COUNT_ROUTES}
 
 
 async def proxy_tenant(request: Request, svc: Annotated[Services, Depends(services)]) -> str:
@@ -67,6 +74,22 @@ def _expand(request: Request) -> bool:
     return request.headers.get(EXPAND_HEADER, "on").strip().lower() != "off"
 
 
+def _breakpoints(request: Request, path: str) -> bool:
+    """Whether the caller asks for cache breakpoints. A value other than true or false
+    is a 400 where breakpoints are placed (Anthropic); elsewhere the header is ignored,
+    and the answer says so."""
+    value = request.headers.get(BREAKPOINTS_HEADER)
+    if value is None or value.strip().lower() == "false":
+        return False
+    route = _ROUTES[path]
+    if value.strip().lower() != "true" and route.format == BREAKPOINT_FORMAT:
+        raise ProxyHeaderInvalid(
+            f"{BREAKPOINTS_HEADER} {value!r} is neither true nor false; send true to have "
+            "cache_control breakpoints placed where the prefix later calls resend ends, "
+            "or leave the header out.", upstream=route.upstream)
+    return True
+
+
 def _call(request: Request, svc: Services, tenant: str, body: bytes,
           rid: str | None) -> ProxyCall:
     def noted(compacted: Compacted) -> None:  # for the access log
@@ -74,8 +97,11 @@ def _call(request: Request, svc: Services, tenant: str, body: bytes,
         if compacted.tokens_before:
             request.state.tokens = (compacted.tokens_before, compacted.tokens_after)
 
-    return ProxyCall(request.url.path, body, request.headers.items(), _mode(request, svc),
-                     tenant, rid, _expand(request), noted)
+    # The route's template (Gemini's names the model: the request's path has it filled in).
+    path: str = request.scope["route"].path
+    return ProxyCall(path, body, request.headers.items(), _mode(request, svc), tenant, rid,
+                     _expand(request), noted, _breakpoints(request, path),
+                     request.path_params, request.url.query)
 
 
 def _note_upstream(request: Request, proxied: Proxied) -> None:
@@ -135,10 +161,11 @@ async def receipt(request_id: str, svc: Annotated[Services, Depends(services)],
     return Response(jsoncodec.dumps(found), media_type="application/json")
 
 
-# Last, after every route above: anything else under /v1 (models, embeddings, files...)
-# goes to its provider as it came, so tools that list models keep working through the
-# proxy.
+# Last, after every route above: anything else under /v1 and /v1beta (models,
+# embeddings, files, Gemini's countTokens...) goes to its provider as it came, so tools
+# that list models keep working through the proxy.
 @router.api_route("/v1/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+@router.api_route("/v1beta/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
 async def passed_through(request: Request, svc: Annotated[Services, Depends(services)],
                          tenant: ProxyTenant) -> Response:
     answer = await svc.proxy.pass_through(
