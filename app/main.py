@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from opentelemetry.trace import Tracer, TracerProvider
 from prometheus_client import CollectorRegistry
 from starlette.routing import Route
 
@@ -25,6 +26,7 @@ from app.adapters.metrics import Metrics
 from app.adapters.redis_cache import RedisCache
 from app.adapters.resends import Resends
 from app.adapters.tokenizer import load_encoding, pretokenizer
+from app.adapters.tracing import NO_TRACER, Tracing, traced_transport, tracing_from_environ
 from app.adapters.upstream import Slots, Transport, Upstream
 from app.adapters.warmpath import WarmPath
 from app.adapters.webhooks import build_webhooks
@@ -49,6 +51,7 @@ from app.api.routes import (
     synthesize,
     trace,
 )
+from app.api.spans import SpanAttributes, telemetry
 from app.engine import memo
 from app.engine.compaction.base import Strategy
 from app.engine.compaction.fast import FastStrategy
@@ -85,8 +88,14 @@ def create_app(
     environ: Mapping[str, str] | None = None,
     cache: Cache | None = None,
     upstream: Transport | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> FastAPI:
+    """``tracer_provider``: where spans go (tests hand in their own); else tracing is as
+    the OTEL_* variables say, off unless they name an exporter or an endpoint."""
     settings = settings or Settings()
+    tracing = Tracing(tracer_provider) if tracer_provider is not None else \
+        tracing_from_environ(os.environ if environ is None else environ)
+    tracer = tracing.tracer
     metrics = Metrics(registry if registry is not None else CollectorRegistry(),
                       multiprocess_dir=(os.environ if environ is None else environ).get(
                           "PROMETHEUS_MULTIPROC_DIR"),
@@ -102,18 +111,18 @@ def create_app(
                                          discover or plugins._installed)
     caches = EngineCaches(plan.reading)
     formats = build_formats()
-    cache = cache if cache is not None else build_cache(settings, metrics, plan)
+    cache = cache if cache is not None else build_cache(settings, metrics, plan, tracer)
     providers = build_providers(settings.llm_providers,
                                 os.environ if environ is None else environ)
     llm = LLMClient(providers, metrics, policy=RetryPolicy(attempts=settings.llm_retries),
                     budget_s=settings.llm_budget_s,
                     models=[settings.synthesis_model] if settings.synthesis_model else (),
-                    allowed_models=settings.llm_allowed_models)
+                    allowed_models=settings.llm_allowed_models, tracer=tracer)
     gateway = LLMGateway(llm, cache, metrics, ttl_s=settings.cache_ttl_s,
                          wait_s=settings.llm_budget_s,
                          default_model=settings.synthesis_model) if llm.available else None
     handles = HandleStore(cache, ttl_s=settings.expand_ttl_s, retry_s=settings.redis_pause_s)
-    webhooks = build_webhooks(settings, metrics)
+    webhooks = build_webhooks(settings, metrics, tracer)
     emitter = webhooks.emitter
     body_bytes = body_budget(memory, settings.max_body_bytes, plan.total)
     large = LargeRequests(settings.large_requests or large_requests(memory, body_bytes,
@@ -121,10 +130,11 @@ def create_app(
                           settings.large_request_wait_s)
     runner = Runner(formats, settings, metrics, gateway, handles, emitter,
                     cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s},
-                    large=large)
+                    large=large, tracer=tracer)
     jobs = Jobs(counter, strategies, caches, formats)
-    upstream = upstream or Upstream(settings.proxy_timeout_s, Slots(
-        settings.proxy_max_connections, settings.proxy_queue, settings.proxy_queue_timeout_s))
+    upstream = traced_transport(upstream or Upstream(settings.proxy_timeout_s, Slots(
+        settings.proxy_max_connections, settings.proxy_queue, settings.proxy_queue_timeout_s)),
+        tracer)
     services = Services(
         runner=runner, jobs=jobs,
         proxy=ProxyService(runner, jobs.synthesize, formats, upstream, settings, metrics,
@@ -147,10 +157,12 @@ def create_app(
             await webhooks.stop(settings.webhook_drain_s)
             await close_all([("the upstream pool", upstream.aclose),
                              ("the LLM clients", llm.aclose),
-                             ("the cache", cache.aclose)], _CLOSE_GRACE_S)
+                             ("the cache", cache.aclose),
+                             ("the trace exporter", tracing.aclose)], _CLOSE_GRACE_S)
 
     app = FastAPI(
         lifespan=lifespan,
+        telemetry=telemetry(tracing),
         generate_unique_id_function=operation_id,
         title="contextsynth",
         version=VERSION,
@@ -178,6 +190,8 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=body_bytes, read_timeout_s=settings.body_timeout_s,
                        set_by=set_by)
     app.add_middleware(RequestRecords, metrics=metrics)
+    if tracing.enabled:
+        app.add_middleware(SpanAttributes)  # inside the request id, which it reads
     app.add_middleware(RequestIds)  # outermost: every answer and log line carries the id
     return app
 
@@ -203,13 +217,14 @@ def _named(usage: Callable[[], Mapping[str, CacheUsage]], name: str) -> CacheUsa
     return usage()[name]
 
 
-def build_cache(settings: Settings, metrics: Metrics, plan: CachePlan) -> Cache:
+def build_cache(settings: Settings, metrics: Metrics, plan: CachePlan,
+                tracer: Tracer = NO_TRACER) -> Cache:
     """Redis when configured (behind the fail-open rule), else an in-process cache."""
     if settings.redis_url is None:
         return MemoryCache(settings.memory_cache_entries, plan.in_process)
     return FailOpenCache(RedisCache(settings.redis_url, cluster=settings.redis_cluster,
-                                    timeout_s=settings.redis_timeout_s), metrics,
-                         pause_s=settings.redis_pause_s)
+                                    timeout_s=settings.redis_timeout_s, tracer=tracer),
+                         metrics, pause_s=settings.redis_pause_s)
 
 
 def _openapi_with_problems(app: FastAPI) -> dict[str, Any]:

@@ -20,12 +20,22 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
+from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer, get_current_span
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from standardwebhooks import Webhook
 
 from app.adapters.addresses import PrivateAddress, Resolve, check_resolved
 from app.adapters.metrics import Metrics
 from app.adapters.outbox import Entry, Outbox
+from app.adapters.tracing import (
+    NO_TRACER,
+    current_traceparent,
+    links,
+    server_attributes,
+    span,
+    traced,
+    with_trace_context,
+)
 from app.context import request_id
 
 log = logging.getLogger(__name__)
@@ -126,8 +136,9 @@ class Emitter:
         if rid is not None:  # the request that caused it (a CloudEvents extension)
             envelope["requestid"] = rid
         body = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+        trace = current_traceparent()
         for index in wanted:
-            await self._accept(Entry(body, event_id, event_type, index))
+            await self._accept(Entry(body, event_id, event_type, index, trace=trace))
         return event_id
 
 
@@ -139,8 +150,9 @@ class Deliverer:
                  timeout_s: float = 10.0,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  jitter: Callable[[], float] = random.random,
-                 resolve: Resolve | None = None) -> None:
+                 resolve: Resolve | None = None, tracer: Tracer = NO_TRACER) -> None:
         self._subscriptions = subscriptions
+        self._tracer = tracer
         # Set unless private addresses are allowed: each delivery first checks where the
         # endpoint's name resolves now.
         self._resolve = resolve
@@ -155,7 +167,20 @@ class Deliverer:
 
     async def deliver(self, http: aiohttp.ClientSession, entry: Entry) -> bool:
         """One attempt; True when the entry is finished (delivered or dead-lettered),
-        False when it waits for a retry."""
+        False when it waits for a retry. Its span begins a trace of its own, linked to
+        the request that made the event: a retry may come hours after that one ended."""
+        sub = self._subscriptions[entry.subscription]
+        with span(self._tracer, f"webhook {entry.event_type}", kind=SpanKind.CLIENT,
+                  root=True, links=links(entry.trace), attributes={
+                    "contextsynth.event.type": entry.event_type,
+                    "contextsynth.event.id": entry.event_id,
+                    "contextsynth.webhook.attempt": entry.attempt,
+                    "contextsynth.webhook.subscription": entry.subscription,
+                    **server_attributes(sub.url)}) as current:
+            return await self._attempt(http, entry, current)
+
+    async def _attempt(self, http: aiohttp.ClientSession, entry: Entry, current: Span,
+                       ) -> bool:
         sub = self._subscriptions[entry.subscription]
         if not sub.enabled:
             await self._finish(entry, "dead_lettered", dead="the endpoint answered 410 Gone")
@@ -169,13 +194,21 @@ class Deliverer:
         headers = {"content-type": "application/json", "webhook-id": entry.event_id,
                    "webhook-timestamp": str(int(stamp.timestamp())),
                    "webhook-signature": sub.signer.sign(entry.event_id, stamp, entry.body)}
+        if traced(current):  # the receiver may join the delivery's trace
+            headers.update(with_trace_context([]))
         try:
             async with http.post(sub.url, data=entry.body.encode(), headers=headers,
                                  timeout=self._timeout, allow_redirects=False) as response:
                 status = response.status
                 retry_after = response.headers.get("retry-after")
         except (aiohttp.ClientError, TimeoutError) as exc:
+            current.set_attribute("error.type", type(exc).__name__)
+            current.set_status(StatusCode.ERROR)
             return await self._failed(entry, f"unreachable ({type(exc).__name__})", None)
+        current.set_attribute("http.response.status_code", status)
+        if status >= 300:
+            current.set_attribute("error.type", str(status))
+            current.set_status(StatusCode.ERROR)
         if 200 <= status < 300:
             await self._finish(entry, "delivered")
             return True
@@ -196,6 +229,7 @@ class Deliverer:
         delay = retry_after if retry_after is not None else base * (0.9 + 0.2 * self._jitter())
         await self._outbox.retry(entry, delay)
         self._metrics.webhook_deliveries.labels(entry.event_type, "retried").inc()
+        get_current_span().set_attribute("contextsynth.webhook.outcome", "retried")
         return False
 
     async def _finish(self, entry: Entry, outcome: str, *, dead: str | None = None) -> None:
@@ -204,6 +238,7 @@ class Deliverer:
         else:
             await self._outbox.done(entry)
         self._metrics.webhook_deliveries.labels(entry.event_type, outcome).inc()
+        get_current_span().set_attribute("contextsynth.webhook.outcome", outcome)
 
 
 def _retry_after(value: str | None) -> float | None:

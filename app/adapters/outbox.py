@@ -20,9 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from opentelemetry.trace import Tracer
 from redis.exceptions import ResponseError
 
 from app.adapters.redis_client import redis_client
+from app.adapters.tracing import NO_TRACER
 
 # The stream, its schedule of retries and its dead letters share a hash tag: on a
 # cluster they live on one node, so moving an entry between them never crosses nodes.
@@ -41,16 +43,23 @@ class Entry:
     subscription: int
     attempt: int = 1
     ref: str = ""  # the outbox's own id for it
+    # The W3C traceparent of the request that made it ("" outside a trace): each
+    # delivery's span links to it.
+    trace: str = ""
 
     def to_fields(self) -> dict[str, str]:
-        return {"body": self.body, "id": self.event_id, "type": self.event_type,
-                "sub": str(self.subscription), "attempt": str(self.attempt)}
+        fields = {"body": self.body, "id": self.event_id, "type": self.event_type,
+                  "sub": str(self.subscription), "attempt": str(self.attempt)}
+        if self.trace:
+            fields["trace"] = self.trace
+        return fields
 
     @staticmethod
     def from_fields(fields: dict[Any, Any], ref: str) -> Entry:
         f = {k.decode() if isinstance(k, bytes) else k: v.decode() if isinstance(v, bytes)
              else v for k, v in fields.items()}
-        return Entry(f["body"], f["id"], f["type"], int(f["sub"]), int(f["attempt"]), ref)
+        return Entry(f["body"], f["id"], f["type"], int(f["sub"]), int(f["attempt"]), ref,
+                     f.get("trace", ""))
 
 
 class Outbox(Protocol):
@@ -131,10 +140,11 @@ class RedisOutbox:
     """A Redis Stream read by a consumer group: events survive restarts, any replica delivers."""
 
     def __init__(self, url: str, *, claim_idle_s: float = 60.0, timeout_s: float = 2.0,
-                 cluster: bool = False, clock: Callable[[], float] = time.time) -> None:
+                 cluster: bool = False, clock: Callable[[], float] = time.time,
+                 tracer: Tracer = NO_TRACER) -> None:
         # A read blocks up to its wait (under a second): the socket allows for it.
         self._redis = redis_client(url, cluster=cluster, timeout_s=timeout_s,
-                                   read_timeout_s=timeout_s + 1)
+                                   read_timeout_s=timeout_s + 1, tracer=tracer)
         self._consumer = f"c-{uuid.uuid4().hex[:12]}"
         self._claim_idle_ms = int(claim_idle_s * 1000)
         self._clock = clock
@@ -199,7 +209,7 @@ class RedisOutbox:
 
     async def retry(self, entry: Entry, delay_s: float) -> None:
         later = Entry(entry.body, entry.event_id, entry.event_type, entry.subscription,
-                      entry.attempt + 1)
+                      entry.attempt + 1, trace=entry.trace)
         await self._redis.zadd(SCHEDULE, {json.dumps(later.to_fields()): self._clock()
                                           + delay_s})
         await self.done(entry)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from opentelemetry.trace import Tracer
+
 from app.adapters.redis_client import redis_client
+from app.adapters.tracing import NO_TRACER
 
 
 class RedisCache:
-    def __init__(self, url: str, *, cluster: bool = False, timeout_s: float = 0.5) -> None:
-        self._client = redis_client(url, cluster=cluster, timeout_s=timeout_s)
+    def __init__(self, url: str, *, cluster: bool = False, timeout_s: float = 0.5,
+                 tracer: Tracer = NO_TRACER) -> None:
+        self._client = redis_client(url, cluster=cluster, timeout_s=timeout_s, tracer=tracer)
 
     async def get(self, key: str) -> bytes | None:
         value = await self._client.get(key)

@@ -9,12 +9,14 @@ from collections.abc import Coroutine
 from typing import Any
 
 import aiohttp
+from opentelemetry.trace import Tracer
 
 from app.adapters.addresses import check_url, system_resolve
 from app.adapters.events import Backlog, Deliverer, Emitter, Subscription
 from app.adapters.metrics import Metrics
 from app.adapters.outbox import Entry, MemoryOutbox, Outbox, RedisOutbox
 from app.adapters.pump import Pump
+from app.adapters.tracing import NO_TRACER
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -103,19 +105,21 @@ class Webhooks:
         await asyncio.to_thread(thread.join, 10)
 
 
-def build_webhooks(settings: Settings, metrics: Metrics) -> Webhooks:
+def build_webhooks(settings: Settings, metrics: Metrics, tracer: Tracer = NO_TRACER,
+                   ) -> Webhooks:
     for config in settings.webhooks:
         check_url(config.url, allow_private=settings.webhooks_allow_private)
     subscriptions = [Subscription(c) for c in settings.webhooks]
     outbox: Outbox = (RedisOutbox(settings.redis_url, claim_idle_s=settings.outbox_claim_idle_s,
                                   timeout_s=settings.redis_timeout_s,
-                                  cluster=settings.redis_cluster)
+                                  cluster=settings.redis_cluster, tracer=tracer)
                       if settings.redis_url else MemoryOutbox(settings.outbox_max_entries))
     backlog = Backlog(settings.outbox_max_entries, metrics)
     deliverer = Deliverer(subscriptions, outbox, metrics,
                           schedule=settings.webhook_retry_schedule_s,
                           timeout_s=settings.webhook_timeout_s,
-                          resolve=None if settings.webhooks_allow_private else system_resolve)
+                          resolve=None if settings.webhooks_allow_private else system_resolve,
+                          tracer=tracer)
     pump = Pump(backlog, outbox, deliverer, metrics, subscriptions=len(subscriptions),
                 width=settings.webhook_concurrency, pause_s=settings.redis_pause_s,
                 shared=isinstance(outbox, RedisOutbox),

@@ -8,12 +8,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar, cast
 
+from opentelemetry.trace import Tracer
+
 from app.adapters.events import Emitter
 from app.adapters.llm.base import Completion, LLMBadResponse
 from app.adapters.metrics import Metrics
+from app.adapters.tracing import NO_TRACER, span
 from app.engine.errors import LLMNotConfigured
 from app.engine.jobs.base import ConversationRequest, Done, Job, Plan, Reply, Report, UnusableReply
 from app.engine.jobs.synthesize.modes import CONFIGURE_LLM
+from app.engine.jobs.synthesize.plan import Synthesized
 from app.engine.prompts import PromptMessage
 from app.engine.transcript.formats import WireFormat, resolve_format
 from app.service.handles import HandleStore
@@ -51,7 +55,7 @@ class Runner:
                  metrics: Metrics, gateway: Gateway | None,
                  handles: HandleStore | None = None, events: Emitter | None = None,
                  cache_ttl_s: Mapping[str, float] | None = None,
-                 large: LargeRequests | None = None) -> None:
+                 large: LargeRequests | None = None, tracer: Tracer = NO_TRACER) -> None:
         self._formats = formats
         self._settings = settings
         self._metrics = metrics
@@ -60,6 +64,7 @@ class Runner:
         self._events = events
         self._ttl = dict(cache_ttl_s or {})  # per job; others take the gateway's default
         self.large = large or LargeRequests(4, 30.0)
+        self._tracer = tracer  # the engine's plan and finish are spans
 
     async def run(self, job: Job[Q, S, V], request: Q, llm: LLMOptions, tenant: str,
                   ) -> Ran[V]:
@@ -81,7 +86,7 @@ class Runner:
         if done is not None:
             called = _Called(done)
         elif plan.prompt is None or self._gateway is None:
-            called = _Called(await call(job.finish, plan, None))
+            called = _Called(await call(self._finish, job, plan, None))
         else:
             called = await self._ask(self._gateway, job, plan, plan.prompt, llm, tenant, call)
         report = called.done.report
@@ -99,11 +104,22 @@ class Runner:
     def _plan(self, job: Job[Q, S, V], request: Q) -> tuple[Plan[S], Done[V] | None]:
         """The plan, and the result too when no call or event comes between them: one
         trip to a worker thread instead of two."""
-        plan = job.plan(request, self._gateway is not None)
+        with span(self._tracer, f"plan {job.name}") as current:
+            plan = job.plan(request, self._gateway is not None)
+            if current.is_recording():
+                current.set_attributes({"contextsynth.job": job.name,
+                                        "contextsynth.llm_planned": plan.prompt is not None})
         if plan.needs_llm is None and not plan.notices and (
                 plan.prompt is None or self._gateway is None):
-            return plan, job.finish(plan, None)
+            return plan, self._finish(job, plan, None)
         return plan, None
+
+    def _finish(self, job: Job[Q, S, V], plan: Plan[S], reply: Reply | None) -> Done[V]:
+        with span(self._tracer, f"finish {job.name}") as current:
+            done = job.finish(plan, reply)
+            if current.is_recording():
+                current.set_attributes(_finished(job.name, done, reply))
+            return done
 
     def _admit(self, job: Job[Q, S, V], request: Q) -> tuple[Q, int]:
         """The request within the limits, and its size in characters."""
@@ -127,11 +143,11 @@ class Runner:
             completion = answer.completion
             if completion is None:
                 failed = Reply(None, answer.fallback_reason)
-                return _Called(await call(job.finish, plan, failed), answer.fallback_reason,
-                               None, answer.cache)
+                return _Called(await call(self._finish, job, plan, failed),
+                               answer.fallback_reason, None, answer.cache)
             reply = Reply(completion.text, model=completion.model, cache_hit=answer.cache.hit)
             try:
-                done = await call(job.finish, plan, reply)
+                done = await call(self._finish, job, plan, reply)
             except UnusableReply as unusable:
                 await gateway.settle(answer, used=False)
                 if unusable.repair and len(messages) == len(prompt):
@@ -144,8 +160,8 @@ class Runner:
                     raise bad from unusable
                 self._metrics.fallbacks.labels(bad.reason).inc()
                 reason = f"{bad.reason}: {bad.detail}"
-                return _Called(await call(job.finish, plan, Reply(None, reason)), reason,
-                               completion, answer.cache)
+                return _Called(await call(self._finish, job, plan, Reply(None, reason)),
+                               reason, completion, answer.cache)
             await gateway.settle(answer, used=True)  # worth serving again
             return _Called(done, None, completion, answer.cache)
 
@@ -163,3 +179,20 @@ class Runner:
         if self._events is not None:
             await self._events.emit(kind, tenant, dict(data))
 
+
+def _finished(name: str, done: Done[Any], reply: Reply | None) -> dict[str, str | int | bool]:
+    """What a finished job's span says: what ran, the tokens, what the LLM gave."""
+    report = done.report
+    found: dict[str, str | int | bool] = {
+        "contextsynth.job": name, "contextsynth.mode": report.mode,
+        "contextsynth.tokens_before": report.tokens_before,
+        "contextsynth.tokens_after": report.tokens_after}
+    if report.phase is not None:
+        found["contextsynth.phase"] = report.phase
+    if reply is not None:
+        found["contextsynth.llm_reply"] = "failed" if reply.failed else \
+            "cached" if reply.cache_hit else "fresh"
+    if isinstance(done.value, Synthesized):  # the tokens a synthesis plans for
+        found["contextsynth.tier"] = done.value.tier.value
+        found["contextsynth.tier_source"] = done.value.tier_source
+    return found

@@ -8,10 +8,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import cast
 
 import httpx
+from opentelemetry.trace import Span, SpanKind, Tracer
 
 from app.adapters.llm.base import Completion, CompletionRequest, LLMError, LLMTimeout, Provider
 from app.adapters.llm.resilience import CircuitBreaker, RetryPolicy, with_retries
 from app.adapters.metrics import Metrics
+from app.adapters.tracing import NO_TRACER, span
 from app.engine.errors import InvalidOption
 
 # The model label of a call to a model no configuration names.
@@ -30,8 +32,10 @@ class LLMClient:
         allowed_models: Iterable[str] = (),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         self._providers = dict(providers)
+        self._tracer = tracer
         # A request spends the operator's key: it may name only the models the operator
         # configured or allowed, and metric labels name only those, so requests cannot
         # create series.
@@ -90,10 +94,22 @@ class LLMClient:
 
     async def complete(self, request: CompletionRequest, provider_name: str | None) -> Completion:
         provider = self.provider(provider_name)
+        model = request.model or provider.default_model
+        # Named and described as OpenTelemetry's conventions for generative AI say.
+        with span(self._tracer, f"chat {model}", kind=SpanKind.CLIENT, attributes={
+                "gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+                "gen_ai.request.max_tokens": request.max_tokens,
+                "gen_ai.request.temperature": request.temperature,
+                "contextsynth.llm.provider": provider.name}) as current:
+            completion = await self._complete(request, provider, model)
+            _usage(current, completion)
+            return completion
+
+    async def _complete(self, request: CompletionRequest, provider: Provider, model: str,
+                        ) -> Completion:
         http = self._http
         if http is None:
             raise RuntimeError("LLMClient.start() was not called (the app lifespan starts it)")
-        model = request.model or provider.default_model
         labels = (provider.name, model if model in self._models else OTHER_MODEL)
         started = self._clock()
         outcome = "ok"
@@ -120,3 +136,10 @@ class LLMClient:
         self._metrics.llm_tokens.labels(*labels, "in").inc(completion.usage.input_tokens)
         self._metrics.llm_tokens.labels(*labels, "out").inc(completion.usage.output_tokens)
         return completion
+
+
+def _usage(current: Span, completion: Completion) -> None:
+    if current.is_recording():
+        current.set_attributes({"gen_ai.response.model": completion.model,
+                                "gen_ai.usage.input_tokens": completion.usage.input_tokens,
+                                "gen_ai.usage.output_tokens": completion.usage.output_tokens})
