@@ -35,18 +35,28 @@ class Metrics:
             "compiled (mypyc) or pure Python.", ["version", "engine"], registry=registry,
             multiprocess_mode="max")
         self.build_info.labels(version, engine).set(1)
+        # Label names, each with one meaning: ``route`` is the path template that served
+        # a request, ``operation`` the job that ran (synthesize, compress-history, ...),
+        # ``tenant`` the API key's tenant (bounded: the configured ones, "default"
+        # without keys, "none" before one is known). None is a label Prometheus or its
+        # Operator sets on the target (job, instance, namespace, pod, service, container,
+        # endpoint): those would be renamed exported_* when scraped.
         self.requests = Counter(
             "contextsynth_requests", "HTTP requests handled.",
-            ["endpoint", "mode", "status"], registry=registry)
+            ["route", "mode", "status", "tenant"], registry=registry)
         self.duration = Histogram(
             "contextsynth_request_duration_seconds", "Time to handle a request.",
-            ["endpoint", "mode"], buckets=LATENCY_BUCKETS, registry=registry)
+            ["route", "mode"], buckets=LATENCY_BUCKETS, registry=registry)
+        self.in_flight = Gauge(
+            "contextsynth_requests_in_flight", "Requests being handled now, a streamed "
+            "answer until its last chunk.", ["route"], registry=registry,
+            multiprocess_mode="livesum")
         self.tokens = Counter(
             "contextsynth_tokens", "Tokens in requests and responses.",
-            ["endpoint", "direction"], registry=registry)
+            ["operation", "tenant", "direction"], registry=registry)
         self.compression = Histogram(
             "contextsynth_compression_ratio", "Output tokens divided by input tokens.",
-            ["endpoint"], buckets=RATIO_BUCKETS, registry=registry)
+            ["operation"], buckets=RATIO_BUCKETS, registry=registry)
         self.phases = Counter(
             "contextsynth_phase", "Agent phases seen by /synthesize.", ["phase"],
             registry=registry)
@@ -87,6 +97,13 @@ class Metrics:
         self.proxy_tokens = Counter(
             "contextsynth_proxy_tokens", "Conversation tokens before and after compaction, "
             "by upstream and tier.", ["upstream", "tier", "direction"],
+            registry=registry)
+        # Counted where every request is (the middleware), from what the proxy route
+        # notes for the access log: a provider that could not be reached answered
+        # nothing, and shows as the proxy route's 502 or 504 in contextsynth_requests.
+        self.proxy_responses = Counter(
+            "contextsynth_proxy_responses", "Answers of upstream providers relayed by the "
+            "proxy, by provider and the status it answered.", ["upstream", "status"],
             registry=registry)
         self.proxy_compaction = Histogram(
             "contextsynth_proxy_compaction_seconds", "Time compaction added to a request.",

@@ -202,8 +202,9 @@ def _replay(chunks: list[bytes], other: Message | None, receive: Receive) -> Rec
 
 class RequestRecords:
     """What every request leaves behind: its count and time in the metrics (by route
-    template, mode and status), and one log line with its endpoint, status, duration,
-    tenant, mode and tokens in and out, as the route recorded them (``request.state``)."""
+    template, mode, status and tenant), and one log line with its endpoint, status,
+    duration, tenant, mode and tokens in and out, as the route recorded them
+    (``request.state``). While it runs it is counted in flight on its route."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -215,6 +216,10 @@ class RequestRecords:
             return
         status = 500
         started = time.perf_counter()
+        # Resolved before the app runs, for the in-flight gauge: the router records the
+        # route it picked only once it gets there.
+        route = _route(scope)
+        in_flight = self.metrics.in_flight.labels(route)
 
         async def send_status(message: Message) -> None:
             nonlocal status
@@ -222,19 +227,27 @@ class RequestRecords:
                 status = message["status"]
             await send(message)
 
+        # The app returns once a streamed answer has sent its last chunk (or its client
+        # left), and the finally runs on errors and cancellation too: what goes up comes
+        # down on every path.
+        in_flight.inc()
         try:
             await self.app(scope, receive, send_status)
         finally:
+            in_flight.dec()
             seconds = time.perf_counter() - started
-            endpoint = _endpoint(scope)
             state = scope.get("state", {})
             mode = str(state.get("mode", "none"))
-            self.metrics.requests.labels(endpoint, mode, str(status)).inc()
-            self.metrics.duration.labels(endpoint, mode).observe(seconds)
+            tenant = state.get("tenant")
+            self.metrics.requests.labels(route, mode, str(status), str(tenant or "none")).inc()
+            self.metrics.duration.labels(route, mode).observe(seconds)
+            if "upstream_status" in state:
+                self.metrics.proxy_responses.labels(
+                    str(state["upstream"]), str(state["upstream_status"])).inc()
             tokens = state.get("tokens") or (None, None)
             access.info("%s %s %s", scope.get("method"), scope.get("path"), status, extra={
-                "endpoint": endpoint, "method": scope.get("method"), "status": status,
-                "duration_ms": round(seconds * 1000, 2), "tenant": state.get("tenant"),
+                "endpoint": route, "method": scope.get("method"), "status": status,
+                "duration_ms": round(seconds * 1000, 2), "tenant": tenant,
                 "mode": state.get("mode"), "tokens_in": tokens[0], "tokens_out": tokens[1],
                 # A proxied call's provider, its answer and request id, and the model.
                 **{k: state[k] for k in _UPSTREAM_FIELDS if k in state}})
@@ -243,15 +256,19 @@ class RequestRecords:
 _UPSTREAM_FIELDS = ("upstream", "upstream_status", "upstream_request_id", "model")
 
 
-def _endpoint(scope: Scope) -> str:
-    """The route template that served the request, for a label with bounded values."""
-    route: Any = scope.get("route")
-    if route is not None:
-        return str(route.path)
-    # Routes the framework adds itself (/docs, /openapi.json) do not record themselves.
+def _route(scope: Scope) -> str:
+    """The route template that will serve the request, for a label with bounded values:
+    the router's choice (the first full match, else the first path match with another
+    method, a 405), made ahead of it."""
     app: Any = scope.get("app")
+    partial: str | None = None
     for candidate in getattr(app, "routes", ()):
         path = getattr(candidate, "path", None)
-        if isinstance(path, str) and candidate.matches(scope)[0] is Match.FULL:
+        if not isinstance(path, str):
+            continue
+        match = candidate.matches(scope)[0]
+        if match is Match.FULL:
             return path
-    return "unmatched"
+        if match is Match.PARTIAL and partial is None:
+            partial = path
+    return partial or "unmatched"

@@ -90,7 +90,7 @@ class Runner:
         else:
             called = await self._ask(self._gateway, job, plan, plan.prompt, llm, tenant, call)
         report = called.done.report
-        self._record(job.name, report)
+        self._record(job.name, report, tenant)
         if self._handles is not None:
             if report.wire is not None and report.spans:
                 await self._handles.save_spans(tenant, report.wire, report.spans)
@@ -165,13 +165,13 @@ class Runner:
             await gateway.settle(answer, used=True)  # worth serving again
             return _Called(done, None, completion, answer.cache)
 
-    def _record(self, name: str, report: Report) -> None:
+    def _record(self, operation: str, report: Report, tenant: str) -> None:
         m = self._metrics
         if report.tokens_before or report.tokens_after:
-            m.tokens.labels(name, "in").inc(report.tokens_before)
-            m.tokens.labels(name, "out").inc(report.tokens_after)
+            m.tokens.labels(operation, tenant, "in").inc(report.tokens_before)
+            m.tokens.labels(operation, tenant, "out").inc(report.tokens_after)
         if report.tokens_before:
-            m.compression.labels(name).observe(report.tokens_after / report.tokens_before)
+            m.compression.labels(operation).observe(report.tokens_after / report.tokens_before)
         if report.phase is not None:
             m.phases.labels(report.phase).inc()
 

@@ -19,14 +19,14 @@ async def test_metrics_count_requests_tokens_and_ratio(client):
     await client.post("/synthesize", json={"messages": []})
     text = (await client.get("/metrics")).text
     families = {f.name: f for f in text_string_to_metric_families(text)}
-    requests = {(s.labels["endpoint"], s.labels["mode"], s.labels["status"]): s.value
+    requests = {(s.labels["route"], s.labels["mode"], s.labels["status"]): s.value
                 for s in families["contextsynth_requests"].samples
                 if s.name.endswith("_total")}
     assert requests[("/synthesize", "fast", "200")] == 1
     assert requests[("/synthesize", "none", "422")] == 1
-    tokens = {s.labels["direction"]: s.value for s in families["contextsynth_tokens"].samples
-              if s.name.endswith("_total")}
-    assert tokens["in"] > tokens["out"] > 0
+    tokens = {(s.labels["operation"], s.labels["tenant"], s.labels["direction"]): s.value
+              for s in families["contextsynth_tokens"].samples if s.name.endswith("_total")}
+    assert tokens[("synthesize", "default", "in")] > tokens[("synthesize", "default", "out")] > 0
     ratio = [s for s in families["contextsynth_compression_ratio"].samples
              if s.name.endswith("_count")]
     assert ratio[0].value == 1
@@ -38,11 +38,32 @@ async def test_metrics_count_requests_tokens_and_ratio(client):
     assert phases == {"gather": 1.0}
 
 
+async def test_requests_and_tokens_are_counted_by_tenant(make_app):
+    from app.api.auth import hash_key
+
+    async with serve(make_app(api_keys={hash_key("key-a"): "team-a"})) as c:
+        ok = await c.post("/synthesize", json={"messages": coding_run(8)},
+                          headers={"authorization": "Bearer key-a"})
+        refused = await c.post("/synthesize", json={"messages": coding_run(8)})
+        text = (await c.get("/metrics")).text
+    assert (ok.status_code, refused.status_code) == (200, 401)
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    requests = {(s.labels["route"], s.labels["status"], s.labels["tenant"]): s.value
+                for s in families["contextsynth_requests"].samples
+                if s.name.endswith("_total")}
+    # A caller without a valid key has no tenant: counted apart, under "none".
+    assert requests[("/synthesize", "200", "team-a")] == 1
+    assert requests[("/synthesize", "401", "none")] == 1
+    tenants = {s.labels["tenant"] for s in families["contextsynth_tokens"].samples}
+    assert tenants == {"team-a"}
+
+
 SECTION_13 = {
-    "contextsynth_requests": {"endpoint", "mode", "status"},
-    "contextsynth_request_duration_seconds": {"endpoint", "mode"},
-    "contextsynth_tokens": {"endpoint", "direction"},
-    "contextsynth_compression_ratio": {"endpoint"},
+    "contextsynth_requests": {"route", "mode", "status", "tenant"},
+    "contextsynth_request_duration_seconds": {"route", "mode"},
+    "contextsynth_requests_in_flight": {"route"},
+    "contextsynth_tokens": {"operation", "tenant", "direction"},
+    "contextsynth_compression_ratio": {"operation"},
     "contextsynth_cache_requests": {"result"},
     "contextsynth_llm_requests": {"provider", "model", "outcome"},
     "contextsynth_llm_duration_seconds": {"provider", "model"},
@@ -90,8 +111,8 @@ async def test_metrics_have_the_runtime_series_and_label_the_docs(client):
     for series in ("process_resident_memory_bytes", "process_open_fds", "python_info",
                    "python_gc_objects_collected_total"):
         assert series in text, series
-    assert 'endpoint="/docs"' in text and 'endpoint="/openapi.json"' in text
-    assert 'endpoint="unmatched"' not in text
+    assert 'route="/docs"' in text and 'route="/openapi.json"' in text
+    assert 'route="unmatched"' not in text
 
 
 @respx.mock

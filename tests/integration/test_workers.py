@@ -34,7 +34,7 @@ def test_counts_add_up_and_handles_expand_across_two_workers(tmp_path):
         expanded = [httpx.get(f"{url}/expand/{handle}").status_code for _ in range(20)]
     total = sum(s.value for f in text_string_to_metric_families(text)
                 if f.name == "contextsynth_requests" for s in f.samples
-                if s.name.endswith("_total") and s.labels["endpoint"] == "/synthesize")
+                if s.name.endswith("_total") and s.labels["route"] == "/synthesize")
     assert len(writers) == 2, "both workers wrote their own counters"
     assert total == sent
     assert expanded == [200] * 20
