@@ -23,7 +23,9 @@ from app.adapters.llm.registry import build_providers
 from app.adapters.llm.resilience import RetryPolicy
 from app.adapters.memory import container_memory_limit
 from app.adapters.metrics import Metrics
+from app.adapters.ratelimit import FailOpenLimiter, Limiter, MemoryLimiter
 from app.adapters.redis_cache import RedisCache
+from app.adapters.redis_ratelimit import RedisLimiter
 from app.adapters.resends import Resends
 from app.adapters.tokenizer import load_encoding, pretokenizer
 from app.adapters.tracing import NO_TRACER, Tracing, traced_transport, tracing_from_environ
@@ -65,6 +67,7 @@ from app.service.handles import HandleStore
 from app.service.jobs import Jobs
 from app.service.llm_call import LLMGateway
 from app.service.proxy import ProxyService
+from app.service.rate_limits import RateLimits
 from app.service.runner import Runner
 from app.service.shutdown import close_all
 from app.service.work import LargeRequests, body_budget, large_requests
@@ -88,6 +91,7 @@ def create_app(
     environ: Mapping[str, str] | None = None,
     cache: Cache | None = None,
     upstream: Transport | None = None,
+    limiter: Limiter | None = None,
     tracer_provider: TracerProvider | None = None,
 ) -> FastAPI:
     """``tracer_provider``: where spans go (tests hand in their own); else tracing is as
@@ -141,6 +145,9 @@ def create_app(
                            cache, handles, os.environ if environ is None else environ),
         metrics=metrics, llm=llm, cache=cache, handles=handles, settings=settings,
         bodies=Resends(plan.resent_bodies, settings.max_json_depth),
+        limits=RateLimits(limiter or build_limiter(settings, metrics, tracer), metrics, counter,
+                          tenants=settings.rate_limits, default=settings.rate_limit_default,
+                          offload_chars=settings.offload_chars),
     )
     metrics.warm_path = warm_path(services.bodies, strategies, counter, caches,
                                   cache).register(metrics.registry)
@@ -158,7 +165,9 @@ def create_app(
             await close_all([("the upstream pool", upstream.aclose),
                              ("the LLM clients", llm.aclose),
                              ("the cache", cache.aclose),
-                             ("the trace exporter", tracing.aclose)], _CLOSE_GRACE_S)
+                             ("the rate limiter", services.limits.limiter.aclose),
+                             ("the trace exporter", tracing.aclose)],
+                            _CLOSE_GRACE_S)
 
     app = FastAPI(
         lifespan=lifespan,
@@ -225,6 +234,17 @@ def build_cache(settings: Settings, metrics: Metrics, plan: CachePlan,
     return FailOpenCache(RedisCache(settings.redis_url, cluster=settings.redis_cluster,
                                     timeout_s=settings.redis_timeout_s, tracer=tracer),
                          metrics, pause_s=settings.redis_pause_s)
+
+
+def build_limiter(settings: Settings, metrics: Metrics,
+                  tracer: Tracer = NO_TRACER) -> Limiter:
+    """With Redis and any limit configured, buckets in Redis shared by every replica
+    (behind the fail-open rule); else this process's own."""
+    if settings.redis_url is None or not (settings.rate_limits or settings.rate_limit_default):
+        return MemoryLimiter()
+    return FailOpenLimiter(RedisLimiter(settings.redis_url, cluster=settings.redis_cluster,
+                                        timeout_s=settings.redis_timeout_s, tracer=tracer),
+                           metrics, pause_s=settings.redis_pause_s)
 
 
 def _openapi_with_problems(app: FastAPI) -> dict[str, Any]:

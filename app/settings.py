@@ -14,6 +14,7 @@ from app.adapters.events import RETRY_SCHEDULE_S, WebhookConfig
 from app.adapters.llm.config import ProviderConfig
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.trace.summarizer import TraceOptions
+from app.service.rate_limits import TenantLimits
 
 
 class Settings(BaseSettings):
@@ -141,6 +142,14 @@ class Settings(BaseSettings):
     api_keys: dict[str, str] = Field(
         default_factory=dict, description="JSON object: sha256 hex of an API key -> tenant "
         "(`contextsynth hash-key KEY` prints the hash). Empty: no keys, one tenant.")
+    rate_limits: dict[str, TenantLimits] = Field(
+        default_factory=dict, description="JSON object: tenant -> {requests_per_minute, "
+        "tokens_per_minute, tokens_per_day}, each optional (left out: no limit). A tenant "
+        "listed here has exactly these limits; every other one has rate_limit_default. "
+        "Shared by every replica through Redis when redis_url is set.")
+    rate_limit_default: TenantLimits | None = Field(
+        None, description="JSON object: the limits of a tenant rate_limits does not list "
+        "(the one tenant, default, without API keys). Unset: no limits.")
     webhooks: list[WebhookConfig] = Field(
         default_factory=list, description="JSON list of {url, secret, events}: where signed "
         "events go.")

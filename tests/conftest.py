@@ -46,6 +46,7 @@ E2E = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
        "tests/clients/test_typescript_client.py")
 INTEGRATION = ("tests/api/", "tests/service/test_proxy", "tests/adapters/test_events.py",
                "tests/adapters/test_cache.py", "tests/adapters/test_addresses.py",
+               "tests/adapters/test_ratelimit.py",
                "tests/evaluation/test_quality_floors.py",
                "tests/engine/test_real_transcripts.py", "tests/test_openapi.py",
                "tests/cli/test_wire.py")

@@ -34,24 +34,24 @@ def cache_key(tenant: str, job: str, material: Any) -> str:
     """A key for ``material`` (any JSON value) that tenants never share."""
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{KEY_PREFIX}:{_plain(tenant)}:{job}:{digest}"
+    return f"{KEY_PREFIX}:{plain(tenant)}:{job}:{digest}"
 
 
 def handle_key(tenant: str, handle: str) -> str:
-    return f"{KEY_PREFIX}:{_plain(tenant)}:expand:{handle}"
+    return f"{KEY_PREFIX}:{plain(tenant)}:expand:{handle}"
 
 
 def receipt_key(tenant: str, request_id: str) -> str:
     """A proxied request's receipt, by the request id it was answered with."""
-    return f"{KEY_PREFIX}:{_plain(tenant)}:receipt:{_plain(request_id)}"
+    return f"{KEY_PREFIX}:{plain(tenant)}:receipt:{plain(request_id)}"
 
 
 def expansions_key(tenant: str, conversation: str) -> str:
     """The expand rounds a proxied conversation had, which its client never saw."""
-    return f"{KEY_PREFIX}:{_plain(tenant)}:expanded:{_plain(conversation)}"
+    return f"{KEY_PREFIX}:{plain(tenant)}:expanded:{plain(conversation)}"
 
 
-def _plain(part: str) -> str:
+def plain(part: str) -> str:
     """``part`` with no brace, so that it cannot make a hash tag (reversibly: % too)."""
     return part.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
 

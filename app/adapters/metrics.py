@@ -121,6 +121,16 @@ class Metrics:
         self.proxy_expansion_tokens = Counter(
             "contextsynth_proxy_expansion_tokens", "Tokens the upstream reported for the "
             "rounds that called the expand tool.", ["upstream"], registry=registry)
+        # Rate limits: tenants are the configured ones, so the label stays bounded.
+        self.rate_limited = Counter(
+            "contextsynth_rate_limited", "Requests refused by their tenant's rate limits, "
+            "by the limit that refused them (requests_per_minute, tokens_per_minute, "
+            "tokens_per_day) and the route.", ["tenant", "limit", "route"],
+            registry=registry)
+        self.rate_limit_unchecked = Counter(
+            "contextsynth_rate_limit_unchecked", "Requests served without their rate limits "
+            "checked: the shared store (Redis) failed, and limits fail open.",
+            registry=registry)
 
 
 def add_runtime_collectors(registry: CollectorRegistry) -> None:

@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.deps import Services, services
+from app.api.rate_limit import admit
 from app.engine.errors import Unauthorized
 
 DEFAULT_TENANT = "default"
@@ -45,10 +46,19 @@ bearer = HTTPBearer(auto_error=False, description="An API key, when the service 
                     "keys configured (CONTEXTSYNTH_API_KEYS holds their sha256 hashes).")
 
 
-async def tenant(request: Request, svc: Annotated[Services, Depends(services)],
-                 _: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
+def authenticate(request: Request, svc: Services) -> str:
+    """The tenant of the request's bearer key (401 without a valid one)."""
     found = tenant_for(request.headers.get("authorization"), svc.settings.api_keys)
     request.state.tenant = found  # for the request's log line
+    return found
+
+
+async def tenant(request: Request, svc: Annotated[Services, Depends(services)],
+                 _: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
+    """The tenant, its request drawn from its rate limits. A job route reads its body
+    first and draws the body's tokens with it (``job_route``)."""
+    found = authenticate(request, svc)
+    await admit(request, svc, found)
     return found
 
 

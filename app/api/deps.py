@@ -13,6 +13,7 @@ from app.adapters.resends import Resends
 from app.service.handles import HandleStore
 from app.service.jobs import Jobs
 from app.service.proxy import ProxyService
+from app.service.rate_limits import RateLimits
 from app.service.runner import Runner
 from app.settings import Settings
 
@@ -28,6 +29,7 @@ class Services:
     handles: HandleStore
     settings: Settings
     bodies: Resends
+    limits: RateLimits
 
 
 async def services(request: Request) -> Services:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import uuid
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
@@ -18,6 +19,7 @@ from app.adapters.llm import base as llm
 from app.context import request_id
 from app.engine import errors as e
 from app.service.proxy import ProxyHeaderInvalid
+from app.service.rate_limits import OverLimit, RateLimited, TooManyTokens
 
 PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
 # A body with thousands of mistakes gets the first of them, not megabytes of them.
@@ -38,6 +40,8 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.MalformedBody: 400,
     e.UnknownStrategy: 422,
     e.LimitExceeded: 413,
+    RateLimited: 429,
+    TooManyTokens: 413,
     e.StrategyFailed: 500,
     e.LLMNotConfigured: 503,
     e.UpstreamFailed: 502,
@@ -101,15 +105,56 @@ def _anthropic_invalid(message: str) -> dict[str, Any]:
 PROVIDER_INVALID = {"anthropic": _anthropic_invalid}
 
 
+@dataclass(frozen=True, slots=True)
+class _LimitNames:
+    openai: str  # its error code
+    anthropic: str  # its error type
+    gemini: str  # its status
+
+
+_LIMIT_NAMES: dict[type[OverLimit], _LimitNames] = {
+    RateLimited: _LimitNames("rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED"),
+    TooManyTokens: _LimitNames("request_too_large", "request_too_large", "INVALID_ARGUMENT"),
+}
+
+
+def _openai_limit(exc: OverLimit, status: int) -> dict[str, Any]:
+    # OpenAI's type says what ran out: "requests" or "tokens".
+    return {"error": {"message": exc.detail, "type": exc.limit.partition("_")[0],
+                      "param": None, "code": _LIMIT_NAMES[type(exc)].openai}}
+
+
+def _anthropic_limit(exc: OverLimit, status: int) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": _LIMIT_NAMES[type(exc)].anthropic,
+                                       "message": exc.detail}}
+
+
+def _gemini_limit(exc: OverLimit, status: int) -> dict[str, Any]:
+    return {"error": {"code": status, "message": exc.detail,
+                      "status": _LIMIT_NAMES[type(exc)].gemini}}
+
+
+# A tenant's limit on a proxied call, likewise: on a 429 the SDK raises its
+# RateLimitError (and, retrying, waits Retry-After); a 413 it does not retry.
+PROVIDER_LIMITS = {"openai": _openai_limit, "anthropic": _anthropic_limit,
+                   "gemini": _gemini_limit}
+
+
 async def domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, e.ContextsynthError)
     if isinstance(exc, e.UpstreamBusy) and exc.upstream in PROVIDER_ERRORS:
         response = JSONResponse(PROVIDER_ERRORS[exc.upstream](exc.detail), status_code=503)
     elif isinstance(exc, ProxyHeaderInvalid) and exc.upstream in PROVIDER_INVALID:
         response = JSONResponse(PROVIDER_INVALID[exc.upstream](exc.detail), status_code=400)
+    elif isinstance(exc, OverLimit) and exc.upstream in PROVIDER_LIMITS:
+        status = _status_of(exc)
+        response = JSONResponse(PROVIDER_LIMITS[exc.upstream](exc, status), status_code=status)
     else:
         response = problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
-                           pointer=exc.pointer)
+                           pointer=exc.pointer,
+                           **(exc.fields() if isinstance(exc, OverLimit) else {}))
+    if isinstance(exc, OverLimit):
+        response.headers.update(exc.headers)  # x-ratelimit-*
     if response.status_code == 401:
         response.headers["www-authenticate"] = "Bearer"
     retry_after = getattr(exc, "retry_after", None)

@@ -8,7 +8,9 @@ quarter of a millisecond a request, a fifth of what HTTP adds to the engine's ti
 
 ``JobRoute`` serves that shape directly and answers exactly as FastAPI would: the same
 body read once (by ``finite``), the same 400 for malformed JSON, the 401 before the body
-is checked, and the same validation errors, located under ``body``. The route is still
+is checked, and the same validation errors, located under ``body``. Between the key and
+the validation, the tenant's rate limits draw the request and its body's tokens (the
+``tenant`` dependency of other routes draws only the request). The route is still
 declared to FastAPI as usual, so the OpenAPI document does not change.
 
 FastAPI has no hook for a route's handler but ``APIRoute.get_route_handler``, and the
@@ -29,9 +31,10 @@ from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
-from app.api.auth import tenant
+from app.api.auth import authenticate, tenant
 from app.api.deps import services
 from app.api.finite import FiniteJSONRoute
+from app.api.rate_limit import admit
 from app.api.schemas.common import CONVERSATION_KEYS
 from app.service.conversation import HEADER, conversation_key
 
@@ -77,7 +80,8 @@ def _handler(shape: _Shape, endpoint: Callable[..., Awaitable[Response]]) -> Han
     async def handle(request: Request) -> Response:
         value = await _body(request)
         svc = await services(request)
-        found = await tenant(request, svc, None)
+        found = authenticate(request, svc)
+        admitted = await admit(request, svc, found, value)
         try:
             body = shape.model.model_validate(value)
         except ValidationError as exc:
@@ -89,6 +93,8 @@ def _handler(shape: _Shape, endpoint: Callable[..., Awaitable[Response]]) -> Han
         key = conversation_key(request.headers.get(HEADER), value, CONVERSATION_KEYS)
         if key is not None:
             response.headers[HEADER] = key
+        if admitted is not None:
+            response.headers.update(admitted.headers())
         return response
     return handle
 

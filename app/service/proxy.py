@@ -114,7 +114,7 @@ _DEFAULT_UPSTREAM = "openai"
 _BASE_HOLDS: Mapping[str, str] = {"openai": "/v1"}
 
 
-def _passed_to(path: str, query: str, headers: Sequence[tuple[str, str]]) -> str:
+def passed_to(path: str, query: str, headers: Sequence[tuple[str, str]]) -> str:
     by_path = next((name for prefix, name in _PASSED_PREFIXES.items()
                     if path.startswith(prefix)), None)
     signed = next((_SIGNS[k.lower()] for k, _ in headers if k.lower() in _SIGNS), None)
@@ -582,8 +582,8 @@ class ProxyService:
                            sent: Sequence[tuple[str, str]], tenant: str) -> UpstreamAnswer:
         """A provider request this service does not compact (model lists, embeddings,
         token counts, anything else under /v1 or /v1beta), sent on untouched, to the
-        provider ``_passed_to`` names."""
-        upstream = _passed_to(path, query, sent)
+        provider ``passed_to`` names."""
+        upstream = passed_to(path, query, sent)
         route = ProviderRoute(upstream, "", path.removeprefix(_BASE_HOLDS.get(upstream, "")))
         headers, query = self.credentials(route, tenant, forwarded(sent), query)
         url = self._bases[upstream] + route.path + (f"?{query}" if query else "")

@@ -25,6 +25,7 @@ from starlette.background import BackgroundTask
 from app.adapters import jsoncodec
 from app.api.auth import Tenant, tenant_for
 from app.api.deps import Services, services
+from app.api.rate_limit import admit
 from app.api.routes import operation_id
 from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
@@ -37,6 +38,7 @@ from app.service.proxy import (
     Proxied,
     ProxyCall,
     ProxyHeaderInvalid,
+    passed_to,
 )
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
@@ -127,6 +129,8 @@ def _response(proxied: Proxied) -> Response:
 async def provider(request: Request, svc: Annotated[Services, Depends(services)],
                    tenant: ProxyTenant) -> Response:
     call = _call(request, svc, tenant, await request.body(), request_id.get())
+    # The tokens the tenant sends, before compaction; a refusal in the provider's shape.
+    await admit(request, svc, tenant, call.body, upstream=PROVIDER_ROUTES[call.path].upstream)
     proxied = await svc.proxy.handle(call)
     _note_upstream(request, proxied)
     return _response(proxied)
@@ -142,6 +146,8 @@ async def count_tokens(request: Request, svc: Annotated[Services, Depends(servic
     """The provider's count of the request as it would be compacted (see
     ``ProxyService.count``)."""
     call = _call(request, svc, tenant, await request.body(), None)
+    # A count sends nothing to the model: it draws a request, not tokens.
+    await admit(request, svc, tenant, upstream=COUNT_ROUTES[call.path].upstream)
     proxied = await svc.proxy.count(call)
     _note_upstream(request, proxied)
     return _response(proxied)
@@ -168,6 +174,9 @@ async def receipt(request_id: str, svc: Annotated[Services, Depends(services)],
 @router.api_route("/v1beta/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
 async def passed_through(request: Request, svc: Annotated[Services, Depends(services)],
                          tenant: ProxyTenant) -> Response:
+    # A request, no tokens (the body is not read); a refusal in its provider's shape.
+    await admit(request, svc, tenant, upstream=passed_to(
+        request.url.path, request.url.query, request.headers.items()))
     answer = await svc.proxy.pass_through(
         request.method, request.url.path, request.url.query, await request.body(),
         request.headers.items(), tenant)
