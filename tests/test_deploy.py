@@ -248,8 +248,6 @@ def test_replicas_are_the_autoscalers_and_pods_carry_the_recommended_labels(over
 
 # The panels' queries are checked against a running service's /metrics in
 # tests/integration/test_monitoring.py; here, that the documentation lists them.
-@pytest.mark.xfail(strict=True, reason="the dashboard's new table (row | panel | shows) is "
-                   "in the lead's hands to place in the docs; drop this mark when it is")
 def test_the_grafana_dashboard_has_the_documented_panels():
     dashboard = json.loads((DEPLOY / "grafana" / "contextsynth.json").read_text())
     section = documented("Dashboards")
