@@ -12,6 +12,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -180,7 +181,7 @@ async def test_without_a_clock_redis_counts_by_its_own():
 
 
 @pytest.fixture
-def one_node_cluster() -> Iterator[str]:
+def one_node_cluster(tmp_path: Path) -> Iterator[str]:
     """A Redis Cluster of one master holding every slot: it refuses a script whose keys
     are in two slots (CROSSSLOT) as a larger one would."""
     binary = shutil.which("redis-server")
@@ -189,7 +190,7 @@ def one_node_cluster() -> Iterator[str]:
         [binary, "--port", str(CLUSTER_PORT), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "no", "--cluster-enabled", "yes",
          "--cluster-port", str(CLUSTER_BUS),
-         "--cluster-config-file", f"/tmp/rate-limits-nodes-{uuid.uuid4().hex}.conf"],
+         "--cluster-config-file", str(tmp_path / "nodes.conf"), "--dir", str(tmp_path)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     node = redis.Redis(port=CLUSTER_PORT, socket_connect_timeout=0.2)
     try:
