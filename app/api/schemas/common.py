@@ -224,6 +224,13 @@ class Problem(BaseModel):
     instance: str | None = None
     pointer: str | None = None
     errors: list[dict[str, str]] | None = None
+    # A rate-limited (429) or too-many-tokens (413) answer says which limit and when.
+    limit: str | None = Field(None, description="The tenant's limit that refused the request: "
+                              "requests_per_minute, tokens_per_minute or tokens_per_day.")
+    limit_value: int | None = Field(None, description="That limit's value.")
+    retry_after: int | None = Field(None, description="Seconds until the request fits, as in "
+                                    "Retry-After.")
+    tokens: int | None = Field(None, description="The request's tokens, for a token limit.")
 
 
 class Health(BaseModel):
@@ -248,10 +255,13 @@ PROBLEMS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "No such handle for this tenant (or it expired)."},
     408: {"model": Problem, "description": "The body did not arrive within the body timeout."},
     413: {"model": Problem, "description": "The body is over the size limit (after gzip "
-          "decoding), or has too many messages, or a message or text over its limit."},
+          "decoding), or has too many messages, or a message or text over its limit, or more "
+          "tokens than the tenant's token limit can ever admit (too-many-tokens)."},
     415: {"model": Problem, "description": "The body is declared as another media type than "
           "JSON, or in an encoding other than gzip."},
     422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},
+    429: {"model": Problem, "description": "The tenant's rate limit is reached (rate-limited, "
+          "with Retry-After)."},
     500: {"model": Problem, "description": "A strategy broke the output invariants."},
     502: {"model": Problem, "description": "The LLM provider failed (on_llm_error: error)."},
     503: {"model": Problem, "description": "The mode needs an LLM and none is configured, or "

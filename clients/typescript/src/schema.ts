@@ -732,6 +732,26 @@ export interface components {
             errors?: {
                 [key: string]: string;
             }[] | null;
+            /**
+             * Limit
+             * @description The tenant's limit that refused the request: requests_per_minute, tokens_per_minute or tokens_per_day.
+             */
+            limit?: string | null;
+            /**
+             * Limit Value
+             * @description That limit's value.
+             */
+            limit_value?: number | null;
+            /**
+             * Retry After
+             * @description Seconds until the request fits, as in Retry-After.
+             */
+            retry_after?: number | null;
+            /**
+             * Tokens
+             * @description The request's tokens, for a token limit.
+             */
+            tokens?: number | null;
         };
         /** PromptMessageOut */
         PromptMessageOut: {
@@ -1765,7 +1785,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit. */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1785,6 +1805,15 @@ export interface operations {
             };
             /** @description The transcript, its format or an option is invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant's rate limit is reached (rate-limited, with Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1888,7 +1917,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit. */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1908,6 +1937,15 @@ export interface operations {
             };
             /** @description The transcript, its format or an option is invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant's rate limit is reached (rate-limited, with Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2011,7 +2049,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit. */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2031,6 +2069,15 @@ export interface operations {
             };
             /** @description The transcript, its format or an option is invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant's rate limit is reached (rate-limited, with Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2134,7 +2181,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit. */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2154,6 +2201,15 @@ export interface operations {
             };
             /** @description The transcript, its format or an option is invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant's rate limit is reached (rate-limited, with Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2315,7 +2371,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit. */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2335,6 +2391,15 @@ export interface operations {
             };
             /** @description The transcript, its format or an option is invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant's rate limit is reached (rate-limited, with Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2438,7 +2503,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit. */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2458,6 +2523,15 @@ export interface operations {
             };
             /** @description The transcript, its format or an option is invalid. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant's rate limit is reached (rate-limited, with Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -476,6 +476,12 @@ class Problem(Answer):
     instance: str | None = None
     pointer: str | None = None
     errors: list[dict[str, str]] | None = None
+    # A 429 (rate-limited) or a 413 (too-many-tokens): which of the tenant's limits, its
+    # value, the seconds until the request fits, and the request's tokens.
+    limit: str | None = None
+    limit_value: int | None = None
+    retry_after: int | None = None
+    tokens: int | None = None
 
 
 # --- not in openapi.yaml: proxy mode ----------------------------------------------------
