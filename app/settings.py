@@ -47,7 +47,7 @@ class Settings(BaseSettings):
                                         "request for its turn (then 503).")
     max_json_depth: int = Field(64, ge=8, le=256, description="Deepest nesting of lists "
                                 "and objects in a request body (400 above).")
-    max_messages: int = Field(5000, ge=1, description="Most messages in one request (422 above).")
+    max_messages: int = Field(5000, ge=1, description="Most messages in one request (413 above).")
     max_message_chars: int = Field(2_000_000, ge=1,
                                    description="Largest single message, and largest single "
                                    "text of any job (a memory, a tool output), in characters "
