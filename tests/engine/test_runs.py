@@ -150,6 +150,21 @@ def test_the_agents_words_sit_beside_the_calls_they_explain():
                         "ValueError: bad month")
 
 
+def test_a_reply_keeps_the_code_it_wrote_beside_what_it_said():
+    # An agent that answers in prose (a chat assistant, Aider explaining a change) writes
+    # its code in fences: that code is its own work, the names it goes on to use.
+    reply = ("The window hides its list until a command is chosen. Here is the method:\n\n"
+             "```ruby\ndef update_command\n  if Input.trigger?(Input::C)\n"
+             "    @craft_list_window.visible = true\n  end\nend\n```\n")
+    lines = _lines([{"role": "assistant", "content": reply}])
+    said, *code = lines[0].split("\n")
+    assert said.startswith("- you said: The window hides its list until a command")
+    assert "    | def update_command" in code
+    assert "    |     @craft_list_window.visible = true" in code
+    # A reply without code is its gist alone.
+    assert "\n" not in _lines([{"role": "assistant", "content": "Done, all tests pass."}])[0]
+
+
 def test_the_same_call_with_the_same_outcome_is_one_line_with_a_count():
     messages = []
     for i in range(3):

@@ -5,12 +5,19 @@ import json
 
 import pytest
 
-from app.engine.compaction.lifting import LIFTED_CALL, lift
+from app.engine.compaction.lifting import CONSOLE_CALL, LIFTED_CALL, calls_made, lift
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
 from app.engine.reading.phases import Phase
-from app.engine.reading.textactions import edit_blocks, is_observation, read_action
+from app.engine.reading.textactions import (
+    console_command,
+    edit_blocks,
+    is_console_output,
+    is_observation,
+    read_action,
+)
+from app.engine.transcript.model import segment
 from app.engine.transcript.tokens import TokenCounter
 from tests.support.invariants import check_openai
 
@@ -45,6 +52,12 @@ def parse_week(text):
     ("<args>\n['docker', 'exec', 'c0', 'bash', '-c', 'cat <<EOF > a.py']\n</args>\n"
      "<returncode>\n0\n</returncode>\n<stdout>\n\n</stdout>", True),
     ("<args> is the tag I want the parser to accept; no return code follows", False),
+    # What Aider says of the edit blocks it applied, or could not.
+    ("Applied edit to src/parser.py\nCommit 1d8b4a6 aider: Accept ISO weeks", True),
+    ("The LLM did not conform to the edit format.\n# 1 SEARCH/REPLACE block failed to match!",
+     True),
+    ("Committing src/parser.py before applying edits.\nApplied edit to src/parser.py", True),
+    ("I applied the edit to the parser myself, thanks.", False),
 ])
 def test_an_observation_is_known_by_the_shape_a_harness_gives_it(text, expected):
     assert is_observation(text) is expected
@@ -134,3 +147,78 @@ def test_edit_blocks_are_writes_and_leave_nothing_made_on_the_wire(synthesizer, 
     assert result.phase is Phase.GATHER and result.signals.edited == ()
     mid_edit = synthesizer.run(wire.parse({"messages": messages[:-1]}), SynthesisOptions())
     assert mid_edit.phase is Phase.PRODUCE and mid_edit.signals.edited == ("src/parser.py",)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("/run python test.py craft", ("bash", {"command": "python test.py craft"})),
+    ("/test pytest -q tests", ("bash", {"command": "pytest -q tests"})),
+    ("/git push -u origin main", ("bash", {"command": "git push -u origin main"})),
+    ("/ls", ("ls", {"argument": ""})),
+    ("/add src/a.py src/b.py", ("add", {"argument": "src/a.py src/b.py"})),
+    ("run the tests please", None),
+    ("/run pytest\nand then fix what fails", None),  # a request that starts with one
+])
+def test_a_console_command_is_a_call(text, expected):
+    found = console_command(text)
+    assert (found.name, json.loads(found.arguments)) == expected if expected else found is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("============ test session starts ============\ncollected 25 items", True),
+    ("Added src/a.py to the chat", True),
+    ("Removed: 6b07fb7 Increased the z value.\nHEAD is: 84970eb", True),
+    ("Commit 585da44 Loaded game_craft.rb in test_craft.rb.", True),
+    # A request the user typed next is theirs, not the command's output.
+    ("please effect the changes to the one at the root", False),
+    ("/undo", False),
+])
+def test_a_console_output_is_known_by_its_shape(text, expected):
+    assert is_console_output(text) is expected
+
+
+def aider_session(rounds):
+    """An Aider chat: requests, edit blocks and their reports, and test runs the user
+    asks for at the console, all in user and assistant text."""
+    messages = [{"role": "system", "content": "Act as an expert developer. Use edit blocks."},
+                {"role": "user", "content": "Make parse_week accept ISO weeks."}]
+    for i in range(rounds):
+        messages += [
+            {"role": "assistant", "content": EDIT.replace("parse_week", f"week_{i}")},
+            {"role": "user", "content": f"Applied edit to src/parser.py\nCommit {i:07x} "
+             f"aider: week_{i} accepts ISO weeks"},
+            {"role": "user", "content": "/run pytest -q"},
+            {"role": "user", "content": "\n".join(
+                [f"tests/test_parser.py::test_week_{j} PASSED" for j in range(40)]
+                + [f"FAILED tests/test_parser.py::test_week_{i} - ValueError: bad week {i}"])},
+            {"role": "user", "content": f"Fix the failure in week_{i}, keep the API."},
+        ]
+    return messages
+
+
+def test_console_commands_and_edit_reports_are_calls_and_results(synthesizer, formats):
+    messages = aider_session(16)
+    wire = formats["openai"]
+    parsed = wire.parse({"messages": messages})
+    lifted = lift(parsed.messages)
+    typed = [m for m in lifted.messages if m.tool_calls
+             and m.tool_calls[0].id.startswith(CONSOLE_CALL)]
+    assert len(typed) == 16
+    assert json.loads(typed[0].tool_calls[0].arguments) == {"command": "pytest -q"}
+    # The edit's report is its result; no result is made for it.
+    assert len(lifted.messages) == len(messages)
+    # The console's calls are not the model's: 16 model calls made, and the one to come.
+    turns = segment(lifted.messages).turns
+    assert calls_made(lifted.messages, turns)[-1] == 16
+    result = synthesizer.run(parsed, SynthesisOptions())
+    out = wire.render(result.transcript)["messages"]
+    assert result.compacted and result.tokens_after < result.tokens_before * 2 / 3
+    check_openai(messages, out)
+    assert not any(m.get("tool_calls") or m["role"] == "tool" for m in out)
+    assert LIFTED_CALL not in json.dumps(out) and CONSOLE_CALL not in json.dumps(out)
+    # The user's requests stay as they were; what the console printed went into notes,
+    # which name the command and keep its failure line.
+    requests = [m for m in messages if m["content"].startswith("Fix the failure")]
+    assert all(r in out for r in requests)
+    notes = "\n".join(m["content"] for m in out if m["content"].startswith("[contextsynth]"))
+    assert "pytest -q" in notes and "ValueError: bad week 0" in notes
+    assert "test_week_3 PASSED" not in notes

@@ -51,24 +51,32 @@ FLOORS = {
     # a note names the exception a chain started from when its line has no room.
     # A block closes only when its note pays for the closing (issue 36): short runs of
     # short turns keep more of their turns, 0.4 points of reduction for 1.4 of recall.
-    ("test", "synthesize-fast-local"): (0.555, 0.827, 1.0, 1.0),
-    ("test", "synthesize-fast-mid"): (0.543, 0.847, 1.0, 1.0),
-    ("test", "synthesize-fast-large"): (0.497, 0.896, 1.0, 1.0),
-    ("test", "synthesize-fast-frontier"): (0.488, 0.897, 1.0, 1.0),
-    ("test", "synthesize-rebuild-mid"): (0.580, 0.798, 1.0, 1.0),
-    ("test", "observation-mask-mid"): (0.453, 0.859, 0.868, 0.903),
+    # Console commands and what they printed read as calls and results, an edit's
+    # report as its result, and a reply's code kept in its note line (issue 36): Aider
+    # sessions from 17.5% to 47.5% reduction at mid (every call), the others unchanged.
+    ("test", "synthesize-fast-local"): (0.596, 0.835, 1.0, 1.0),
+    ("test", "synthesize-fast-mid"): (0.583, 0.856, 1.0, 1.0),
+    ("test", "synthesize-fast-large"): (0.530, 0.899, 1.0, 1.0),
+    ("test", "synthesize-fast-frontier"): (0.519, 0.901, 1.0, 1.0),
+    ("test", "synthesize-rebuild-mid"): (0.612, 0.815, 1.0, 1.0),
+    ("test", "observation-mask-mid"): (0.484, 0.860, 0.868, 0.977),
     ("test", "compress-history-fast"): (0.234, 0.914, 1.0, 1.0),
 }
 # The test split's families, every call at mid: recall minus the keep-last line's at
 # the same reduction, in points of recall, at least (today's, half a point lower).
-# Issue 36 asks for 8 points above the line in every family; aider and webvoyager are
-# not there yet, and this holds them where they are.
-MARGINS = {"aider": -0.067, "openhands-codeact": 0.105, "tau2-bench": 0.131,
-           "webvoyager": 0.034}
+# Issue 36 asks for 8 points above the line in every family; webvoyager is not there
+# yet, and this holds it where it is.
+MARGINS = {"aider": 0.097, "openhands-codeact": 0.105, "tau2-bench": 0.132,
+           "webvoyager": 0.033}
 CEILINGS = {  # (split, compactor): prefix reuse floor, cost ceilings (share of none)
-    ("tune", "synthesize-fast-mid"): (0.885, 0.538, 0.582),
+    # A reply's code in its note line: on tune, mini-swe-agent-text's replies outside its
+    # actions gave 0.7 points of recall for 1 of cost in that family (0.14 overall).
+    ("tune", "synthesize-fast-mid"): (0.885, 0.540, 0.584),
     ("tune", "compress-history-fast"): (0.873, 0.973, 1.059),
-    ("test", "synthesize-fast-mid"): (0.811, 0.619, 0.666),
+    # Aider's sessions compacted (console output and edit reports read as results): less
+    # of each output is the previous one's (their turns become notes), for 4.6 points of
+    # cost on the split.
+    ("test", "synthesize-fast-mid"): (0.801, 0.586, 0.634),
     ("test", "compress-history-fast"): (0.898, 0.872, 0.907),
 }
 # Issue 15's targets, over every call of the corpus's first 31 runs (tau-bench airline,

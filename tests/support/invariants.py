@@ -6,18 +6,24 @@ import itertools
 import json
 from typing import Any
 
-from app.engine.reading.textactions import is_observation
+from app.engine.reading.textactions import console_command, is_console_output, is_observation
 
 MARKER = "[contextsynth]"
 
 
 def _users(texts: list[str]) -> list[str]:
     """The user's own words among a list of user texts: not the service's notes, and not
-    a tool's output that came back as a user message after a text action (which the
-    engine may fold into a note or cut, as it does a tool result). The first is the task,
-    always the user's."""
+    a tool's output that came back as a user message after a text action, nor a command
+    typed at a harness's console and what it printed (which the engine may fold into a
+    note or cut, as it does a call and its result). The first is the task, always the
+    user's."""
+    def typed(i: int) -> bool:
+        return 0 < i < len(texts) - 1 and console_command(texts[i]) is not None \
+            and is_console_output(texts[i + 1])
+
     return [t for i, t in enumerate(texts)
-            if not t.startswith(MARKER) and (i == 0 or not is_observation(t))]
+            if not t.startswith(MARKER) and (i == 0 or not (
+                is_observation(t) or typed(i) or (typed(i - 1) and not typed(i - 2))))]
 
 
 def _kept_in_order(before: list[str], after: list[str]) -> None:

@@ -33,9 +33,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from app.engine.compaction import payback as cache_price
 from app.engine.compaction.base import Compaction, Span, StrategyContext
 from app.engine.compaction.blocknotes import BlockNotes
 from app.engine.compaction.ledger import Ledger, joined
+from app.engine.compaction.lifting import calls_made
 from app.engine.compaction.notes import ALL_AGED, Notes, Written, render_ledger
 from app.engine.compaction.rebuild import tail_turns
 from app.engine.compaction.tails import Tails
@@ -48,10 +50,6 @@ Block = tuple[Turn, ...]
 # The tokens of a region's notes, were it closed now (first: it opens the notes).
 NoteTokens = Callable[[Sequence[Message], bool], int]
 
-# A rewritten token costs what a cache write does less a cache read (Anthropic: 1.25x and
-# 0.1x an input token; OpenAI's 1x and 0.1x is the milder case), a token a note takes
-# out saves a cache read on every later call.
-_REWRITE_IN_READS = (1.25 - 0.1) / 0.1
 # The longest a block grows while it does not pay, in blocks' worth of turns.
 MOST_SIZES = 8
 # The most tokens a turn's lines in a note take, about: a call and its cut result.
@@ -163,6 +161,7 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
     else:
         per_turn = [0] * len(turns)
         payback = 0.0
+    made = calls_made(messages, turns) if payback else []
     after = [0] * (len(turns) + 1)  # tokens of the turns from each position to the end
     # The same, each turn's work (all but the user's words, which notes keep whole)
     # counted up to _NOTE_MOST: about the most a note can take.
@@ -175,7 +174,7 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
                 if count is not None else 0
             most[i] = most[i + 1] + said + min(per_turn[i] - said, _NOTE_MOST)
 
-    def pays(start: int, end: int, first: bool) -> bool:
+    def closing_pays(start: int, end: int, first: bool) -> bool:
         """Whether closing turns[start:end] now pays back within ``payback`` times the
         calls made so far (one before each turn, and the one that closes it)."""
         if not payback:
@@ -185,18 +184,18 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
         # the cache whether a block closes or not.
         resent = after[end] - after[max(closing - 1, end)]
         block = after[start] - after[end]
-        calls = payback * (closing + 1)
-        if _REWRITE_IN_READS * resent > calls * block:  # no note could pay: skip writing it
+        calls = payback * (made[closing] + 1)
+        if not cache_price.pays(block, resent, calls):  # no note could pay: skip writing it
             return False
         # A note as long as its turns' work capped: a block of long results pays with room
         # to spare, and its note need not be written to know it (a cold call would write
         # the whole form of every block, where older ones only take their aged form).
         capped = most[start] - most[end]
-        if _REWRITE_IN_READS * (capped + resent) <= calls * (block - capped):
+        if cache_price.pays(block - capped, capped + resent, calls):
             return True
         assert note_tokens is not None
         note = note_tokens(messages[turns[start].start : turns[end - 1].stop], first)
-        return note < block and _REWRITE_IN_READS * (note + resent) <= calls * (block - note)
+        return note < block and cache_price.pays(block - note, note + resent, calls)
 
     def closes(end: int) -> bool:
         return len(turns) - end >= least_turns and after[end] >= least_tokens
@@ -209,7 +208,7 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
         # ends, and by then the run has made many calls for a saving to count against.
         end = start + size
         while end < start + MOST_SIZES * size and end <= len(turns) and closes(end) \
-                and not pays(start, end, not blocks):
+                and not closing_pays(start, end, not blocks):
             end += 1
         if end > len(turns) or not closes(end):
             break

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 
 from app.engine.compaction.base import Compaction, Span
 from app.engine.reading.textactions import EDIT_MARK, TextActions
-from app.engine.transcript.model import Message, Part, ToolCall
+from app.engine.transcript.model import Message, Part, ToolCall, Turn
 
 # The ids of the calls lifting makes. None reaches the wire: every message that holds
 # one is lowered back, or dropped when it was made here.
 LIFTED_CALL = "cs_text_"
+# A console command the user typed: a call no model made (see ``calls_made``).
+CONSOLE_CALL = "cs_console_"
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,9 @@ def _made_here(message: Message) -> bool:
 
 
 def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lifted:
-    """Each text action answered by an observation as a call and its result, and each
-    edit block as a call with an empty result."""
+    """Each text action (or console command) answered by an observation as a call and
+    its result, and each edit block as a call with an empty result, or the harness's
+    report of the edits for the last."""
     actions = actions or TextActions()
     answered = set(actions.observations(messages))
     if not answered and not any(EDIT_MARK in m.text for m in messages
@@ -96,13 +99,22 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
     for m in messages:
         (shared if m.index in seen else seen).add(m.index)
     for position, m in enumerate(messages):
+        answered_next = position + 1 in answered and messages[position + 1].index >= 0 \
+            and messages[position + 1].index not in shared
         if m.index < 0 or m.index in shared:  # only what is lifted is lowered
             out.append(m)
-        elif position + 1 in answered and messages[position + 1].index >= 0 \
-                and messages[position + 1].index not in shared:
-            read = actions.action(m.text)
+        elif m.role == "assistant" and not m.tool_calls and EDIT_MARK in m.text and (
+                edited := _edits(m, actions, originals, answered=answered_next)):
+            out.extend(edited)
+            # The harness's report of the edits answers the last of them.
+            answering = edited[0].tool_calls[-1].id if answered_next else ""
+            continue
+        elif answered_next:
+            # A user's console command, or an agent's action in its text.
+            read = (actions.command(m.text) if m.role == "user" else None) \
+                or actions.action(m.text)
             parts = (Part("text", read.thought),) if read.thought else ()
-            answering = f"{LIFTED_CALL}{m.index}"
+            answering = f"{CONSOLE_CALL if m.role == 'user' else LIFTED_CALL}{m.index}"
             out.append(Message("assistant", parts,
                                (ToolCall(answering, read.name, read.arguments),),
                                raw=m.raw, index=m.index))
@@ -112,25 +124,36 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
             out.append(Message("tool", m.parts, tool_call_id=answering, raw=m.raw,
                                index=m.index))
             originals[m.index] = m
-        elif m.role == "assistant" and not m.tool_calls and EDIT_MARK in m.text:
-            out.extend(_edits(m, actions, originals))
         else:
             out.append(m)
         answering = ""
-    foldable = frozenset(id(messages[p]) for p in answered
-                         if messages[p].index in originals)
+    # Every user message lifted (an observation, a console command) may be folded.
+    foldable = frozenset(id(m) for m in messages if m.role == "user" and m.index in originals)
     return Lifted(tuple(out), originals, foldable)
 
 
-def _edits(message: Message, actions: TextActions,
-           originals: dict[int, Message]) -> list[Message]:
-    """An assistant message with edit blocks, as calls each with an empty result."""
+def _edits(message: Message, actions: TextActions, originals: dict[int, Message], *,
+           answered: bool) -> list[Message]:
+    """An assistant message with edit blocks, as calls each with an empty result, but
+    the last when the next message (``answered``) is its result; none if no block reads."""
     edits, thought = actions.edits(message.text)
     if not edits:
-        return [message]
+        return []
     originals[message.index] = message
     calls = tuple(ToolCall(f"{LIFTED_CALL}{message.index}_{k}", e.name, e.arguments)
                   for k, e in enumerate(edits))
     parts = (Part("text", thought),) if thought else ()
+    made = calls[:-1] if answered else calls
     return [Message("assistant", parts, calls, raw=message.raw, index=message.index),
-            *(Message("tool", (), tool_call_id=c.id) for c in calls)]
+            *(Message("tool", (), tool_call_id=c.id) for c in made)]
+
+
+def calls_made(messages: Sequence[Message], turns: Sequence[Turn]) -> list[int]:
+    """How many model calls the run had made before each turn (and, last, after them
+    all): one a turn, but for a console command the user typed, which no model made."""
+    made = [0] * (len(turns) + 1)
+    for i, t in enumerate(turns):
+        calls = messages[t.start].tool_calls
+        typed = bool(calls) and calls[0].id.startswith(CONSOLE_CALL)
+        made[i + 1] = made[i] + (0 if typed else 1)
+    return made

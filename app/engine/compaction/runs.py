@@ -28,6 +28,7 @@ from app.engine.reading.calls import CallSummary
 from app.engine.reading.gist import gist
 from app.engine.reading.outcomes import Outcome, shorten
 from app.engine.reading.salient import Ranked, chosen_lines, ranked_lines, short_lines, text_lines
+from app.engine.reading.textactions import fenced_code
 from app.engine.reading.verbs import changes_state
 from app.engine.transcript.model import Message, Part, ToolCall, call_results
 from app.engine.transcript.sizes import size_of
@@ -148,7 +149,9 @@ _SUMMARY_BYTES: Final = 256
 class Runs:
     """``cache_bytes``: what its summaries and memos hold together (see ``footprint``)."""
 
-    def __init__(self, *, cache_bytes: int = 64 << 20) -> None:
+    def __init__(self, *, cache_bytes: int = 64 << 20, reply_code: bool = True) -> None:
+        # Whether a reply's line shows the code it wrote (see ``_with_code``).
+        self._reply_code = reply_code
         # A key holds the run's texts: the entry's bytes count them with its lines.
         self._runs: dict[tuple[_Identity, ...], RunSummary] = {}
         # Per entry: the bytes that grow with its run, and its bytes in all.
@@ -282,7 +285,8 @@ class Runs:
                 # read as the user's words (the user's own messages stay where they were).
                 part = Part("text", f"- you said: {said}")
                 if whole:
-                    lines.append(part)
+                    lines.append(_with_code(part, m) if self._reply_code and not m.tool_calls
+                                 else part)
                 brief.append(part)  # an aged part keeps what the agent said
                 origins.append(m.index)
                 last = None
@@ -318,6 +322,17 @@ class Runs:
         return RunSummary(hasher, handles.name(hasher), calls, replies, tuple(lines),
                           tuple(brief), tuple(origins), chars, tuple(tools), ledger,
                           frozenset(shown), last, whole)
+
+
+def _with_code(said: Part, reply: Message) -> Part:
+    """A reply's note line with the lines worth most of the code it wrote in fences: an
+    agent that answers in prose (a chat assistant, Aider explaining a change) writes its
+    code there, and that code is its own work, as a script a call carries is."""
+    code = fenced_code(reply.text)
+    if not code:
+        return said
+    shown = text_lines(code, _CODE_CHARS, per_shape=0)
+    return Part("text", "\n".join([said.text, *(f"    | {line}" for line in shown)]))
 
 
 # A note line of a command that starts in a directory: "- bash: cd /testbed && ls".

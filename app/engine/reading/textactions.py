@@ -11,9 +11,16 @@ each edit block an assistant writes (Aider's SEARCH/REPLACE) an edit of its file
 An observation is recognised by the shape harnesses give it (a return code tag,
 which some harnesses put after the command line they ran in an ``<args>`` tag, an
 ``Observation:`` label, a JSON step whose kind names an observation, a result or a
-failure, a shell prompt at its end),
+failure, a shell prompt at its end, the report of an edit applied or refused),
 never by length or guesswork: a user message that is not plainly a tool's
 output is the user's, and the user's words are kept.
+
+Some harnesses take commands from the user too: in Aider's chat the user types
+``/run pytest``, ``/ls`` or ``/add file.py`` and what the command printed comes
+back as the next user message. Such a command line and its output are a call and
+its result as well, the user's words being the command itself; an output is taken
+for one only when it has the shape of a command's output (several lines, or one of
+the console's own replies), so a request the user typed next is never read as one.
 """
 
 from __future__ import annotations
@@ -31,7 +38,10 @@ from app.engine.transcript.model import Message
 _OBSERVATION_START = re.compile(
     r"\s*(?:<returncode>|<output>|<observation>|(?:observation|tool output|tool result"
     r"|execution result|command output)\s*:|\{\s*\"kind\"\s*:\s*\"[\w.-]*"
-    r"(?:observation|_result|_failure|_error)\")",
+    r"(?:observation|_result|_failure|_error)\")"
+    # What a harness says of the edit blocks it applied or refused (Aider's).
+    r"|\s*(?:applied edit to |the llm did not conform to the edit format|unable to write file "
+    r"|allow (?:creation of new file|edits to) |committing [^\n]{1,300}? before applying edits)",
     re.IGNORECASE)
 # And how they close it: the shell's prompt after what ran (SWE-agent's
 # "(Current directory: /repo)\nbash-$").
@@ -42,6 +52,15 @@ _END_CHARS = 200
 _ECHOED_ARGS = re.compile(r"\s*<args>")
 _ECHO_CLOSE = "</args>"
 _AFTER_ECHO = re.compile(r"\s*<returncode>")
+
+# A command typed at a harness's console (Aider's /run, /ls, /add...), a line of its own.
+_CONSOLE = re.compile(r"/([a-z][\w-]*)(?:[ \t]+([^\n]*?))?[ \t]*")
+# Commands whose argument is a shell command line, and the prefix it runs with.
+_SHELL_COMMANDS = {"run": "", "test": "", "lint": "", "git": "git "}
+# A console's own one-line replies; an output of several lines is a command's too.
+_CONSOLE_REPLY = re.compile(
+    r"\s*(?:added |removed |dropping |commit [0-9a-f]{7}|no files matched|no changes"
+    r"|invalid command|head is|approximate context|please provide)", re.IGNORECASE)
 
 _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
 _SHELLS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
@@ -72,6 +91,27 @@ def _echoed(text: str) -> bool:
     return close >= 0 and _AFTER_ECHO.match(text, close + len(_ECHO_CLOSE)) is not None
 
 
+def console_command(text: str) -> TextAction | None:
+    """A command typed at the console as a call: a shell command line for the commands
+    that run one (``/run pytest`` runs ``pytest``), else the command and its argument."""
+    found = _CONSOLE.fullmatch(text.strip())
+    if found is None:
+        return None
+    name, rest = found.group(1), found.group(2) or ""
+    prefix = _SHELL_COMMANDS.get(name)
+    if prefix is not None and rest:
+        return TextAction("bash", json.dumps({"command": prefix + rest}, ensure_ascii=False), "")
+    return TextAction(name, json.dumps({"argument": rest}, ensure_ascii=False), "")
+
+
+def is_console_output(text: str) -> bool:
+    """Whether a user message after a console command is what the command printed."""
+    stripped = text.strip()
+    if not stripped or _CONSOLE.fullmatch(stripped):
+        return False
+    return "\n" in stripped or _CONSOLE_REPLY.match(stripped) is not None
+
+
 def _json_step(text: str) -> TextAction | None:
     stripped = text.strip()
     if not stripped.startswith("{"):
@@ -83,6 +123,14 @@ def _json_step(text: str) -> TextAction | None:
     if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
         return None
     return TextAction(value["kind"], stripped, "")
+
+
+def fenced_code(text: str) -> str:
+    """The code of every fenced block in ``text``, joined: what an agent that answers in
+    prose wrote as code (a chat reply's snippet, a whole file)."""
+    if "```" not in text:
+        return ""
+    return "\n".join(m.group(2) for m in _FENCE.finditer(text))
 
 
 def _fenced(text: str) -> TextAction | None:
@@ -157,10 +205,18 @@ class TextActions:
         self._observations: Memo[str, bool] = Memo(cache_bytes // 4)
         self._actions: Memo[str, TextAction] = Memo(cache_bytes // 4)
         self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(cache_bytes // 2)
+        self._commands: Memo[str, TextAction | None] = Memo(cache_bytes // 16)
 
     @property
     def usage(self) -> CacheUsage:
-        return combined(self._observations.usage, self._actions.usage, self._edits.usage)
+        return combined(self._observations.usage, self._actions.usage, self._edits.usage,
+                        self._commands.usage)
+
+    def command(self, text: str) -> TextAction | None:
+        """The console command a user message is, if it is one (see ``console_command``)."""
+        if not text.lstrip().startswith("/"):
+            return None
+        return self._commands.get(text, console_command)
 
     def is_observation(self, text: str) -> bool:
         return self._observations.get(text, is_observation)
@@ -175,16 +231,25 @@ class TextActions:
 
     def observations(self, messages: Sequence[Message]) -> list[int]:
         """Positions of user messages that answer a text action: each right after an
-        assistant message without tool calls, and shaped as a harness's output. The
-        task (the first user message) is never one."""
+        assistant message without tool calls and shaped as a harness's output, or right
+        after a console command the user typed and shaped as its output. The task (the
+        first user message) is never one, nor a command."""
         found: list[int] = []
         task_seen = False
+        first_user = -1
         previous: Message | None = None
         for i, m in enumerate(messages):
             if m.role == "user":
-                if (task_seen and previous is not None and previous.role == "assistant"
-                        and not previous.tool_calls and self.is_observation(m.text)):
+                if task_seen and previous is not None and (
+                        (previous.role == "assistant" and not previous.tool_calls
+                         and self.is_observation(m.text))
+                        or (previous.role == "user" and found[-1:] != [i - 1]
+                            and i - 1 != first_user
+                            and self.command(previous.text) is not None
+                            and is_console_output(m.text))):
                     found.append(i)
+                if not task_seen:
+                    first_user = i
                 task_seen = True
             previous = m
         return found

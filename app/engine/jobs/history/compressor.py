@@ -103,8 +103,10 @@ class HistoryCompressor:
     def __init__(self, counter: TokenCounter, caches: EngineCaches) -> None:
         self._counter = counter
         self._caches = caches
-        # Run summaries, as the notes keep them: an agent sends the same runs again.
-        self._runs = Runs()
+        # Run summaries, as the notes keep them: an agent sends the same runs again. A
+        # reply's code stays out of an entry: the history is the agent's own to extend,
+        # and in the eval that code made it cost more than the history it replaced.
+        self._runs = Runs(reply_code=False)
 
     def _context(self, messages: Sequence[Message]) -> StrategyContext:
         return self._caches.context(messages)
