@@ -19,6 +19,7 @@ from app.engine.reading.textactions import (
 )
 from app.engine.transcript.model import segment
 from app.engine.transcript.tokens import TokenCounter
+from tests.support.convert import to_anthropic
 from tests.support.invariants import check_openai
 
 EDIT = """I'll make parse() accept ISO weeks.
@@ -222,3 +223,14 @@ def test_console_commands_and_edit_reports_are_calls_and_results(synthesizer, fo
     notes = "\n".join(m["content"] for m in out if m["content"].startswith("[contextsynth]"))
     assert "pytest -q" in notes and "ValueError: bad week 0" in notes
     assert "test_week_3 PASSED" not in notes
+
+
+def test_a_report_joined_with_the_users_next_words_stays_the_users(synthesizer, formats):
+    # Anthropic joins neighbouring user messages: the edit's report, the console command,
+    # its output and the user's next request arrive as one user turn. Its texts are not
+    # all a harness's output, so none of it is read as a result, and the request stays.
+    payload = to_anthropic(aider_session(16))
+    wire = formats["anthropic"]
+    result = synthesizer.run(wire.parse(payload), SynthesisOptions())
+    sent = json.dumps(wire.render(result.transcript))
+    assert all(f"Fix the failure in week_{i}, keep the API." in sent for i in range(16))

@@ -229,11 +229,19 @@ class TextActions:
             return (), text
         return self._edits.get(text, _edit_blocks)
 
+    @staticmethod
+    def _all(message: Message, shaped: Callable[[str], bool]) -> bool:
+        """Whether every text of a user message has an output's shape: a wire format that
+        joins neighbouring user messages (Anthropic's, Gemini's) puts the user's next
+        words in the same message as the report before them, and those stay the user's."""
+        texts = [p.text for p in message.parts if p.kind == "text"]
+        return bool(texts) and all(shaped(t) for t in texts)
+
     def observations(self, messages: Sequence[Message]) -> list[int]:
         """Positions of user messages that answer a text action: each right after an
         assistant message without tool calls and shaped as a harness's output, or right
         after a console command the user typed and shaped as its output. The task (the
-        first user message) is never one, nor a command."""
+        first user message) is never one, nor a command (the head stays as it came)."""
         found: list[int] = []
         task_seen = False
         first_user = -1
@@ -242,11 +250,11 @@ class TextActions:
             if m.role == "user":
                 if task_seen and previous is not None and (
                         (previous.role == "assistant" and not previous.tool_calls
-                         and self.is_observation(m.text))
+                         and self._all(m, self.is_observation))
                         or (previous.role == "user" and found[-1:] != [i - 1]
                             and i - 1 != first_user
                             and self.command(previous.text) is not None
-                            and is_console_output(m.text))):
+                            and self._all(m, is_console_output))):
                     found.append(i)
                 if not task_seen:
                     first_user = i
