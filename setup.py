@@ -35,6 +35,7 @@ COMPILED = [
     "app/engine/compaction/lifting.py",
     "app/engine/compaction/masking.py",
     "app/engine/compaction/notes.py",
+    "app/engine/compaction/payback.py",
     "app/engine/compaction/rebuild.py",
     "app/engine/compaction/runs.py",
     "app/engine/compaction/tails.py",
