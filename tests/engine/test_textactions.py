@@ -59,6 +59,10 @@ def parse_week(text):
      True),
     ("Committing src/parser.py before applying edits.\nApplied edit to src/parser.py", True),
     ("I applied the edit to the parser myself, thanks.", False),
+    # Aider asks before it runs the shell commands a reply suggested, then runs them.
+    ("Run shell commands? (Y)es/(N)o/(D)on't ask again [Yes]: y\nRunning ./clean.sh\nok",
+     True),
+    ("Run the shell commands again, please.", False),
 ])
 def test_an_observation_is_known_by_the_shape_a_harness_gives_it(text, expected):
     assert is_observation(text) is expected

@@ -41,7 +41,9 @@ _OBSERVATION_START = re.compile(
     r"(?:observation|_result|_failure|_error)\")"
     # What a harness says of the edit blocks it applied or refused (Aider's).
     r"|\s*(?:applied edit to |the llm did not conform to the edit format|unable to write file "
-    r"|allow (?:creation of new file|edits to) |committing [^\n]{1,300}? before applying edits)",
+    r"|allow (?:creation of new file|edits to) |committing [^\n]{1,300}? before applying edits"
+    # And its question before it runs the shell commands a reply suggested.
+    r"|run shell commands\? \(y\)es/\(n\)o)",
     re.IGNORECASE)
 # And how they close it: the shell's prompt after what ran (SWE-agent's
 # "(Current directory: /repo)\nbash-$").
