@@ -11,7 +11,7 @@ from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
 from app.engine.transcript.model import text_message
 from app.engine.transcript.tokens import TokenCounter
-from tests.support.generate import openai_transcript
+from tests.support.generate import chat_session, openai_transcript
 from tests.support.wire import CASES
 
 RUNS = [(Mode.FAST, None), (Mode.OFF, None), (Mode.CUSTOM, "observation-mask"),
@@ -50,3 +50,22 @@ def test_invariants_hold_in_every_format(engine, formats, messages):
                 assert _tokens(engine, wire, out) <= before + extra
                 assert result.tokens_after <= result.tokens_before + extra
         assert payload == sent, "the caller's payload must not be mutated"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.data_too_large])
+@given(messages=chat_session())
+def test_invariants_hold_for_agents_that_act_in_their_text(engine, formats, messages):
+    # Actions in replies, reports and console output read as calls and results, every
+    # request the user typed kept where it was, in every format (Anthropic and Gemini
+    # join neighbouring user messages) and tier.
+    for name, convert, check in CASES.values():
+        payload = convert(messages)
+        wire = formats[name]
+        before = _tokens(engine, wire, payload)
+        for tier in Tier:
+            result = engine.run(wire.parse(payload), SynthesisOptions(tier=tier))
+            changed = result.compacted or result.nudged
+            out = wire.render(result.transcript) if changed else payload
+            check(payload, out)
+            assert _tokens(engine, wire, out) <= before

@@ -60,3 +60,46 @@ def openai_transcript(draw: st.DrawFn, max_turns: int = 12) -> list[dict[str, An
             messages.append({"role": "user", "content": draw(text(3)) or "go on",
                              "x_meta": "kept"})
     return messages
+
+
+_EDIT = "{path}\n```python\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n```"
+
+
+@st.composite
+def chat_session(draw: st.DrawFn, max_steps: int = 60) -> list[dict[str, Any]]:
+    """A session of an agent that acts in its text, as Aider's chats go: edit blocks and
+    shell blocks in replies, the harness's reports, console commands the user types and
+    what they print, and the user's own requests, in any order."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "Act as an expert developer. Use edit blocks."},
+        {"role": "user", "content": draw(text(4)) or "Fix the parser."}]
+    for n in range(draw(st.integers(0, max_steps))):
+        kind = draw(st.sampled_from(["edit", "shell", "prose", "console", "request"]))
+        if kind == "edit":
+            block = _EDIT.format(path=f"src/m{n}.py", old=draw(text(20)) or "x = 1",
+                                 new=draw(text(60)) or "x = 2")
+            messages.append({"role": "assistant", "content": f"{draw(text(2))}\n\n{block}"})
+            if draw(st.booleans()):
+                report = draw(st.sampled_from([
+                    f"Applied edit to src/m{n}.py\nCommit {n:07x} aider: edit",
+                    "The LLM did not conform to the edit format.\n# 1 SEARCH/REPLACE block "
+                    "failed to match!"]))
+                tail = draw(st.sampled_from(["", "\n" + (draw(text(3)) or "more")]))
+                messages.append({"role": "user", "content": report + tail})
+        elif kind == "shell":
+            messages.append({"role": "assistant",
+                             "content": f"Run this:\n\n```bash\npytest -q tests/t{n}.py\n```"})
+            if draw(st.booleans()):
+                messages.append({"role": "user", "content": "Run shell commands? (Y)es/(N)o "
+                                 f"[Yes]: y\nRunning pytest -q tests/t{n}.py\n{draw(text(20))}"})
+        elif kind == "prose":
+            messages.append({"role": "assistant", "content": draw(text(40)) or "Done."})
+        elif kind == "console":
+            messages.append({"role": "user", "content": draw(st.sampled_from(
+                ["/run pytest -q", "/ls", f"/add src/m{n}.py", "/undo", "/git status"]))})
+            if draw(st.booleans()):
+                messages.append({"role": "user", "content": draw(st.sampled_from(
+                    [f"Added src/m{n}.py to the chat", draw(text(80)) or "ok\nok"]))})
+        else:
+            messages.append({"role": "user", "content": draw(text(3)) or "Go on, please."})
+    return messages
