@@ -206,7 +206,9 @@ class TextActions:
     def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
         self._observations: Memo[str, bool] = Memo(cache_bytes // 4)
         self._actions: Memo[str, TextAction] = Memo(cache_bytes // 4)
-        self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(cache_bytes // 2)
+        # Commands are single lines: a sixteenth of the room, taken from the edits' half.
+        self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(
+            cache_bytes * 7 // 16)
         self._commands: Memo[str, TextAction | None] = Memo(cache_bytes // 16)
 
     @property
