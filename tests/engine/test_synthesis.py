@@ -160,6 +160,19 @@ def test_the_nudge_comes_only_when_the_compaction_pays_for_it(synthesizer, forma
     assert result.compacted and result.nudged
     assert out[-1]["content"] == result.nudge
     assert result.tokens_after < result.tokens_before
+    # The nudge is new on every call, where what the compaction took out would have been
+    # read from the provider's cache at a tenth: a saving under 12.5 times the nudge's
+    # tokens does not carry it, and the compaction goes out without it.
+    thought = ("The parser fails on empty input. I will read the module that builds the token "
+               "stream first, then the tests that cover it, and only then change anything; "
+               "the public API must stay as it is, so every fix goes behind it. ") * 2
+    few = [*coding_run(2), *tool_turn("t1", "bash", {"command": "pytest -q"}, "2 passed",
+                                      text=thought)]
+    small, out = synth(synthesizer, formats, few, phase=PhaseOptions(required_tools=("deploy",)))
+    nudge = synthesizer.tokens(formats["openai"].parse(
+        {"messages": [{"role": "user", "content": small.nudge}]}).messages)
+    assert small.compacted and 0 < small.tokens_before - small.tokens_after < 12.5 * nudge
+    assert not small.nudged and out[-1] == few[-1]
 
 
 def test_the_requests_task_is_the_task(synthesizer, formats):
@@ -176,7 +189,8 @@ def test_the_requests_task_is_the_task(synthesizer, formats):
 
 
 def test_large_tiers_get_the_nudge_only_late(synthesizer, formats):
-    messages = coding_run(12)
+    # Long results: the nudge is new on every call, and rides on a saving of 12.5 times it.
+    messages = coding_run(12, output_chars=3000)
     early, _ = synth(synthesizer, formats, messages, tier=Tier.LARGE,
                      phase=PhaseOptions(iteration=3, max_iterations=20))
     late, out = synth(synthesizer, formats, messages, tier=Tier.LARGE,
@@ -428,12 +442,35 @@ def test_thinking_blocks_stay_as_they_came_when_reasoning_is_cut(synthesizer, fo
 def test_a_result_just_over_the_budget_stays_whole(synthesizer, formats):
     # A read is cut to a third more than the budget, and only when that saves a third of
     # it: a third over stays as it is (cutting would cost a second sending for little),
-    # twice the budget is cut.
+    # twice the budget is cut (the turn before the newest, eleven calls into the run:
+    # by then a cut of half a result pays for sending it again).
     limit = TIER_BUDGETS[Tier.MID].tail.result_chars * 4 // 3
     for chars, cut in ((limit * 4 // 3, False), (limit * 2, True)):
-        _, out = synth(synthesizer, formats, coding_run(4, output_chars=chars), tier=Tier.MID)
+        _, out = synth(synthesizer, formats, coding_run(12, output_chars=chars), tier=Tier.MID)
         older = [m["content"] for m in out if m["role"] == "tool"][:-1]
-        assert older and all(("...[contextsynth cut" in text) is cut for text in older)
+        assert older and ("...[contextsynth cut" in older[-1]) is cut
+        assert cut or not any("...[contextsynth cut" in text for text in older)
+
+
+def test_a_turn_sent_whole_is_cut_once_a_turn_follows_only_when_that_pays(
+        synthesizer, formats):
+    """The newest result goes out whole, and its cut form would be new to the provider's
+    cache: cut early in a run, half a result would not pay that back within as many calls
+    again as the run has made, so the turn stays as it went out, on every later call too;
+    ten calls in, the same cut pays."""
+    limit = TIER_BUDGETS[Tier.MID].tail.result_chars * 4 // 3
+    messages = coding_run(13, output_chars=limit * 2)
+    _, early = synth(synthesizer, formats, messages[:2 + 2 * 4], tier=Tier.MID, steer=False)
+    assert [m["content"] for m in early] == [m["content"] for m in messages[:2 + 2 * 4]]
+    _, out = synth(synthesizer, formats, messages[:-2], tier=Tier.MID, steer=False)
+    _, later = synth(synthesizer, formats, messages, tier=Tier.MID, steer=False)
+    results = {m["tool_call_id"]: m["content"] for m in later if m["role"] == "tool"}
+    whole = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    assert results["call_9"] == whole["call_9"]
+    assert "...[contextsynth cut" in results["call_10"] and "...[contextsynth cut" \
+        in results["call_11"]
+    # The next call sends this one's messages again up to its newest turn, which it cuts.
+    assert later[: len(out) - 2] == out[:-2]
 
 
 def test_an_older_recent_json_answer_is_shown_as_its_fields(synthesizer, formats):
@@ -442,18 +479,25 @@ def test_an_older_recent_json_answer_is_shown_as_its_fields(synthesizer, formats
     the newest answer, and a failed one, stay as they came."""
     flights = {"flights": [{"flight_number": f"HAT{100 + i}", "origin": "JFK",
                             "destination": "SEA", "price": 120 + 7 * i,
-                            "status": "available"} for i in range(9)]}
+                            "status": "available",
+                            "aircraft": "Airbus A321neo, three cabins, wi-fi and power at "
+                                        "every seat"} for i in range(9)]}
     answer = json.dumps(flights)
     failed = json.dumps({"error": "Error: reservation ZFA04Y not found", "code": 404})
     short = json.dumps({"status": "held", "hold_id": "H-5521", "expires_in_s": 900})
+    # A few calls into the run: the fields' form is new to the provider's cache, and by
+    # then what it saves on the calls to come pays for that.
+    looked = [turn for i in range(2)
+              for turn in tool_turn(f"l{i}", "list_airports", {"page": i}, f"JFK SEA LAX {i}")]
     messages = [{"role": "system", "content": "You book flights."},
                 {"role": "user", "content": "Book the cheapest JFK to SEA flight."},
+                *looked,
                 *tool_turn("s1", "search_flights", {"origin": "JFK"}, answer),
                 *tool_turn("g1", "get_reservation", {"id": "ZFA04Y"}, failed),
                 *tool_turn("h1", "hold_seat", {"flight_number": "HAT100"}, short),
                 *tool_turn("s2", "search_flights", {"origin": "JFK", "day": 2}, answer)]
     _, out = synth(synthesizer, formats, messages, tier=Tier.MID, steer=False)
-    results = [m["content"] for m in out if m["role"] == "tool"]
+    results = [m["content"] for m in out if m["role"] == "tool"][len(looked) // 2:]
     # a short answer stays as it came: with the marker its fields would be longer
     assert results[1:] == [failed, short, answer]
     shown = results[0].split("\n")

@@ -339,7 +339,11 @@ def cut_reasoning(message: Message, context: StrategyContext) -> tuple[Message, 
     said = context.gists.of("\n".join(texts), limit)
     marker = CUT_MARKER.format(chars=length - len(said), handle=span.handle)
     cut = f"{said} {marker}" if said else marker
-    if len(cut) >= length:
+    # Cut only when that saves a third, as a result is: the marker's handle is twenty
+    # digits, dense in tokens, and a gist that saved a few characters made the message
+    # longer in tokens; the output then outgrew the input on one call and went back as
+    # it came, to be cut again on the next, and the provider's cache missed both times.
+    if len(cut) * 3 > length * 2:
         return message, None
     parts: list[Part] = []
     for p in message.parts:

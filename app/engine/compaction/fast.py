@@ -7,7 +7,7 @@ and tokens (by default its recent window); both only grow as the agent appends,
 so a closed block stays closed, and the blocks follow from the transcript alone
 (the service keeps no state). Each closed block becomes its note, the same bytes on
 every later call; the turns after the last closed block stay as they are (long
-arguments and results cut, the newest result whole) and grow a step a call
+arguments and results cut where that pays, the newest result whole) and grow a step a call
 until the next block closes. What changes at every closing (the artifact
 ledger) comes after the notes; the nudge the synthesizer adds comes last.
 
@@ -39,7 +39,7 @@ from app.engine.compaction.blocknotes import BlockNotes
 from app.engine.compaction.ledger import Ledger, joined
 from app.engine.compaction.lifting import calls_made
 from app.engine.compaction.notes import ALL_AGED, Notes, Written, render_ledger
-from app.engine.compaction.rebuild import tail_turns
+from app.engine.compaction.rebuild import TrimPays, tail_turns
 from app.engine.compaction.tails import Tails
 from app.engine.compaction.tiers import TAIL_BUDGETS
 from app.engine.memo import CacheUsage
@@ -125,12 +125,40 @@ class FastStrategy:
         tail_budget = TAIL_BUDGETS.get(context.budget) or context.budget.tail
         if tail_budget is not context.budget:
             context = context.with_budget(tail_budget)
-        tail_turns(messages, tail, context, out, spans, dropped, self._tails)
+        tail_turns(messages, tail, context, out, spans, dropped, self._tails,
+                   trim_pays(messages, context, len(context.segments.turns) - len(tail)))
         # The newest turn keeps its result whole, and is cut like the others once a turn
-        # follows it: it is the one part of the tail the next call may send otherwise.
+        # follows it if that pays: it is the one part of the tail the next call may send
+        # otherwise.
         last = tail[-1].stop - tail[-1].start if tail else 0
         return Compaction(tuple(out), tuple(spans), tuple(dropped), settled, stable=stable,
                           steady=len(out) - last, noted=noted if blocks else None)
+
+
+def trim_pays(messages: Sequence[Message], context: StrategyContext, first: int,
+              ) -> TrimPays | None:
+    """Whether a turn of the tail (whose first turn is the run's ``first``-th) is trimmed
+    once a turn follows it. The newest turn went out whole, and its trimmed form is new
+    to the provider's cache from the first message it changes: like a closing, that pays
+    only when what it takes out, over ``closing_payback`` times the calls made by then,
+    covers that rewrite. A run's last calls trimmed its turns at a loss: on the test split,
+    28 runs cost more than sending them whole, 16 with this. The choice rests on the turn
+    and the calls made before the next one alone, so every later call makes it again the
+    same way; a turn left whole goes into its block's note when the block closes."""
+    count = context.tokens
+    payback = context.budget.closing_payback
+    if count is None or not payback:
+        return None
+    made = calls_made(messages, context.segments.turns)
+
+    def pays(k: int, whole: Sequence[Message], cut: Sequence[Message]) -> bool:
+        same = next((i for i, (a, b) in enumerate(zip(whole, cut, strict=True)) if a is not b),
+                    len(cut))
+        rewritten = count(cut[same:])
+        calls = payback * (made[first + k + 1] + 1)
+        return cache_price.pays(count(whole[same:]) - rewritten, rewritten, calls)
+
+    return pays
 
 
 def aged_blocks(closed: int, full_blocks: int, age_batch: int) -> int:

@@ -9,7 +9,7 @@ The last note ends with the artifact ledger.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from app.engine.compaction.base import Compaction, Span, StrategyContext, trim_turn
 from app.engine.compaction.ledger import joined
@@ -17,6 +17,10 @@ from app.engine.compaction.notes import Notes, aged_before, with_ledger
 from app.engine.compaction.tails import Key, Tails, Trimmed, identity
 from app.engine.reading.repeats import Shown
 from app.engine.transcript.model import Message, Turn
+
+# Whether the turn at this position of the tail, trimmed (the second list) rather than as
+# it was sent when it was the newest (the first), pays for the rewrite: see ``fast``.
+TrimPays = Callable[[int, Sequence[Message], Sequence[Message]], bool]
 
 
 class RebuildStrategy:
@@ -49,10 +53,11 @@ class RebuildStrategy:
 
 def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: StrategyContext,
                out: list[Message], spans: list[Span], dropped: list[Message],
-               tails: Tails | None = None) -> None:
+               tails: Tails | None = None, pays: TrimPays | None = None) -> None:
     """The recent turns, each trimmed (see ``trim_turn``) against what the turns before
     it show. With ``tails``, the turns the last call trimmed come from there, and only
-    the rest are trimmed (see ``tails``)."""
+    the rest are trimmed (see ``tails``). With ``pays``, a turn whose trimming does not
+    pay stays as it was sent while it was the newest."""
     if not turns:
         return
     older = len(turns) - 1  # every turn but the newest, trimmed as the next call will
@@ -91,8 +96,17 @@ def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: Stra
                                    shown.lines()),
                       replaces=base_key)
         turn = turns[k]
-        kept, cut_spans, cut = trim_turn(messages[turn.start : turn.stop], context, shown,
-                                         newest=k == older)
+        region = messages[turn.start : turn.stop]
+        kept, cut_spans, cut = trim_turn(region, context, shown, newest=k == older)
+        if pays is not None and k < older and any(m.role == "tool" for m in cut):
+            # As it went out while it was the newest, what the provider's cache holds: a
+            # turn's calls are trimmed the same either way, its results were whole.
+            whole = [m if m.role != "tool" else sent for m, sent in zip(kept, region,
+                                                                        strict=True)]
+            if not pays(k, whole, kept):
+                kept = whole
+                left = [(s, m) for s, m in zip(cut_spans, cut, strict=True) if m.role != "tool"]
+                cut_spans, cut = [s for s, _ in left], [m for _, m in left]
         out.extend(kept)
         spans.extend(cut_spans)
         dropped.extend(cut)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.engine.compaction import deep
+from app.engine.compaction import payback as cache_price
 from app.engine.compaction.base import Compaction, Span, Strategy, StrategyContext
 from app.engine.compaction.deep import DeepPlan
 from app.engine.compaction.lifting import Lifted, lift
@@ -216,10 +217,11 @@ class Synthesizer:
         after = books.tokens_after
         nudged = False
         if prepared.nudge is not None:
-            # The nudge rides on what the compaction saved, never past it.
+            # The nudge rides on what the compaction saved, priced as a provider's cache
+            # prices both: it is new on every call, where the tokens saved were reads.
             nudge = text_message("user", prepared.nudge)
             cost = self._counter.messages([nudge])
-            if after + cost < books.tokens_before:
+            if cache_price.rides(books.tokens_before - after, cost):
                 out.append(nudge)
                 after += cost
                 nudged = True
