@@ -124,3 +124,24 @@ def test_what_is_remembered_holds_none_of_the_callers_messages(encoder, formats)
     assert made.spans and all(span.originals == () for span, _ in made.spans)
     sent = {id(m) for m in region}
     assert not any(isinstance(m, Message) and id(m) in sent for m in made.messages)
+
+
+def test_a_note_never_takes_more_tokens_than_the_run_it_replaces(encoder, formats):
+    """A support conversation: between two customer messages the agent often says one
+    short thing, and a note about it (a header, its line, the handle) can be shorter in
+    characters and still longer in tokens; such a run stays as it was."""
+    wire = formats["openai"]
+    parsed = wire.parse({"messages": load_named("tau-airline-gpt4o-task023-trial3")}).messages
+    counter = TokenCounter(encoder)
+    context = EngineCaches().context(parsed, Tier.MID, counter.messages)
+    region = parsed[context.segments.head_stop:]
+    written = Notes().write(region, context, aged_before=-1, first=True)
+    notes = [m for m in written.messages if m.index < 0]
+    assert len(notes) == len(written.spans) > 5
+    for note, span in zip(notes, written.spans, strict=True):
+        assert counter.messages([note]) < counter.messages(span.originals)
+    # "No problem! Could you please provide your email address ...": a reply of 34
+    # tokens whose note took 42.
+    kept = {id(m) for m in written.messages}
+    assert any(m.role == "assistant" and m.text.startswith("No problem!") and id(m) in kept
+               for m in region)

@@ -2,8 +2,8 @@
 
 User and system messages in the region stay where they were (they carry the
 constraints agents forget); each run of assistant and tool messages between
-them becomes one note, unless the note would not be shorter. Notes are cached by
-the run's content: an agent resends the same older runs on every step. Lines
+them becomes one note, unless the note would not be shorter in tokens. Notes are
+cached by the run's content: an agent resends the same older runs on every step. Lines
 older than the tier's age take their aged form (reads left out, failures,
 writes and the agent's words kept). The artifact ledger is rendered here and
 placed by the strategy.
@@ -81,14 +81,21 @@ class Notes:
                     sum([len(p.text) for p in shown]):
                 out.messages.extend(g)
                 continue
+            # One part per line: lines repeat from call to call, so their token counts
+            # and facts come from the caches; renderers join parts with newlines.
+            footer = Part("text", PRIOR_WORK_FOOTER.format(what=what, handle=run.handle))
+            note = Message("user", (Part("text", header), *shown, footer))
+            # Shorter in characters is not enough: the header, the footer and the
+            # handle's digits are dense in tokens (a 34-token reply made a 42-token note).
+            count = context.tokens
+            if count is not None and count([note]) >= count(g):
+                out.messages.extend(g)
+                continue
             out.spans.append(Span(run.handle, "compacted", g[0].index, g[-1].index, len(g),
                                   run.tools, tuple(g)))
             out.dropped.extend(g)
             out.last_note = len(out.messages)
-            # One part per line: lines repeat from call to call, so their token counts
-            # and facts come from the caches; renderers join parts with newlines.
-            footer = Part("text", PRIOR_WORK_FOOTER.format(what=what, handle=run.handle))
-            out.messages.append(Message("user", (Part("text", header), *shown, footer)))
+            out.messages.append(note)
         return out
 
 
