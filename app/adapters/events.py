@@ -24,7 +24,7 @@ from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer, get_current_
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from standardwebhooks import Webhook
 
-from app.adapters.addresses import PrivateAddress, Resolve, check_resolved
+from app.adapters.addresses import RefusedHost, refused_literal
 from app.adapters.metrics import Metrics
 from app.adapters.outbox import Entry, Outbox
 from app.adapters.tracing import (
@@ -150,12 +150,13 @@ class Deliverer:
                  timeout_s: float = 10.0,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  jitter: Callable[[], float] = random.random,
-                 resolve: Resolve | None = None, tracer: Tracer = NO_TRACER) -> None:
+                 public_only: bool = False, tracer: Tracer = NO_TRACER) -> None:
         self._subscriptions = subscriptions
         self._tracer = tracer
-        # Set unless private addresses are allowed: each delivery first checks where the
-        # endpoint's name resolves now.
-        self._resolve = resolve
+        # Set unless private addresses are allowed. A name is checked by the session's
+        # resolver as it connects (addresses.delivery_connector); an address written as a
+        # number is connected to without a lookup, so it is checked here.
+        self._public_only = public_only
         self._outbox = outbox
         self._metrics = metrics
         self._schedule = tuple(schedule)
@@ -185,11 +186,8 @@ class Deliverer:
         if not sub.enabled:
             await self._finish(entry, "dead_lettered", dead="the endpoint answered 410 Gone")
             return True
-        if self._resolve is not None:
-            try:
-                await check_resolved(sub.url, self._resolve)
-            except PrivateAddress as exc:
-                return await self._failed(entry, f"refused: {exc}", None)
+        if self._public_only and (why := refused_literal(sub.url)) is not None:
+            return await self._failed(entry, f"refused: {why}", None)
         stamp = self._now()
         headers = {"content-type": "application/json", "webhook-id": entry.event_id,
                    "webhook-timestamp": str(int(stamp.timestamp())),
@@ -204,6 +202,8 @@ class Deliverer:
         except (aiohttp.ClientError, TimeoutError) as exc:
             current.set_attribute("error.type", type(exc).__name__)
             current.set_status(StatusCode.ERROR)
+            if isinstance(exc.__cause__, RefusedHost):
+                return await self._failed(entry, f"refused: {exc.__cause__}", None)
             return await self._failed(entry, f"unreachable ({type(exc).__name__})", None)
         current.set_attribute("http.response.status_code", status)
         if status >= 300:

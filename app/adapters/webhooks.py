@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 from opentelemetry.trace import Tracer
 
-from app.adapters.addresses import check_url, system_resolve
+from app.adapters.addresses import Resolve, check_url, delivery_connector, system_resolve
 from app.adapters.events import Backlog, Deliverer, Emitter, Subscription
 from app.adapters.metrics import Metrics
 from app.adapters.outbox import Entry, MemoryOutbox, Outbox, RedisOutbox
@@ -29,8 +29,11 @@ class Webhooks:
     interpreter whenever it has work. Requests hand events over to that loop."""
 
     def __init__(self, subscriptions: list[Subscription], outbox: Outbox,
-                 pump: Pump, *, stop_grace_s: float = 5.0) -> None:
+                 pump: Pump, *, stop_grace_s: float = 5.0,
+                 resolve: Resolve | None = None) -> None:
         self.subscriptions = subscriptions
+        # Set unless private addresses are allowed: the lookups deliveries connect by.
+        self._resolve = resolve
         self.outbox = outbox
         self.pump = pump
         # Beyond the drain, how long stopping may take (closing connections, the outbox).
@@ -73,7 +76,7 @@ class Webhooks:
 
     async def _begin(self) -> None:
         # No pool limit: each endpoint's lane bounds its own connections.
-        self.pump.start(aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)))
+        self.pump.start(aiohttp.ClientSession(connector=delivery_connector(self._resolve)))
 
     async def _end(self, drain_s: float) -> None:
         await self.pump.stop(drain_s)
@@ -118,11 +121,11 @@ def build_webhooks(settings: Settings, metrics: Metrics, tracer: Tracer = NO_TRA
     deliverer = Deliverer(subscriptions, outbox, metrics,
                           schedule=settings.webhook_retry_schedule_s,
                           timeout_s=settings.webhook_timeout_s,
-                          resolve=None if settings.webhooks_allow_private else system_resolve,
-                          tracer=tracer)
+                          public_only=not settings.webhooks_allow_private, tracer=tracer)
     pump = Pump(backlog, outbox, deliverer, metrics, subscriptions=len(subscriptions),
                 width=settings.webhook_concurrency, pause_s=settings.redis_pause_s,
                 shared=isinstance(outbox, RedisOutbox),
                 journal_entries=settings.outbox_max_entries,
                 put_timeout_s=settings.redis_timeout_s)
-    return Webhooks(subscriptions, outbox, pump)
+    return Webhooks(subscriptions, outbox, pump,
+                    resolve=None if settings.webhooks_allow_private else system_resolve)
