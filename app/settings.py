@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.adapters.events import RETRY_SCHEDULE_S, WebhookConfig
@@ -15,6 +15,7 @@ from app.adapters.llm.config import ProviderConfig
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.trace.summarizer import TraceOptions
 from app.service.rate_limits import TenantLimits
+from app.service.server_keys import DEFAULT_ROUTES, parse_route
 
 
 class Settings(BaseSettings):
@@ -89,6 +90,16 @@ class Settings(BaseSettings):
         "anthropic, gemini): name of the environment variable holding that tenant's "
         "provider key}. A tenant listed here is forwarded with the server's key, not the "
         "caller's.")
+    proxy_server_key_routes: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ROUTES), description="Proxy mode: the "
+        "requests passed through untouched (not compacted) that may go upstream with a "
+        "tenant's server-side key, as 'METHOD /path' with * for one path segment; on a "
+        "server key any other pass-through request is refused with a 403. The default: "
+        "the model lists and token counts.")
+    proxy_tenant_models: dict[str, list[str]] = Field(
+        default_factory=dict, description="Proxy mode: tenant -> the models it may ask for "
+        "with its server-side key (patterns such as 'gpt-4.1*'); a tenant not listed may "
+        "ask for any.")
     proxy_timeout_s: float = Field(600.0, gt=0, description="Proxy mode: time for the "
                                    "upstream's answer (a stream: between its chunks).")
     proxy_max_connections: int = Field(
@@ -211,6 +222,13 @@ class Settings(BaseSettings):
     deep_threshold_tokens: int = Field(
         4000, ge=0, description="auto uses deep when the older part has at least this many "
         "tokens (and the phase is synthesize or errors are recent).")
+
+    @field_validator("proxy_server_key_routes")
+    @classmethod
+    def _routes_read(cls, routes: list[str]) -> list[str]:
+        for route in routes:
+            parse_route(route)  # a ValueError says how to write one
+        return routes
 
     def trace_options(self) -> TraceOptions:
         """The /summarize-trace thresholds a request leaves out."""

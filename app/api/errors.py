@@ -20,6 +20,7 @@ from app.context import request_id
 from app.engine import errors as e
 from app.service.proxy import ProxyHeaderInvalid
 from app.service.rate_limits import OverLimit, RateLimited, TooManyTokens
+from app.service.server_keys import NotAProxyRoute, ServerKeyRefused
 
 PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
 # A body with thousands of mistakes gets the first of them, not megabytes of them.
@@ -36,6 +37,8 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.AmbiguousFormat: 422,
     e.InvalidOption: 422,
     ProxyHeaderInvalid: 400,
+    ServerKeyRefused: 403,
+    NotAProxyRoute: 404,
     e.InvalidNumber: 422,
     e.MalformedBody: 400,
     e.UnknownStrategy: 422,
@@ -106,6 +109,29 @@ PROVIDER_INVALID = {"anthropic": _anthropic_invalid}
 
 
 @dataclass(frozen=True, slots=True)
+class _Refusal:
+    openai: str  # its error type
+    anthropic: str  # its error type
+    gemini: str  # its status
+
+    def body(self, upstream: str, message: str, status: int) -> dict[str, Any]:
+        if upstream == "anthropic":
+            return {"type": "error", "error": {"type": self.anthropic, "message": message}}
+        if upstream == "gemini":
+            return {"error": {"code": status, "message": message, "status": self.gemini}}
+        return {"error": {"message": message, "type": self.openai, "param": None,
+                          "code": None}}
+
+
+# What the proxy refuses on a provider route, in that provider's error shape: the SDK
+# raises its PermissionDeniedError (403) or NotFoundError (404) with the message.
+PROVIDER_REFUSALS: dict[type[e.ContextsynthError], _Refusal] = {
+    ServerKeyRefused: _Refusal("permission_error", "permission_error", "PERMISSION_DENIED"),
+    NotAProxyRoute: _Refusal("invalid_request_error", "not_found_error", "NOT_FOUND"),
+}
+
+
+@dataclass(frozen=True, slots=True)
 class _LimitNames:
     openai: str  # its error code
     anthropic: str  # its error type
@@ -146,6 +172,10 @@ async def domain_error(request: Request, exc: Exception) -> JSONResponse:
         response = JSONResponse(PROVIDER_ERRORS[exc.upstream](exc.detail), status_code=503)
     elif isinstance(exc, ProxyHeaderInvalid) and exc.upstream in PROVIDER_INVALID:
         response = JSONResponse(PROVIDER_INVALID[exc.upstream](exc.detail), status_code=400)
+    elif isinstance(exc, ServerKeyRefused | NotAProxyRoute):
+        status = _status_of(exc)
+        response = JSONResponse(PROVIDER_REFUSALS[type(exc)].body(exc.upstream, exc.detail,
+                                                                  status), status_code=status)
     elif isinstance(exc, OverLimit) and exc.upstream in PROVIDER_LIMITS:
         status = _status_of(exc)
         response = JSONResponse(PROVIDER_LIMITS[exc.upstream](exc, status), status_code=status)

@@ -38,6 +38,7 @@ from app.service.jobs import synthesis_defaults
 from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
 from app.service.runner import Runner
+from app.service.server_keys import NotAProxyRoute, ServerKeyPolicy, requested_model
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,28 @@ def passed_to(path: str, query: str, headers: Sequence[tuple[str, str]]) -> str:
     signed = next((_SIGNS[k.lower()] for k, _ in headers if k.lower() in _SIGNS), None)
     keyed = "gemini" if any(k == _KEY_PARAM for k, _ in parse_qsl(query)) else None
     return by_path or signed or keyed or _DEFAULT_UPSTREAM
+
+
+def _spelled(path: str) -> str:
+    """A path as a lenient server would route it: slashes collapsed and trimmed, lower
+    case; Gemini's model segment stands as its template's."""
+    parts = [p for p in path.lower().split("/") if p]
+    if len(parts) == 3 and parts[1] == "models" and ":" in parts[2]:
+        parts[2] = "{model}:" + parts[2].partition(":")[2]
+    return "/" + "/".join(parts)
+
+
+_SPELLED_ROUTES = {_spelled(path): path for path in (*PROVIDER_ROUTES, *COUNT_ROUTES)}
+
+
+def check_spelling(method: str, path: str, upstream: str) -> None:
+    """A conversation posted to its route spelled otherwise (``/v1/chat/completions/``,
+    ``/v1/Chat/Completions``) is refused, not passed through: the provider may route it
+    as the conversation it is, uncompacted and uncharged."""
+    exact = _SPELLED_ROUTES.get(_spelled(path))
+    if method.upper() == "POST" and exact is not None and exact != path:
+        raise NotAProxyRoute(f"{path} is not a route of this proxy; send the request to "
+                             f"{exact}, spelled exactly so.", upstream=upstream)
 
 
 def _without_key(query: str) -> str:
@@ -280,11 +303,24 @@ class ProxyService:
         self._keys = {(tenant, upstream): environ[name]
                       for tenant, names in settings.proxy_tenant_keys.items()
                       for upstream, name in names.items() if environ.get(name)}
+        self._policy = ServerKeyPolicy(settings.proxy_server_key_routes,
+                                       settings.proxy_tenant_models)
+
+    def _on_server_key(self, tenant: str, upstream: str) -> bool:
+        return (tenant, upstream) in self._keys
+
+    def _check_model(self, call: ProxyCall, upstream: str) -> None:
+        """On the tenant's server key, the model asked for is one it may use."""
+        if self._on_server_key(call.tenant, upstream):
+            model = call.params.get("model") or requested_model(call.path,
+                                                                _json_object(call.body))
+            self._policy.check_model(call.tenant, model, upstream)
 
     async def handle(self, call: ProxyCall) -> Proxied:
         """A provider request answered: its conversation compacted, sent upstream with
         the caller's credentials (or the tenant's), the answer passed on as it comes;
         where the expand tool is offered, its calls answered here on the way."""
+        self._check_model(call, PROVIDER_ROUTES[call.path].upstream)
         route, headers = self.outbound(PROVIDER_ROUTES[call.path], call)
         compacted = await self.compact(route, call)
         if call.compacted is not None:
@@ -316,6 +352,7 @@ class ProxyService:
         conversation route would (the expand tool included when it would be offered),
         with no receipt, since nothing is answered. ``x-contextsynth-counted`` says which
         was counted."""
+        self._check_model(call, COUNT_ROUTES[call.path].upstream)
         route, headers = self.outbound(COUNT_ROUTES[call.path], call)
         compacted = await self.compact(route, replace(call, request_id=None))
         answer = await self.forward(route, compacted.body, headers, compacted)
@@ -578,12 +615,26 @@ class ProxyService:
         done.handles.append(handle)
         return read_back(document, call.arguments, self._settings.proxy_expand_max_chars)
 
+    def screen(self, method: str, path: str, query: str, body: bytes,
+               sent: Sequence[tuple[str, str]], tenant: str) -> str:
+        """The provider a pass-through request goes to, once it is known that it may go:
+        not a conversation route misspelt, and on the tenant's server key only a route
+        and a model the operator allows. Raises what refuses it."""
+        upstream = passed_to(path, query, sent)
+        check_spelling(method, path, upstream)
+        if self._on_server_key(tenant, upstream):
+            self._policy.check_route(method, path, upstream)
+            if method.upper() == "POST":
+                self._policy.check_model(tenant, requested_model(path, _json_object(body)),
+                                         upstream)
+        return upstream
+
     async def pass_through(self, method: str, path: str, query: str, body: bytes,
                            sent: Sequence[tuple[str, str]], tenant: str) -> UpstreamAnswer:
         """A provider request this service does not compact (model lists, embeddings,
         token counts, anything else under /v1 or /v1beta), sent on untouched, to the
         provider ``passed_to`` names."""
-        upstream = passed_to(path, query, sent)
+        upstream = self.screen(method, path, query, body, sent, tenant)
         route = ProviderRoute(upstream, "", path.removeprefix(_BASE_HOLDS.get(upstream, "")))
         headers, query = self.credentials(route, tenant, forwarded(sent), query)
         url = self._bases[upstream] + route.path + (f"?{query}" if query else "")

@@ -38,7 +38,6 @@ from app.service.proxy import (
     Proxied,
     ProxyCall,
     ProxyHeaderInvalid,
-    passed_to,
 )
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
@@ -174,11 +173,16 @@ async def receipt(request_id: str, svc: Annotated[Services, Depends(services)],
 @router.api_route("/v1beta/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
 async def passed_through(request: Request, svc: Annotated[Services, Depends(services)],
                          tenant: ProxyTenant) -> Response:
-    # A request, no tokens (the body is not read); a refusal in its provider's shape.
-    await admit(request, svc, tenant, upstream=passed_to(
-        request.url.path, request.url.query, request.headers.items()))
+    body = await request.body()
+    # Refused before it is charged: a misspelt conversation route, or a route or model
+    # the tenant's server-side key may not be spent on.
+    upstream = svc.proxy.screen(request.method, request.url.path, request.url.query, body,
+                                request.headers.items(), tenant)
+    # A request, and the tokens of what it sends (a legacy completion spends as a chat
+    # does); a refusal in its provider's shape.
+    await admit(request, svc, tenant, body or None, upstream=upstream)
     answer = await svc.proxy.pass_through(
-        request.method, request.url.path, request.url.query, await request.body(),
+        request.method, request.url.path, request.url.query, body,
         request.headers.items(), tenant)
     return StreamingResponse(answer.chunks(), status_code=answer.status,
                              headers={**dict(answer.headers),
