@@ -16,10 +16,12 @@ from app.engine.reading.textactions import (
     is_console_output,
     is_observation,
     read_action,
+    skeleton,
 )
 from app.engine.transcript.model import segment
 from app.engine.transcript.tokens import TokenCounter
 from tests.support.convert import to_anthropic
+from tests.support.corpus import load_named
 from tests.support.invariants import check_openai
 
 EDIT = """I'll make parse() accept ISO weeks.
@@ -238,3 +240,103 @@ def test_a_report_joined_with_the_users_next_words_stays_the_users(synthesizer, 
     result = synthesizer.run(wire.parse(payload), SynthesisOptions())
     sent = json.dumps(wire.render(result.transcript))
     assert all(f"Fix the failure in week_{i}, keep the API." in sent for i in range(16))
+
+
+# Agents of shapes never listed here: markup actions, and the result shape a run's own
+# harness repeats (Cline, Roo Code and Kilo Code write theirs so).
+MARKUP = """<thinking>The parser is in src/parser.py.</thinking>
+<read_file>
+<path>src/parser.py</path>
+</read_file>"""
+
+
+def test_an_action_written_as_markup_is_a_call_named_by_its_tag():
+    action = read_action(MARKUP)
+    assert action.name == "read_file"
+    assert json.loads(action.arguments) == {"path": "src/parser.py"}
+    assert "The parser is in src/parser.py." in action.thought
+    # The file a markup action writes may hold fenced code: the markup is the action.
+    written = read_action("<write_to_file>\n<path>README.md</path>\n<content>\n# Use\n"
+                          "```bash\npip install x\n```\n</content>\n</write_to_file>")
+    assert written.name == "write_to_file"
+    assert json.loads(written.arguments)["path"] == "README.md"
+    # Markup without parameters (a thought) is no action; a fence in the text still is.
+    assert read_action("<thinking>hmm</thinking>\n```bash\nls\n```").name == "bash"
+
+
+@pytest.mark.parametrize(("first", "second", "same"), [
+    ("[read_file for 'a.py'] Result:", "[search_files for 'x' in '*.ts'] Result:", True),
+    ("[read_file for 'a.py'] Result:", "[ERROR] You did not use a tool in your previous "
+     "response! Please retry with a tool use.", False),
+])
+def test_a_harness_opens_its_results_with_one_skeleton(first, second, same):
+    assert skeleton(first) is not None
+    assert (skeleton(first) == skeleton(second)) is same
+
+
+@pytest.mark.parametrize("words", ["Yes, thanks.", "Please keep the API unchanged.",
+                                   "I want to cancel reservation JG7FMM"])
+def test_what_people_write_has_no_harness_skeleton(words):
+    assert skeleton(words) is None
+
+
+def _xml_run(steps: int, answer: str | None = None) -> list[dict]:
+    env = ("<environment_details>\n# Current Time\n9:{:02d} AM\n# Current Mode\nACT MODE\n"
+           "</environment_details>")
+    messages: list[dict] = [{"role": "system", "content": "You are an engineer."},
+                            {"role": "user", "content": "Fix the parser.\n" + env.format(0)}]
+    for i in range(steps):
+        messages.append({"role": "assistant", "content":
+                         f"<read_file>\n<path>src/m{i}.py</path>\n</read_file>"})
+        messages.append({"role": "user", "content":
+                         f"[read_file for 'src/m{i}.py'] Result:\n" +
+                         "\n".join(f"def f{i}_{k}(): return {k}" for k in range(30)) +
+                         "\n" + env.format(i + 1)})
+    if answer is not None:
+        messages.append({"role": "assistant", "content": "<ask_followup_question>\n<question>"
+                         "Which date format?</question>\n</ask_followup_question>"})
+        messages.append({"role": "user", "content": f"[ask_followup_question for 'Which date "
+                         f"format?'] Result:\n<answer>\n{answer}\n</answer>"})
+    return messages
+
+
+def test_a_runs_own_result_shape_is_learned_and_its_boilerplate_kept_once(formats):
+    messages = _xml_run(6, answer="ISO 8601, and never change the public API.")
+    parsed = formats["openai"].parse({"messages": messages}).messages
+    lifted = lift(parsed)
+    results = [m for m in lifted.messages if m.role == "tool"]
+    assert len(results) == 6
+    # The environment block every result repeats stays in the newest result only.
+    assert [("<environment_details>" in m.text) for m in results] == [False] * 5 + [True]
+    assert "def f0_29(): return 29" in results[0].text
+    # The user's answer to the agent's question is the user's, not a result.
+    assert lifted.messages[-1].role == "user" and "ISO 8601" in lifted.messages[-1].text
+
+
+def test_a_chat_whose_replies_repeat_no_harness_shape_is_left_to_the_user(formats):
+    messages: list[dict] = [{"role": "user", "content": "Help me plan a trip."}]
+    for i in range(6):
+        messages.append({"role": "assistant", "content": f"Option {i}: a city break?"})
+        messages.append({"role": "user", "content": "Yes, thanks. What about [museums]?"})
+    parsed = formats["openai"].parse({"messages": messages}).messages
+    assert lift(parsed).messages == tuple(parsed)
+
+
+def test_a_real_xml_tool_run_is_read_as_calls_with_its_phase(synthesizer, formats):
+    messages = load_named("cline-praxis-os-2025-10-11-1142")
+    wire = formats["openai"]
+    parsed = wire.parse({"messages": messages})
+    lifted = lift(parsed.messages)
+    calls = [c.name for m in lifted.messages for c in m.tool_calls]
+    assert {"read_file", "search_files", "replace_in_file"} <= set(calls)
+    assert len(calls) >= 40
+    result = synthesizer.run(parsed, SynthesisOptions())
+    assert result.phase is not Phase.ORIENT
+    out = wire.render(result.transcript)["messages"]
+    check_openai(messages, out)
+    # The environment block every result repeated is gone from the older results kept.
+    def blocks(messages: list[dict]) -> int:
+        return sum("<environment_details>" in m["content"] for m in messages
+                   if m["role"] == "user" and isinstance(m["content"], str))
+
+    assert blocks(messages) >= 40 and blocks(out) < blocks(messages) / 3

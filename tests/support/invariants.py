@@ -6,7 +6,12 @@ import itertools
 import json
 from typing import Any
 
-from app.engine.reading.textactions import console_command, is_console_output, is_observation
+from app.engine.reading.textactions import (
+    console_command,
+    is_console_output,
+    is_observation,
+    shapes,
+)
 
 MARKER = "[contextsynth]"
 
@@ -21,9 +26,35 @@ def _users(texts: list[str]) -> list[str]:
         return 0 < i < len(texts) - 1 and console_command(texts[i]) is not None \
             and is_console_output(texts[i + 1])
 
+    harness = _repeated_shapes(texts)
     return [t for i, t in enumerate(texts)
             if not t.startswith(MARKER) and (i == 0 or not (
-                is_observation(t) or typed(i) or (typed(i - 1) and not typed(i - 2))))]
+                is_observation(t) or typed(i) or (typed(i - 1) and not typed(i - 2))
+                or not harness.isdisjoint(shapes(_first_text(t)))))]
+
+
+def _first_text(text: str) -> str:
+    """A user message's first text: content written as a list of parts comes as JSON."""
+    if not text.startswith("[{"):
+        return text
+    try:
+        parts = json.loads(text)
+    except ValueError:
+        return text
+    return next((p["text"] for p in parts if isinstance(p, dict)
+                 and isinstance(p.get("text"), str)), text)
+
+
+def _repeated_shapes(texts: list[str]) -> frozenset[str]:
+    """The shapes a run's harness opens its results with (``reading.textactions``): one
+    that opens at least 3 of the user texts after the task and a fifth of them. Looser
+    than the engine's reading, which counts only the texts right after an action."""
+    counts: dict[str, int] = {}
+    for t in texts[1:]:
+        for shape in set(shapes(_first_text(t))):
+            counts[shape] = counts.get(shape, 0) + 1
+    least = max(3, 0.2 * (len(texts) - 1))
+    return frozenset(shape for shape, n in counts.items() if n >= least)
 
 
 def _kept_in_order(before: list[str], after: list[str]) -> None:

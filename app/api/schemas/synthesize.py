@@ -178,8 +178,14 @@ class SignalsOut(BaseModel):
     max_iterations: int | None
     task: str | None
     tools_called: dict[str, int]
-    required_missing: list[str]
-    outputs_done: list[str]
+    required_missing: list[str] = Field(
+        description="Required tools not called yet.")
+    required_failed: list[str] = Field(
+        description="Required tools that were called but never succeeded (their failures "
+        "are in recent_errors while recent).")
+    outputs_done: list[str] = Field(
+        description="Output tools that succeeded since the user last spoke, a write of only "
+        "a scratch file (a reproduction script, a log) not counted.")
     recent_errors: list[str]
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.engine.compaction.base import Compaction, Span
-from app.engine.reading.textactions import EDIT_MARK, TextActions
+from app.engine.reading.textactions import EDIT_MARK, TextActions, without_blocks
 from app.engine.transcript.model import Message, Part, ToolCall, Turn
 
 # The ids of the calls lifting makes. None reaches the wire: every message that holds
@@ -25,6 +25,11 @@ from app.engine.transcript.model import Message, Part, ToolCall, Turn
 LIFTED_CALL = "cs_text_"
 # A console command the user typed: a call no model made (see ``calls_made``).
 CONSOLE_CALL = "cs_console_"
+# A block a harness appends to its results (environment details, reminders) is its
+# boilerplate once at least this many results hold it, and this share of them; it is
+# kept once, in the newest result that holds it.
+_BOILERPLATE_AT_LEAST = 3
+_BOILERPLATE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
     shared: set[int] = set()
     for m in messages:
         (shared if m.index in seen else seen).add(m.index)
+    stale = _stale_boilerplate(messages, answered, actions)
     for position, m in enumerate(messages):
         answered_next = position + 1 in answered and messages[position + 1].index >= 0 \
             and messages[position + 1].index not in shared
@@ -121,7 +127,8 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
             originals[m.index] = m
             continue
         elif position in answered and answering:
-            out.append(Message("tool", m.parts, tool_call_id=answering, raw=m.raw,
+            kept = _without(m.parts, stale[position]) if position in stale else m.parts
+            out.append(Message("tool", kept, tool_call_id=answering, raw=m.raw,
                                index=m.index))
             originals[m.index] = m
         else:
@@ -130,6 +137,39 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
     # Every user message lifted (an observation, a console command) may be folded.
     foldable = frozenset(id(m) for m in messages if m.role == "user" and m.index in originals)
     return Lifted(tuple(out), originals, foldable)
+
+
+def _stale_boilerplate(messages: Sequence[Message], answered: set[int],
+                       actions: TextActions) -> dict[int, frozenset[str]]:
+    """For each observation, the boilerplate blocks a newer observation shows again."""
+    tags = {i: frozenset().union(*(actions.blocks(p.text) for p in messages[i].parts
+                                   if p.kind == "text"))
+            for i in answered}
+    counts: dict[str, int] = {}
+    newest: dict[str, int] = {}
+    for i in sorted(tags):
+        for tag in tags[i]:
+            counts[tag] = counts.get(tag, 0) + 1
+            newest[tag] = i
+    least = max(_BOILERPLATE_AT_LEAST, _BOILERPLATE_SHARE * len(answered))
+    boilerplate = {tag for tag, n in counts.items() if n >= least}
+    stale = {i: frozenset(t for t in found & boilerplate if newest[t] != i)
+             for i, found in tags.items()}
+    return {i: found for i, found in stale.items() if found}
+
+
+def _without(parts: tuple[Part, ...], tags: frozenset[str]) -> tuple[Part, ...]:
+    """The parts without those blocks; a part left empty goes (a provider refuses an
+    empty text block), unless nothing would be left."""
+    kept: list[Part] = []
+    for p in parts:
+        if p.kind != "text":
+            kept.append(p)
+            continue
+        text = without_blocks(p.text, tags)
+        if text.strip():
+            kept.append(p if text == p.text else Part("text", text, p.raw))
+    return tuple(kept) if kept else parts
 
 
 def _edits(message: Message, actions: TextActions, originals: dict[int, Message], *,

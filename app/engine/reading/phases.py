@@ -49,12 +49,15 @@ class Signals:
     # tests after the last change: how a coding agent without required tools progresses.
     edited: tuple[str, ...]
     tested_after_edit: bool
+    # Required tools that ran but never succeeded.
+    required_failed: tuple[str, ...]
 
     def __init__(self, iteration: int, max_iterations: int | None,
                  tools_called: dict[str, int], required_tools: tuple[str, ...],
                  required_missing: tuple[str, ...], outputs_done: tuple[str, ...],
                  recent_errors: tuple[str, ...], edited: tuple[str, ...] = (),
-                 tested_after_edit: bool = False) -> None:
+                 tested_after_edit: bool = False,
+                 required_failed: tuple[str, ...] = ()) -> None:
         object.__setattr__(self, "iteration", iteration)
         object.__setattr__(self, "max_iterations", max_iterations)
         object.__setattr__(self, "tools_called", tools_called)
@@ -64,6 +67,7 @@ class Signals:
         object.__setattr__(self, "recent_errors", recent_errors)
         object.__setattr__(self, "edited", edited)
         object.__setattr__(self, "tested_after_edit", tested_after_edit)
+        object.__setattr__(self, "required_failed", required_failed)
 
     @property
     def late(self) -> bool:
@@ -121,29 +125,36 @@ def observe(
             turn += 1
             for call in m.tool_calls:
                 called[call.name] = called.get(call.name, 0) + 1
-                summary = summaries.of(call)
-                changed = [p for p in summary.writes if not is_scratch(p)]
-                if changed:
-                    edited.update(dict.fromkeys(changed))
-                    tested = False
-                elif edited and summary.runs_tests:
-                    tested = True
         elif m.role == "tool":
             answered = calls.get(id(m))
             name = answered.name if answered is not None else "tool"
             outcome = outcomes.of(m)
             if outcome.error:
+                # A write that failed changed nothing: it neither edits nor delivers.
                 errors.append((turn, f"{name} -> {outcome.line}"))
-            else:
-                succeeded.add(name)
+                continue
+            succeeded.add(name)
+            writes = summaries.of(answered).writes if answered is not None else ()
+            changed = [p for p in writes if not is_scratch(p)]
+            # An output tool that wrote only a scratch file (a reproduction script) made
+            # no deliverable.
+            if not writes or changed:
                 delivered.add(name)
+            if changed:
+                edited.update(dict.fromkeys(changed))
+                tested = False
+            elif edited and answered is not None and summaries.of(answered).runs_tests:
+                tested = True
     iteration = options.iteration if options.iteration is not None else turn
-    missing = tuple(t for t in options.required_tools
-                    if not _is_output(t, options) and t not in succeeded)
+    unmet = [t for t in options.required_tools
+             if not _is_output(t, options) and t not in succeeded]
+    # A required tool that ran and failed is not missing: it needs its cause fixed.
+    missing = tuple(t for t in unmet if t not in called)
+    failed = tuple(t for t in unmet if t in called)
     outputs = tuple(sorted(n for n in delivered if _is_output(n, options)))
     recent = tuple(text for at, text in errors if at > turn - RECENT_TURNS)
     return Signals(iteration, options.max_iterations, called, options.required_tools,
-                   missing, outputs, recent, tuple(edited), tested)
+                   missing, outputs, recent, tuple(edited), tested, failed)
 
 
 def classify(signals: Signals, options: PhaseOptions) -> Phase:
@@ -151,7 +162,7 @@ def classify(signals: Signals, options: PhaseOptions) -> Phase:
         return Phase.ORIENT
     if signals.outputs_done:
         return Phase.VERIFY
-    if signals.required_missing:
+    if signals.required_missing or signals.required_failed:
         return Phase.GATHER
     expects_output = options.output_tools is not None or any(
         _is_output(t, options) for t in options.required_tools)

@@ -15,6 +15,17 @@ failure, a shell prompt at its end, the report of an edit applied or refused),
 never by length or guesswork: a user message that is not plainly a tool's
 output is the user's, and the user's words are kept.
 
+Harnesses this module was never shown have shapes of their own, so two readings
+are learned from the run itself rather than from a list of names. An action
+written as markup (``<read_file><path>a.py</path></read_file>``, as Cline, Roo
+Code and Kilo Code write theirs) is a call named by its tag with its child tags
+as arguments. And a harness opens every result the same way (``[read_file for
+'a.py'] Result:``): a first line whose skeleton (its punctuation, with words and
+quoted text standing as placeholders) opens several of the user messages that
+follow the agent's turns in this run is that harness's result shape. A skeleton
+must open with markup or a bracket: a customer's "Yes, thanks." repeated is
+still the customer.
+
 Some harnesses take commands from the user too: in Aider's chat the user types
 ``/run pytest``, ``/ls`` or ``/add file.py`` and what the command printed comes
 back as the next user message. Such a command line and its output are a call and
@@ -65,6 +76,32 @@ _CONSOLE_REPLY = re.compile(
     r"|invalid command|head is|approximate context|please provide)", re.IGNORECASE)
 
 _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
+# An action as markup: an element at the start of a line whose content holds elements
+# of its own (its parameters), outside fenced code.
+_ELEMENT = re.compile(r"^[ \t]*<([a-z][a-z0-9_]*)>(.*?)</\1>", re.MULTILINE | re.DOTALL)
+_CHILD = re.compile(r"<([a-z][a-z0-9_]*)>(.*?)</\1>", re.DOTALL)
+# A first line's skeleton: quoted text, then words (paths and numbers included), stand
+# as placeholders; it must open with markup or a bracket, and be short (a result's
+# opening line), to be a harness's shape.
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
+_WORDS = re.compile(r"[\w./@~+-]+")
+_STRUCTURE = frozenset("[]<>{}|")
+# A block on lines of its own: an opening tag alone on its line, through its closing tag.
+_BLOCK = re.compile(r"^[ \t]*<([a-z][a-z0-9_]*)>[ \t]*\n.*?^[ \t]*</\1>[ \t]*$\n?",
+                    re.MULTILINE | re.DOTALL)
+_LINE_CHARS = 2000
+_SKELETON_SIGNS = 16
+# Words a harness's own sentence repeats at the start of every result: enough that
+# people, who vary theirs, do not write the same ones three times over.
+_OPENING_WORDS = 6
+_USER_WORD = re.compile(r"\buser'?s?\b", re.IGNORECASE)
+# A shape is the run's result shape once it opens this many of the messages after the
+# agent's turns, and this share of them (a harness may give each kind of tool its own).
+_LEARNED_AT_LEAST = 3
+_LEARNED_SHARE = 0.2
+# An action that asks the user something: what comes back is the user's answer, kept as
+# the user's words even in the harness's result shape.
+_ASKS = re.compile(r"ask|question|follow_?up|clarif", re.IGNORECASE)
 _SHELLS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
 _ACTION_LINE = re.compile(r"^[ \t]*(?:Action|ACTION)[ \t]*:[ \t]*(.+)", re.MULTILINE | re.DOTALL)
 _VERB = re.compile(r"[A-Za-z_]\w*")
@@ -91,6 +128,51 @@ def _echoed(text: str) -> bool:
         return False
     close = text.find(_ECHO_CLOSE)
     return close >= 0 and _AFTER_ECHO.match(text, close + len(_ECHO_CLOSE)) is not None
+
+
+def skeleton(text: str) -> str | None:
+    """The shape of a text's first line: its first sign and its last three, with words
+    and quoted text as placeholders (``[read_file for 'a.py'] Result:`` and
+    ``[search_files for 'x' in '*.ts'] Result:`` both ``[…]w:``); None when the line has
+    no markup or bracket at its start to be a harness's, or reads as prose."""
+    line = text.lstrip().partition("\n")[0][:_LINE_CHARS]
+    signs = _WORDS.sub("w", _QUOTED.sub("q", line)).replace(" ", "")
+    # A harness opens with its markup or bracket; people open with words, and run on.
+    if not signs or signs[0] not in _STRUCTURE or "w" not in signs \
+            or len(signs) > _SKELETON_SIGNS:
+        return None
+    return signs if len(signs) <= 4 else f"{signs[0]}…{signs[-3:]}"
+
+
+def opening(text: str) -> str | None:
+    """A text's first words, when its first line has enough of them to be a sentence a
+    harness repeats (``The browser action has been executed.``)."""
+    words = text.lstrip().partition("\n")[0][:_LINE_CHARS].split()
+    if len(words) < _OPENING_WORDS:
+        return None
+    shown = " ".join(words[:_OPENING_WORDS])
+    # "The user provided the following feedback:": a harness passing on the user's words
+    # is the user speaking.
+    return None if _USER_WORD.search(shown) else shown
+
+
+def shapes(text: str) -> tuple[str, ...]:
+    """What a text may share with the other results of its run: its skeleton and its
+    opening words."""
+    found = (skeleton(text), opening(text))
+    return tuple(f"{kind}:{shape}" for kind, shape in zip("so", found, strict=True)
+                 if shape is not None)
+
+
+def boilerplate_tags(text: str) -> frozenset[str]:
+    """The tags of the blocks a text holds on lines of their own (``<environment_details>``
+    ... ``</environment_details>``): what a harness may append to every result."""
+    return frozenset(m.group(1) for m in _BLOCK.finditer(text)) if "</" in text else frozenset()
+
+
+def without_blocks(text: str, tags: frozenset[str]) -> str:
+    """``text`` without its blocks of these tags."""
+    return _BLOCK.sub(lambda m: "" if m.group(1) in tags else m.group(0), text).rstrip()
 
 
 def console_command(text: str) -> TextAction | None:
@@ -147,6 +229,21 @@ def _fenced(text: str) -> TextAction | None:
     return TextAction(name, json.dumps({key: last.group(2)}, ensure_ascii=False), thought)
 
 
+def _markup(text: str) -> TextAction | None:
+    if "</" not in text:
+        return None
+    outside = _FENCE.sub("", text) if "```" in text else text
+    found = None
+    for element in _ELEMENT.finditer(outside):
+        if _CHILD.search(element.group(2)):
+            found = element  # the last: what the agent ends its turn with is its action
+    if found is None:
+        return None
+    arguments = {m.group(1): m.group(2).strip("\n") for m in _CHILD.finditer(found.group(2))}
+    thought = (outside[: found.start()] + outside[found.end():]).strip()
+    return TextAction(found.group(1), json.dumps(arguments, ensure_ascii=False), thought)
+
+
 def _action_line(text: str) -> TextAction | None:
     found = _ACTION_LINE.search(text)
     if found is None:
@@ -159,7 +256,9 @@ def _action_line(text: str) -> TextAction | None:
 
 
 # Tried in order; the first that reads the text wins.
-READERS: tuple[Callable[[str], TextAction | None], ...] = (_json_step, _fenced, _action_line)
+# Markup before fences: a file an agent writes in a markup action may hold fenced code.
+READERS: tuple[Callable[[str], TextAction | None], ...] = (_json_step, _markup, _fenced,
+                                                           _action_line)
 
 
 def read_action(text: str) -> TextAction:
@@ -210,11 +309,13 @@ class TextActions:
         self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(
             cache_bytes * 7 // 16)
         self._commands: Memo[str, TextAction | None] = Memo(cache_bytes // 16)
+        self._shapes: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 32)
+        self._blocks: Memo[str, frozenset[str]] = Memo(cache_bytes // 32)
 
     @property
     def usage(self) -> CacheUsage:
         return combined(self._observations.usage, self._actions.usage, self._edits.usage,
-                        self._commands.usage)
+                        self._commands.usage, self._shapes.usage, self._blocks.usage)
 
     def command(self, text: str) -> TextAction | None:
         """The console command a user message is, if it is one (see ``console_command``)."""
@@ -238,23 +339,58 @@ class TextActions:
         """Whether every text of a user message has an output's shape: a wire format that
         joins neighbouring user messages (Anthropic's, Gemini's) puts the user's next
         words in the same message as the report before them, and those stay the user's."""
-        texts = [p.text for p in message.parts if p.kind == "text"]
+        texts = _texts(message)
         return bool(texts) and all(shaped(t) for t in texts)
+
+    def _asks(self, message: Message) -> bool:
+        """Whether an assistant's action asks the user (its answer is theirs)."""
+        text = message.text
+        return "</" in text and _ASKS.search(self.action(text).name) is not None
+
+    def blocks(self, text: str) -> frozenset[str]:
+        return self._blocks.get(text, boilerplate_tags)
+
+    def _learned(self, messages: Sequence[Message]) -> frozenset[str]:
+        """The shapes that open enough of the user messages right after an assistant
+        message without tool calls (the task aside) to be this run's result shape."""
+        counts: dict[str, int] = {}
+        candidates = 0
+        task_seen = False
+        previous: Message | None = None
+        for m in messages:
+            if m.role == "user":
+                if task_seen and previous is not None and previous.role == "assistant" \
+                        and not previous.tool_calls:
+                    candidates += 1
+                    for shape in {k for t in _texts(m) for k in self._shapes.get(t, shapes)}:
+                        counts[shape] = counts.get(shape, 0) + 1
+                task_seen = True
+            previous = m
+        least = max(_LEARNED_AT_LEAST, _LEARNED_SHARE * candidates)
+        return frozenset(shape for shape, n in counts.items() if n >= least)
+
+    def _shaped(self, learned: frozenset[str]) -> Callable[[str], bool]:
+        if not learned:
+            return self.is_observation
+        return lambda text: self.is_observation(text) or \
+            not learned.isdisjoint(self._shapes.get(text, shapes))
 
     def observations(self, messages: Sequence[Message]) -> list[int]:
         """Positions of user messages that answer a text action: each right after an
-        assistant message without tool calls and shaped as a harness's output, or right
-        after a console command the user typed and shaped as its output. The task (the
-        first user message) is never one, nor a command (the head stays as it came)."""
+        assistant message without tool calls and shaped as a harness's output (a shape
+        known here, or the one this run's harness gives its results), or right after a
+        console command the user typed and shaped as its output. The task (the first
+        user message) is never one, nor a command (the head stays as it came)."""
         found: list[int] = []
         task_seen = False
         first_user = -1
         previous: Message | None = None
+        shaped = self._shaped(self._learned(messages))
         for i, m in enumerate(messages):
             if m.role == "user":
                 if task_seen and previous is not None and (
                         (previous.role == "assistant" and not previous.tool_calls
-                         and self._all(m, self.is_observation))
+                         and self._all(m, shaped) and not self._asks(previous))
                         or (previous.role == "user" and found[-1:] != [i - 1]
                             and i - 1 != first_user
                             and self.command(previous.text) is not None
@@ -265,3 +401,7 @@ class TextActions:
                 task_seen = True
             previous = m
         return found
+
+
+def _texts(message: Message) -> list[str]:
+    return [p.text for p in message.parts if p.kind == "text"]

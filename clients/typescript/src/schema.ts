@@ -1107,9 +1107,20 @@ export interface components {
             tools_called: {
                 [key: string]: number;
             };
-            /** Required Missing */
+            /**
+             * Required Missing
+             * @description Required tools not called yet.
+             */
             required_missing: string[];
-            /** Outputs Done */
+            /**
+             * Required Failed
+             * @description Required tools that were called but never succeeded (their failures are in recent_errors while recent).
+             */
+            required_failed: string[];
+            /**
+             * Outputs Done
+             * @description Output tools that succeeded since the user last spoke, a write of only a scratch file (a reproduction script, a log) not counted.
+             */
             outputs_done: string[];
             /** Recent Errors */
             recent_errors: string[];

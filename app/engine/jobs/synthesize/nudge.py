@@ -31,6 +31,9 @@ _EDIT_NUDGES: dict[Phase, str] = {
 # full on every call and says only what the turns above do not (the files edited and the
 # failure are there to read).
 _FAILED = " A recent call failed: change the approach rather than repeat it."
+# Every required tool has run, but some never succeeded.
+_FAILED_REQUIRED = ("Required tools ran but failed: {failed}. Fix the cause, then run them "
+                    "again.")
 
 
 def nudge(phase: Phase, signals: Signals, output_tools: tuple[str, ...]) -> str | None:
@@ -38,9 +41,16 @@ def nudge(phase: Phase, signals: Signals, output_tools: tuple[str, ...]) -> str 
     no required tool missing and no recent failure is doing what the nudge would say, and
     the nudge costs its tokens in full on every call."""
     missing = ", ".join(signals.required_missing)
-    if phase is Phase.GATHER and not missing and not signals.recent_errors:
+    if phase is Phase.GATHER and not missing and not signals.recent_errors \
+            and not signals.required_failed:
+        return None
+    if phase is Phase.ORIENT and signals.iteration > 1:
+        # Turns were taken and no call was read in them: the agent acts in a shape not
+        # read here (or only talks), and "no tool has run yet" may be false.
         return None
     template = _NUDGES[phase]
+    if phase is Phase.GATHER and not missing and signals.required_failed:
+        template = _FAILED_REQUIRED
     if signals.edited and not signals.outputs_done and phase in _EDIT_NUDGES:
         template = _EDIT_NUDGES[phase]
     body = template.format(
@@ -48,5 +58,6 @@ def nudge(phase: Phase, signals: Signals, output_tools: tuple[str, ...]) -> str 
         missing=f": {missing}" if missing else "",
         outputs=f" with {', '.join(output_tools)}" if output_tools else "",
         done=", ".join(signals.outputs_done) or "output tool called",
+        failed=", ".join(signals.required_failed),
     )
     return f"{MARKER} Phase: {phase.value}. {body}" + (_FAILED if signals.recent_errors else "")

@@ -293,6 +293,7 @@ class SignalsOut(Answer):
     task: str | None
     tools_called: dict[str, int]
     required_missing: list[str]
+    required_failed: list[str]
     outputs_done: list[str]
     recent_errors: list[str]
 
