@@ -98,33 +98,36 @@ def _keyed(value: dict[str, Any]) -> list[dict[str, Any]] | None:
     return [v if key in v.values() else {"key": key, **v} for key, v in value.items()]
 
 
-def _table(items: list[dict[str, Any]], label: str, out: list[str]) -> None:
+def _table(items: list[dict[str, Any]], label: str, out: list[str], meta: set[int]) -> None:
     """Like objects as a table: the names of the fields that differ, a row of their
-    values per object, then the fields all share on one line."""
+    values per object, then the fields all share on one line (those two lines are
+    ``meta``: they are not rows of their own)."""
     rows = [_flat(item) for item in items]
     keys = list(dict.fromkeys(k for row in rows for k in row))
     first = rows[0]
     same = [k for k in keys if all(row.get(k) == first.get(k) for row in rows)]
     columns = [k for k in keys if k not in same][:_MAX_COLUMNS]
     if columns:
+        meta.add(len(out))
         out.append(f"{label}{len(rows)} rows: " + " | ".join(columns))
         out.extend(" | ".join(row.get(k, "-") for k in columns) for row in rows)
     if same:  # after the rows: the call's own arguments often say as much
+        meta.add(len(out))
         out.append(f"{label}all {len(rows)}: " + ", ".join(f"{k}={first[k]}" for k in same))
 
 
-def _rows(value: Any, label: str, out: list[str], depth: int = 0) -> None:
+def _rows(value: Any, label: str, out: list[str], meta: set[int], depth: int = 0) -> None:
     """A line per object, nested lists of objects below their parent."""
     if depth > 3:
         return
     if isinstance(value, list) and len(value) >= _TABLE_ROWS \
             and all(isinstance(item, dict) and item for item in value):
-        _table(value, label, out)
+        _table(value, label, out, meta)
         return
     if isinstance(value, dict):
         keyed = _keyed(value)
         if keyed is not None:
-            _table(keyed, label, out)
+            _table(keyed, label, out, meta)
             return
         fields = _fields(value)
         if fields:
@@ -133,11 +136,11 @@ def _rows(value: Any, label: str, out: list[str], depth: int = 0) -> None:
             if isinstance(inner, list) and _listed(inner) is not None:
                 continue  # whole on the fields' line already
             if isinstance(inner, (list, dict)) and inner and _scalar(inner) is None:
-                _rows(inner, f"{key}: ", out, depth + 1)
+                _rows(inner, f"{key}: ", out, meta, depth + 1)
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, (dict, list)):
-                _rows(item, label, out, depth + 1)
+                _rows(item, label, out, meta, depth + 1)
         scalars = [s for s in map(_scalar, value) if s is not None]
         if scalars:
             out.append(f"{label}{', '.join(scalars)}")
@@ -161,13 +164,18 @@ def json_lines(text: str, limit: int) -> list[str] | None:
     if value is None:
         return None
     rows: list[str] = []
-    _rows(value, "", rows)
+    meta: set[int] = set()
+    _rows(value, "", rows, meta)
     out: list[str] = []
     used = 0
-    for row in rows:
+    for i, row in enumerate(rows):
         shown = shorten(row, _ROW_CHARS)
         if used + len(shown) > limit:
-            out.append(f"{ELLIPSIS} {len(rows) - len(out)} more")
+            # What is left, counted as rows and records: a table's header and its line of
+            # shared fields are not rows (a customer's six payment methods with one shown
+            # are five more).
+            left = sum(1 for j in range(i, len(rows)) if j not in meta)
+            out.append(f"{ELLIPSIS} {left} more" if left else f"{ELLIPSIS} shared fields")
             break
         out.append(shown)
         used += len(shown) + 1
