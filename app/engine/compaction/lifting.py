@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from app.engine.compaction.base import Compaction, Span
 from app.engine.reading.textactions import EDIT_MARK, TextActions, without_blocks
@@ -30,6 +31,8 @@ CONSOLE_CALL = "cs_console_"
 # kept once, in the newest result that holds it.
 _BOILERPLATE_AT_LEAST = 3
 _BOILERPLATE_SHARE = 0.5
+# A block repeats the one before when this share of its lines are that block's lines.
+_ALIKE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -141,21 +144,29 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
 
 def _stale_boilerplate(messages: Sequence[Message], answered: set[int],
                        actions: TextActions) -> dict[int, frozenset[str]]:
-    """For each observation, the boilerplate blocks a newer observation shows again."""
-    tags = {i: frozenset().union(*(actions.blocks(p.text) for p in messages[i].parts
-                                   if p.kind == "text"))
-            for i in answered}
-    counts: dict[str, int] = {}
-    newest: dict[str, int] = {}
-    for i in sorted(tags):
-        for tag in tags[i]:
-            counts[tag] = counts.get(tag, 0) + 1
-            newest[tag] = i
+    """For each observation, the boilerplate blocks a newer observation shows again. A
+    tag's blocks are boilerplate when most of them repeat most of the lines of the one
+    before (environment details, where only the time changes), not when only the tag
+    repeats (every ``<output>`` holds another command's output)."""
+    found: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for i in sorted(answered):
+        for p in messages[i].parts:
+            if p.kind == "text":
+                for tag, lines in actions.blocks(p.text):
+                    found.setdefault(tag, []).append((i, lines))
     least = max(_BOILERPLATE_AT_LEAST, _BOILERPLATE_SHARE * len(answered))
-    boilerplate = {tag for tag, n in counts.items() if n >= least}
-    stale = {i: frozenset(t for t in found & boilerplate if newest[t] != i)
-             for i, found in tags.items()}
-    return {i: found for i, found in stale.items() if found}
+    stale: dict[int, set[str]] = {}
+    for tag, seen in found.items():
+        if len(seen) < least:
+            continue
+        alike = sum(1 for (_, a), (_, b) in pairwise(seen)
+                    if len(a & b) >= _ALIKE_SHARE * len(b))
+        if alike < _BOILERPLATE_SHARE * (len(seen) - 1):
+            continue
+        for i, _ in seen[:-1]:
+            if i != seen[-1][0]:
+                stale.setdefault(i, set()).add(tag)
+    return {i: frozenset(tags) for i, tags in stale.items()}
 
 
 def _without(parts: tuple[Part, ...], tags: frozenset[str]) -> tuple[Part, ...]:

@@ -80,6 +80,9 @@ _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
 # of its own (its parameters), outside fenced code.
 _ELEMENT = re.compile(r"^[ \t]*<([a-z][a-z0-9_]*)>(.*?)</\1>", re.MULTILINE | re.DOTALL)
 _CHILD = re.compile(r"<([a-z][a-z0-9_]*)>(.*?)</\1>", re.DOTALL)
+# A line wholly in brackets beside a markup action is the harness's note on it
+# ("[Response interrupted by a tool use result. ...]"), not the agent's thought.
+_BRACKETED = re.compile(r"^[ \t]*\[[^\n]*\][ \t]*$", re.MULTILINE)
 # A first line's skeleton: quoted text, then words (paths and numbers included), stand
 # as placeholders; it must open with markup or a bracket, and be short (a result's
 # opening line), to be a harness's shape.
@@ -89,11 +92,14 @@ _STRUCTURE = frozenset("[]<>{}|")
 # A block on lines of its own: an opening tag alone on its line, through its closing tag.
 _BLOCK = re.compile(r"^[ \t]*<([a-z][a-z0-9_]*)>[ \t]*\n.*?^[ \t]*</\1>[ \t]*$\n?",
                     re.MULTILINE | re.DOTALL)
+# Lines inside a block, at least, for it to be a harness's boilerplate.
+_BLOCK_LINES = 4
 _LINE_CHARS = 2000
 _SKELETON_SIGNS = 16
 # Words a harness's own sentence repeats at the start of every result: enough that
 # people, who vary theirs, do not write the same ones three times over.
 _OPENING_WORDS = 6
+_BODY_CHARS = 200
 _USER_WORD = re.compile(r"\buser'?s?\b", re.IGNORECASE)
 # A shape is the run's result shape once it opens this many of the messages after the
 # agent's turns, and this share of them (a harness may give each kind of tool its own).
@@ -146,9 +152,11 @@ def skeleton(text: str) -> str | None:
 
 def opening(text: str) -> str | None:
     """A text's first words, when its first line has enough of them to be a sentence a
-    harness repeats (``The browser action has been executed.``)."""
-    words = text.lstrip().partition("\n")[0][:_LINE_CHARS].split()
-    if len(words) < _OPENING_WORDS:
+    harness repeats (``The browser action has been executed.``) and a body follows."""
+    first, newline, rest = text.strip().partition("\n")
+    words = first[:_LINE_CHARS].split()
+    # A result has a body below its opening sentence; a person's reply is a paragraph.
+    if len(words) < _OPENING_WORDS or not newline or len(rest) < _BODY_CHARS:
         return None
     shown = " ".join(words[:_OPENING_WORDS])
     # "The user provided the following feedback:": a harness passing on the user's words
@@ -164,10 +172,22 @@ def shapes(text: str) -> tuple[str, ...]:
                  if shape is not None)
 
 
-def boilerplate_tags(text: str) -> frozenset[str]:
-    """The tags of the blocks a text holds on lines of their own (``<environment_details>``
-    ... ``</environment_details>``): what a harness may append to every result."""
-    return frozenset(m.group(1) for m in _BLOCK.finditer(text)) if "</" in text else frozenset()
+Blocks = tuple[tuple[str, frozenset[str]], ...]
+
+
+def tagged_blocks(text: str) -> Blocks:
+    """The blocks a text holds on lines of their own (``<environment_details>`` ...
+    ``</environment_details>``), each as its tag and its set of lines: a harness may
+    append the same block, a line or two changed, to every result."""
+    if "</" not in text:
+        return ()
+    found = []
+    for m in _BLOCK.finditer(text):
+        inner = [line for line in m.group(0).splitlines()[1:-1] if line.strip()]
+        # A return code or a one-line output is a fact of its own result, not boilerplate.
+        if len(inner) >= _BLOCK_LINES:
+            found.append((m.group(1), frozenset(inner)))
+    return tuple(found)
 
 
 def without_blocks(text: str, tags: frozenset[str]) -> str:
@@ -240,7 +260,7 @@ def _markup(text: str) -> TextAction | None:
     if found is None:
         return None
     arguments = {m.group(1): m.group(2).strip("\n") for m in _CHILD.finditer(found.group(2))}
-    thought = (outside[: found.start()] + outside[found.end():]).strip()
+    thought = _BRACKETED.sub("", outside[: found.start()] + outside[found.end():]).strip()
     return TextAction(found.group(1), json.dumps(arguments, ensure_ascii=False), thought)
 
 
@@ -310,7 +330,7 @@ class TextActions:
             cache_bytes * 7 // 16)
         self._commands: Memo[str, TextAction | None] = Memo(cache_bytes // 16)
         self._shapes: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 32)
-        self._blocks: Memo[str, frozenset[str]] = Memo(cache_bytes // 32)
+        self._blocks: Memo[str, Blocks] = Memo(cache_bytes // 32)
 
     @property
     def usage(self) -> CacheUsage:
@@ -347,8 +367,8 @@ class TextActions:
         text = message.text
         return "</" in text and _ASKS.search(self.action(text).name) is not None
 
-    def blocks(self, text: str) -> frozenset[str]:
-        return self._blocks.get(text, boilerplate_tags)
+    def blocks(self, text: str) -> Blocks:
+        return self._blocks.get(text, tagged_blocks)
 
     def _learned(self, messages: Sequence[Message]) -> frozenset[str]:
         """The shapes that open enough of the user messages right after an assistant
