@@ -36,6 +36,8 @@ JSON_MARKER = "[contextsynth: {chars} chars of JSON as fields; expand: {handle}]
 # In place of a run of lines that a message above shows word for word.
 REPEATED_LINES = "[contextsynth: {n} lines as shown above]"
 MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"
+# The window strategy's note for the messages it left out (see compaction.window).
+WINDOW_NOTE = MARKER + " {n} earlier messages left out as they were ({what}; expand: {handle})"
 
 def counted(calls: int, replies: int) -> str:
     parts = []

@@ -13,12 +13,14 @@ from app.engine.compaction.deep import DeepPlan
 from app.engine.compaction.lifting import Lifted, lift
 from app.engine.compaction.rebuild import older_and_recent
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
+from app.engine.compaction.window import WindowStrategy
 from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
 from app.engine.jobs.accounting import account
 from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.nudge import nudge
 from app.engine.reading.calls import validate
+from app.engine.reading.confidence import read_with_confidence
 from app.engine.reading.facts import Facts
 from app.engine.reading.phases import Phase, PhaseOptions, Signals, classify, observe
 from app.engine.transcript.model import (
@@ -101,10 +103,13 @@ class Prepared:
     nudge: str | None
     task: str | None
     tokens_before: int
+    # Whether the run's shape was read (see reading.confidence): fast falls back to a
+    # window on a run it could not read.
+    read: bool
 
     def __init__(self, transcript: Transcript, lifted: Lifted, options: SynthesisOptions,
                  context: StrategyContext, signals: Signals, phase: Phase, nudge: str | None,
-                 task: str | None, tokens_before: int) -> None:
+                 task: str | None, tokens_before: int, read: bool = True) -> None:
         object.__setattr__(self, "transcript", transcript)
         object.__setattr__(self, "lifted", lifted)
         object.__setattr__(self, "options", options)
@@ -114,6 +119,7 @@ class Prepared:
         object.__setattr__(self, "nudge", nudge)
         object.__setattr__(self, "task", task)
         object.__setattr__(self, "tokens_before", tokens_before)
+        object.__setattr__(self, "read", read)
 
     def unchanged(self) -> Synthesis:
         # Sent back as it came: a later call that compacts keeps the head.
@@ -133,6 +139,7 @@ class Synthesizer:
         self._counter = counter
         self._strategies = strategies
         self._caches = caches or EngineCaches()
+        self._window = WindowStrategy()
 
     @property
     def strategies(self) -> Mapping[str, Strategy]:
@@ -164,8 +171,9 @@ class Synthesizer:
         if task is None and segments.task_index is not None:
             task = messages[segments.task_index].text
         before = self._counter.messages(messages)
+        read = read_with_confidence(lifted.messages, segments.head_stop)
         return Prepared(transcript, lifted, options, context, signals, phase, text, task,
-                        before)
+                        before, read)
 
     def run(self, transcript: Transcript, options: SynthesisOptions) -> Synthesis:
         """fast, custom or off."""
@@ -177,6 +185,10 @@ class Synthesizer:
         if options.mode is Mode.OFF:
             return prepared.unchanged()  # off leaves the messages as they are, nudge or not
         strategy = self._strategy(options)
+        if strategy.name == "fast" and not prepared.read:
+            # Notes of a run the engine did not read would keep its harness's output as
+            # the user's words and cut the agent's actions: a window does no such harm.
+            strategy = self._window
         compaction = strategy.compact(prepared.lifted.messages, prepared.context)
         return self._finish(prepared, compaction, strategy.name)
 
@@ -196,7 +208,10 @@ class Synthesizer:
         messages = prepared.transcript.messages
         compaction = prepared.lifted.lower_compaction(compaction)
         out = list(compaction.messages)
-        check_output(name, messages, out, prepared.lifted.foldable)
+        foldable = prepared.lifted.foldable
+        if name == self._window.name:  # the unread harness output it leaves out
+            foldable = foldable | {id(m) for m in compaction.dropped if m.role == "user"}
+        check_output(name, messages, out, foldable)
         # Through the last note: the same messages on every call until a block closes.
         recurs = compaction.noted if compaction.noted is not None else compaction.stable
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,

@@ -1,0 +1,66 @@
+"""A run whose shape the engine does not read is compacted as a window would: recent
+turns whole, the older ones out whole behind a handle, people's words kept."""
+
+from __future__ import annotations
+
+import json
+
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
+from app.engine.reading.confidence import read_with_confidence
+from app.engine.transcript.model import segment
+
+INSTRUCTION = "Please also keep the public API of dates.py unchanged."
+
+
+def _unseen_harness_run(steps: int) -> list[dict]:
+    """An agent that acts in prose and a harness that answers in prose with no shape it
+    repeats: nothing here reads its results as results."""
+    messages: list[dict] = [{"role": "system", "content": "You are a coding agent."},
+                            {"role": "user", "content": "Fix the date parser in dates.py."}]
+    for i in range(steps):
+        messages.append({"role": "assistant", "content": f"Next I will run check {i} on "
+                         f"module_{i}.py to see whether parse_{i} accepts ISO weeks."})
+        output = "\n".join(f"module_{i}.py:{k}: value_{i}_{k} = {k * i}" for k in range(60))
+        messages.append({"role": "user", "content": f"Ran check {i} at step {i} and got "
+                         f"{60 + i} lines:\n{output}"})
+        if i == 3:
+            messages.append({"role": "assistant", "content": "Shall I go on?"})
+            messages.append({"role": "user", "content": INSTRUCTION})
+    return messages
+
+
+def test_a_run_of_an_unseen_shape_is_not_read_with_confidence(formats):
+    parsed = formats["openai"].parse({"messages": _unseen_harness_run(12)}).messages
+    assert not read_with_confidence(parsed, segment(parsed).head_stop)
+
+
+def test_an_unread_run_is_compacted_as_a_window_would(synthesizer, formats):
+    messages = _unseen_harness_run(24)
+    wire = formats["openai"]
+    result = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions())
+    out = wire.render(result.transcript)["messages"]
+    assert result.compacted and result.tokens_after < result.tokens_before / 2
+    # The head, then one note naming its handle, then people's words, then the recent
+    # turns exactly as they came.
+    assert out[:2] == messages[:2]
+    note = out[2]["content"]
+    assert note.startswith("[contextsynth]") and "earlier messages left out" in note
+    [span] = result.receipt.spans
+    assert span.handle in note
+    assert INSTRUCTION in [m["content"] for m in out]
+    tail = out[out.index(next(m for m in out if m["content"] == INSTRUCTION)) + 1:]
+    tail = [m for m in tail if not m["content"].startswith("[contextsynth] Phase")]
+    assert tail == messages[len(messages) - len(tail):]
+    assert len(tail) >= 8  # at least four turns whole
+    # Nothing of the agent's recent actions was cut to a gist.
+    assert "you said" not in json.dumps(out)
+
+
+def test_the_window_moves_in_steps_so_its_prefix_stays_between_them(synthesizer, formats):
+    wire = formats["openai"]
+    outs = [wire.render(synthesizer.run(wire.parse({"messages": _unseen_harness_run(n)}),
+                                        SynthesisOptions(steer=False)).transcript)["messages"]
+            for n in (20, 21, 22)]
+    notes = [next(m["content"] for m in out if "left out" in m["content"]) for out in outs]
+    assert len(set(notes)) <= 2  # the cut moved at most once over three steps
+    assert outs[0][:3] == outs[1][:3] or outs[1][:3] == outs[2][:3]
