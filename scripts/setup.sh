@@ -35,8 +35,8 @@ with_progress() {
         if [ $((ticks % 5)) = 0 ] && kill -0 "$pid" 2>/dev/null; then
             left=$((about - SECONDS + started))
             [ "$left" -gt 0 ] && left="about $left s left" || left="longer than usual"
-            last=$(tail -n 1 "$log" 2>/dev/null | sed 's|file://[^ ]*/||; s|/opt/[^ ]*/||' \
-                   | cut -c1-70)
+            last=$({ grep -v '^WARNING' "$log" || true; } | tail -n 1 \
+                   | sed 's|file://[^ ]*/||; s| /[^ ]*/| |' | cut -c1-70)
             echo "setup: $what: $((SECONDS - started)) s, $left${last:+ ($last)}" >&2
         fi
     done
@@ -106,7 +106,7 @@ if [ -z "$installed" ]; then
     [ -n "$EXTRAS" ] && spec=".[$EXTRAS]"
     now=$PURE
     [ -n "$LATER" ] && now=1  # compiled after, in the background
-    about=$([ "$now" = 1 ] && echo 60 || echo 240)
+    about=$([ "$now" = 1 ] && echo 45 || echo 240)
     remove_extensions
     touch .venv/.building  # before the build: an edit made meanwhile is newer
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip

@@ -128,3 +128,34 @@ def test_the_typescript_agent_step_runs_against_a_provider(tmp_path):
         sent = provider.requests[-1]["messages"]
         assert len(sent) < len(history)
         assert any(str(m.get("content")).startswith("[contextsynth] Earlier work") for m in sent)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the quick start uses curl")
+def test_the_quick_start_example_compacts_as_the_readme_says():
+    quick = docs.section("Quick start")
+    [block] = [b for b in re.findall(r"```sh\n(.*?)```", quick, re.DOTALL)
+               if "/synthesize" in b]
+    url = "curl -s localhost:8080"
+    with running_service() as base:
+        answer = subprocess.run(
+            ["bash", "-c", block.replace(url, f"curl -s --fail-with-body {base}")],
+            cwd=ROOT, capture_output=True, text=True, timeout=120, check=True).stdout
+        result = json.loads(answer)
+        handle = result["receipt"]["dropped"][0]["handle"]
+        expanded = subprocess.run(["curl", "-s", "--fail-with-body", f"{base}/expand/{handle}"],
+                                  capture_output=True, text=True, timeout=60, check=True)
+    assert result["compacted"] is True
+    stats = result["stats"]
+    assert stats["reduction"] >= 0.3  # a real reduction, not a token or two
+    # Every figure the README quotes is the one the service gives.
+    quick = " ".join(quick.split())  # as read, not as wrapped
+    for field in ("tokens_before", "tokens_after", "messages_before", "messages_after"):
+        quoted = re.search(rf"(\d+) (?:tokens |messages )?\(`{field}`\)", quick)
+        assert quoted, f"the quick start quotes no {field}"
+        assert int(quoted[1]) == stats[field], field
+    # The answer reads as the README describes it.
+    contents = [str(m.get("content")) for m in result["messages"]]
+    for quoted in re.findall(r"`(\[contextsynth\] [^`]+?):?`", quick):
+        assert any(c.startswith(quoted.rstrip(":")) for c in contents), quoted
+    kept = re.search(r"gives back the (\d+) messages", quick)
+    assert kept and len(json.loads(expanded.stdout)["messages"]) == int(kept[1])
