@@ -159,3 +159,37 @@ def test_the_quick_start_example_compacts_as_the_readme_says():
         assert any(c.startswith(quoted.rstrip(":")) for c in contents), quoted
     kept = re.search(r"gives back the (\d+) messages", quick)
     assert kept and len(json.loads(expanded.stdout)["messages"]) == int(kept[1])
+
+
+def _unsaid(code: str, prose: str) -> list[str]:
+    """What a Python snippet needs that the text before it does not say: the environment
+    variables it reads, the packages it imports from outside the standard library, and
+    the clone's root when it opens a file of the checkout by a relative path."""
+    needs = set(re.findall(r"os\.environ(?:\.get)?[\[(]\"(\w+)\"", code))
+    needs |= {name for name in re.findall(r"^(?:import|from) (\w+)", code, re.MULTILINE)
+              if name not in sys.stdlib_module_names}
+    if re.search(r"open\(\"(corpus|examples)/", code):
+        needs.add("clone's root")
+    return sorted(need for need in needs if need not in prose)
+
+
+def test_the_python_agent_loop_says_what_it_needs_to_run():
+    section = docs.section("From an agent")
+    prose, loop = re.search(r"(.*?)```python\n(.*?)```", section, re.DOTALL).groups()
+    assert _unsaid(loop, prose) == []
+
+
+def test_the_python_client_examples_run_against_the_service_CONTEXTSYNTH_URL_names(tmp_path):
+    pages = [docs.section("Python: `contextsynth-client`"),
+             (ROOT / "clients/python/README.md").read_text().split("## Use", 1)[1]]
+    examples = [re.findall(r"```python\n(.*?)```", page, re.DOTALL)[0] for page in pages]
+    with running_service() as url:
+        for number, example in enumerate(examples):
+            script = tmp_path / f"example{number}.py"
+            script.write_text(example)
+            done = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=120,
+                                  env={**os.environ, "CONTEXTSYNTH_URL": url,
+                                       # this checkout's client, as CI installs it
+                                       "PYTHONPATH": str(ROOT / "clients/python/src")})
+            assert done.returncode == 0, f"{example}\n---\n{done.stderr[-1500:]}"
