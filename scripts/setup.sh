@@ -71,11 +71,12 @@ compile_in_background() {
                  "of scripts/serve.sh serves with it" >&2
         else
             echo "setup: compiling the engine failed (.venv/compile.log); the service" \
-                 "goes on with the interpreted engine" >&2
+                 "goes on with the interpreted engine (no C compiler? then" \
+                 "CONTEXTSYNTH_PURE_PYTHON=1 stops the attempts)" >&2
         fi
     ) &
     echo "setup: serving with the interpreted engine while the compiled one builds in" \
-         "the background (about 3 minutes; log: .venv/compile.log); the next start" \
+         "the background (3 to 8 minutes on 2 cores; log: .venv/compile.log); the next start" \
          "serves with it" >&2
 }
 
