@@ -20,32 +20,36 @@ remove_extensions() {
     rm -f ./*__mypyc*.so
 }
 
-# Runs a command with its output in a log and says every few seconds what it is doing
-# and about how long is left: pip is silent for minutes while it builds.
+# Runs a command with its output in a log and says every 5 seconds what it is doing and
+# about how long is left: pip is silent for minutes while it builds. The command runs in
+# the foreground, so that Ctrl-C stops it; the ticker stops with it, or with this shell.
 # Usage: with_progress WHAT ABOUT_SECONDS LOG COMMAND...
 with_progress() {
-    local what=$1 about=$2 log=$3 started=$SECONDS ticks=0 status=0 last left
+    local what=$1 about=$2 log=$3 status=0 ticker
     shift 3
     echo "setup: $what (about $about s on 2 cores; log: $log)" >&2
-    "$@" >"$log" 2>&1 &
-    local pid=$!
-    while kill -0 "$pid" 2>/dev/null; do
-        sleep 1
-        ticks=$((ticks + 1))
-        if [ $((ticks % 5)) = 0 ] && kill -0 "$pid" 2>/dev/null; then
-            left=$((about - SECONDS + started))
-            [ "$left" -gt 0 ] && left="about $left s left" || left="longer than usual"
-            last=$({ grep -v '^WARNING' "$log" || true; } | tail -n 1 \
-                   | sed 's|file://[^ ]*/||; s| /[^ ]*/| |' | cut -c1-70)
-            echo "setup: $what: $((SECONDS - started)) s, $left${last:+ ($last)}" >&2
-        fi
-    done
-    wait "$pid" || status=$?
+    : >"$log"
+    tick "$what" "$about" "$log" "$$" &
+    ticker=$!
+    "$@" >"$log" 2>&1 || status=$?
+    kill "$ticker" 2>/dev/null || true
+    wait "$ticker" 2>/dev/null || true
     if [ "$status" != 0 ]; then
         tail -n 25 "$log" >&2
         echo "setup: $what failed (exit $status); the whole log: $log" >&2
         return "$status"
     fi
+}
+
+tick() {  # tick WHAT ABOUT_SECONDS LOG SHELL_PID
+    local started=$SECONDS left last
+    while sleep 5 </dev/null >/dev/null 2>&1 && kill -0 "$4" 2>/dev/null; do
+        left=$(($2 - SECONDS + started))
+        [ "$left" -gt 0 ] && left="about $left s left" || left="longer than usual"
+        last=$({ grep -v '^WARNING' "$3" || true; } | tail -n 1 \
+               | sed 's|file://[^ ]*/||; s| /[^ ]*/| |' | cut -c1-70)
+        echo "setup: $1: $((SECONDS - started)) s, $left${last:+ ($last)}" >&2
+    done
 }
 
 # A compile serve.sh left running in the background: .venv/.compiling holds its pid.
