@@ -6,6 +6,7 @@ No instance is made at import time: ``create_app`` and the CLI build one.
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -64,7 +65,8 @@ class Settings(BaseSettings):
     default_tier: Tier = Field(Tier.MID, description="Tier when neither request nor model says.")
     proxy_openai_url: str = Field(
         "https://api.openai.com/v1", description="Proxy mode: where /v1/chat/completions "
-        "is forwarded (any OpenAI-compatible server: vLLM, Ollama, ...).")
+        "is forwarded (any OpenAI-compatible server: vLLM, Ollama, ...), as an OpenAI SDK's "
+        "base URL; one with no path (http://host:8000) gets /v1.")
     proxy_anthropic_url: str = Field(
         "https://api.anthropic.com", description="Proxy mode: where /v1/messages is "
         "forwarded.")
@@ -229,6 +231,16 @@ class Settings(BaseSettings):
         for route in routes:
             parse_route(route)  # a ValueError says how to write one
         return routes
+
+    @field_validator("proxy_openai_url")
+    @classmethod
+    def _openai_base(cls, url: str) -> str:
+        # The proxy appends /chat/completions to this, as the OpenAI SDKs append it to their
+        # base URL, which ends in /v1; given only a server's address, that was a 404. A URL
+        # with a path of its own (/v1, /openai/v1, /v1beta/openai) is the provider's and is
+        # used as it is.
+        base = url.rstrip("/")
+        return f"{base}/v1" if urlsplit(base).path == "" else base
 
     def trace_options(self) -> TraceOptions:
         """The /summarize-trace thresholds a request leaves out."""

@@ -69,3 +69,46 @@ def test_the_settings_script_adds_and_drops_rows_and_keeps_meanings():
     assert "CONTEXTSYNTH_GONE" not in rendered
     assert missing.split(" | ")[0] in rendered  # back, with its field's description
     assert rendered.count("| `CONTEXTSYNTH_") == len(Settings.model_fields)
+
+
+# The eval's figures as the README quotes them, against the eval's own output that
+# docs/eval.md records under "Results" (`contextsynth eval --split test|tune`, pasted as
+# printed): a figure retyped into the README cannot drift from it.
+_FIGURE = re.compile(r"^[+-]?\d+(\.\d+)?(%|p)?$|^-$")
+
+
+def _eval_rows() -> dict[tuple[str, str], list[str]]:
+    """(table, first cell) -> the other cells of each row of the blocks under docs/eval.md's
+    Results: ("test" or "tune", compactor) for the overall tables, ("family", family) for
+    the per-family ones (their split is a cell)."""
+    out: dict[tuple[str, str], list[str]] = {}
+    test, tune = docs.section("Results").split("the `tune` split", 1)
+    for split, text in (("test", test), ("tune", tune)):
+        for block in re.findall(r"```\n(.*?)```", text, re.DOTALL):
+            for line in block.splitlines():
+                cells = line.split()
+                if len(cells) > 3 and all(_FIGURE.match(c) for c in cells[2:]):
+                    if cells[1] == split:
+                        out["family", cells[0]] = cells[2:]
+                    else:
+                        out[split, cells[0]] = cells[1:]
+    return out
+
+
+def test_the_readme_quotes_the_eval_as_docs_eval_records_it():
+    rows = _eval_rows()
+    assert ("family", "tau2-bench") in rows and ("test", "keep-last-16") in rows
+    quality = docs.section("Quality")
+    table = [[c.strip() for c in line.strip("|").split("|")] for line in quality.splitlines()
+             if line.startswith("| ") and not line.startswith(("| family", "| ---"))]
+    assert table, "the README's Quality section has no family table"
+    for family, *cells in table:
+        assert cells == rows["family", family], family
+    # The prose's percentages: the test split's fast-mid row and the window it names.
+    prose = " ".join(line for line in quality.splitlines() if not line.startswith("|"))
+    printed = {*rows["test", "synthesize-fast-mid"],
+               *rows["test", "keep-last-16"]}
+    quoted = re.findall(r"\d+\.\d%", prose.split("Per agent family")[0])
+    assert quoted and [q for q in quoted if q not in printed] == []
+    calls = re.search(r"\(([\d,]+) calls\)", prose)
+    assert calls and calls[1].replace(",", "") == rows["test", "synthesize-fast-mid"][0]

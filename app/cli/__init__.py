@@ -1,4 +1,4 @@
-"""``contextsynth serve | compress | openapi | hash-key | bench | eval``."""
+"""The ``contextsynth`` command: serve, compress, openapi, mcp, hash-key, bench, eval."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import yaml
 
+from app.cli.ports import in_use, in_use_hint
 from app.corpus import CorpusMissing
 from app.settings import Settings
 
@@ -31,14 +32,19 @@ def _serve(args: argparse.Namespace) -> int:
               "handles: set CONTEXTSYNTH_REDIS_URL, or run one worker per process "
               "(--workers 1) and scale with processes that share a Redis.", file=sys.stderr)
         return 2
+    host = args.host or settings.host
+    port = settings.port if args.port is None else args.port
+    if in_use(host, port):
+        print(in_use_hint(host, port), file=sys.stderr)
+        return 1
     _prepare_multiprocess_metrics(workers)
     from app.adapters.logs import log_config
 
     uvicorn.run(
         "app.main:factory",
         factory=True,
-        host=args.host or settings.host,
-        port=settings.port if args.port is None else args.port,
+        host=host,
+        port=port,
         workers=workers,
         log_level=settings.log_level,
         log_config=log_config(settings.log_format, settings.log_level),
@@ -246,6 +252,17 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+# What --help says (plain text: argparse prints it as written).
+DESCRIPTION = """\
+Context compression for LLM agents: the HTTP service (serve), its jobs as MCP tools
+(mcp), and from the command line a transcript compacted (compress), timed (bench) and
+scored (eval)."""
+EPILOG = """\
+Settings come from CONTEXTSYNTH_* environment variables (docs/configuration.md).
+`contextsynth COMMAND --help` lists a command's options. In a clone set up by
+scripts/serve.sh, the command is .venv/bin/contextsynth."""
+
+
 def _ranged(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -262,12 +279,15 @@ def _parser() -> argparse.ArgumentParser:
     from app import VERSION
     from app.engine.transcript.formats import build_formats
 
-    parser = argparse.ArgumentParser(prog="contextsynth", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="contextsynth", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"contextsynth {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the HTTP service (settings: CONTEXTSYNTH_*)")
-    serve.add_argument("--host")
+    serve.add_argument("--host", help="address to bind (default: CONTEXTSYNTH_HOST; "
+                       "0.0.0.0 for every interface)")
     serve.add_argument("--port", type=_ranged(1, 65535),
                        help="default: CONTEXTSYNTH_PORT")
     serve.add_argument("--workers", type=_ranged(1, 256),
@@ -276,10 +296,16 @@ def _parser() -> argparse.ArgumentParser:
 
     compress = sub.add_parser("compress", help="compact a transcript file, print the result")
     compress.add_argument("file", help=".jsonl of messages, or .json messages / request body")
-    compress.add_argument("--tier", choices=["local", "mid", "large", "frontier"])
-    compress.add_argument("--model")
-    compress.add_argument("--format", choices=["auto", *build_formats()])
-    compress.add_argument("--mode", default="fast", choices=["auto", "fast", "custom", "off"])
+    compress.add_argument("--tier", choices=["local", "mid", "large", "frontier"],
+                          help="the model's tier (default: from --model, else mid)")
+    compress.add_argument("--model", help="the model the context is for (sets the tier and "
+                          "the token budget)")
+    compress.add_argument("--format", choices=["auto", *build_formats()],
+                          help="the messages' wire format (default: auto, read from them)")
+    compress.add_argument("--mode", default="fast", choices=["auto", "fast", "custom", "off"],
+                          help="fast (deterministic, the default); auto (an LLM summary "
+                          "where it pays, with CONTEXTSYNTH_LLM_PROVIDERS); custom (with "
+                          "--strategy); off (sent back unchanged)")
     compress.add_argument("--strategy", help="strategy for --mode custom")
     compress.add_argument("--stats", action="store_true", help="print only mode, phase, stats")
     compress.set_defaults(run=_compress)
@@ -294,14 +320,16 @@ def _parser() -> argparse.ArgumentParser:
 
     hashed = sub.add_parser("hash-key", help="the sha256 of an API key, for "
                             "CONTEXTSYNTH_API_KEYS")
-    hashed.add_argument("key")
+    hashed.add_argument("key", help="the API key a client will send")
     hashed.set_defaults(run=_hash_key)
 
     bench = sub.add_parser("bench", help="engine time against the tokenizer floor")
     bench.add_argument("--dir", type=Path, default=None,
                        help="a folder of .jsonl transcripts (default: the repository's corpus)")
-    bench.add_argument("--repeat", type=int, default=5)
-    bench.add_argument("--tier", default="mid", choices=["local", "mid", "large", "frontier"])
+    bench.add_argument("--repeat", type=int, default=5,
+                       help="rounds per transcript at least; the best time is kept (default 5)")
+    bench.add_argument("--tier", default="mid", choices=["local", "mid", "large", "frontier"],
+                       help="tier of the compaction timed (default: mid)")
     bench.add_argument("--jobs", action="store_true",
                        help="token reduction per endpoint instead of timings")
     bench.add_argument("--replay", action="store_true",

@@ -82,3 +82,21 @@ async def test_a_proxied_call_without_our_key_is_told_which_header_to_send(make_
     assert r.status_code == 401
     detail = r.json()["detail"]
     assert "x-contextsynth-key: <key>" in detail and "Authorization: Bearer" not in detail
+
+
+@pytest.mark.parametrize("configured", ["http://127.0.0.1:8000", "http://127.0.0.1:8000/",
+                                        "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/"])
+async def test_the_openai_upstream_may_be_given_with_or_without_v1(encoder, configured):
+    upstream = MemoryUpstream(lambda _: UpstreamReply.json({"id": "chatcmpl-1", "choices": []}))
+    app = create_app(Settings(proxy_openai_url=configured), registry=CollectorRegistry(),
+                     encoder=encoder, discover=lambda: [], environ={}, upstream=upstream)
+    async with serve(app) as c:
+        assert (await c.post("/v1/chat/completions", json=BODY)).status_code == 200
+        assert (await c.get("/v1/models")).status_code == 200  # passed through as it came
+    assert [sent.url for sent in upstream.sent] == [
+        "http://127.0.0.1:8000/v1/chat/completions", "http://127.0.0.1:8000/v1/models"]
+
+
+def test_an_openai_upstream_with_a_path_of_its_own_is_used_as_given():
+    for url in ("https://api.groq.com/openai/v1", "http://host:8000/v1beta/openai"):
+        assert Settings(proxy_openai_url=url).proxy_openai_url == url

@@ -133,3 +133,37 @@ def test_a_client_that_trickles_its_headers_is_cut_off():
         with httpx.Client(base_url=url) as client:
             for _ in range(2):
                 assert client.get("/healthz").status_code == 200
+
+
+def test_help_is_plain_text_and_every_command_and_option_says_what_it_is(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out  # reST markup, printed raw
+    commands = ("serve", "compress", "openapi", "mcp", "hash-key", "bench", "eval")
+    description = out.split("positional arguments:")[0]
+    assert all(command in description for command in commands)
+    assert ".venv/bin/contextsynth" in out  # where a clone's serve.sh put the command
+    for command in commands:
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        lines = capsys.readouterr().out.split("options:", 1)[1].splitlines()
+        # An option's help follows its name on its line, or on the next, indented deeper.
+        bare = [line.strip() for i, line in enumerate(lines) if line.startswith("  -")
+                and "  " not in line.strip()
+                and not (i + 1 < len(lines) and lines[i + 1].startswith(" " * 8))]
+        assert bare == [], f"{command}: options without help: {bare}"
+
+
+def test_a_busy_port_is_one_line_saying_how_to_choose_another(capsys, monkeypatch):
+    import socket
+
+    monkeypatch.setenv("CONTEXTSYNTH_HOST", "127.0.0.1")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"port {port} on 127.0.0.1 is already in use" in err
+    assert f"--port {port + 1}" in err and f"CONTEXTSYNTH_PORT={port + 1}" in err
