@@ -221,6 +221,11 @@ class Settings(BaseSettings):
         80_000, ge=1000, description="/rescue: evidence past this many characters is "
         "compacted to fit the synthesis model's window.")
     rescue_max_tokens: int = Field(1500, ge=16, description="/rescue: longest answer.")
+    budget_share: float | None = Field(
+        0.8, gt=0, le=1, description="/synthesize and the proxy: without a budget in the "
+        "request, the output is capped at this share of the model's context window, for "
+        "models whose window is known (the rest of the window is the model's answer's). "
+        "Unset: no cap.")
     deep_threshold_tokens: int = Field(
         4000, ge=0, description="auto uses deep when the older part has at least this many "
         "tokens (and the phase is synthesize or errors are recent).")

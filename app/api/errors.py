@@ -36,6 +36,7 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.UnknownFormat: 422,
     e.AmbiguousFormat: 422,
     e.InvalidOption: 422,
+    e.BudgetTooSmall: 422,
     ProxyHeaderInvalid: 400,
     ServerKeyRefused: 403,
     NotAProxyRoute: 404,

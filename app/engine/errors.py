@@ -148,3 +148,11 @@ class Overloaded(TryAgain):
 
     slug = "overloaded"
     title = "The service is busy with large requests"
+
+
+class BudgetTooSmall(ContextsynthError):
+    """What must stay (the system prompt, the task, the newest user message) alone is past
+    the token budget: no compaction can fit it."""
+
+    slug = "budget-too-small"
+    title = "The token budget is smaller than what must be kept"

@@ -36,6 +36,10 @@ JSON_MARKER = "[contextsynth: {chars} chars of JSON as fields; expand: {handle}]
 # In place of a run of lines that a message above shows word for word.
 REPEATED_LINES = "[contextsynth: {n} lines as shown above]"
 MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expand: {handle})"
+# The digest a token budget condenses the oldest turns into (see synthesize.budget).
+DIGEST_HEADER = MARKER + " Digest of {turns} earlier turns, condensed to fit the token budget " \
+    "(expand: {handle}):"
+DIGEST_USER = "- the user said: {text}"
 # The window strategy's note for the messages it left out (see compaction.window).
 WINDOW_NOTE = MARKER + " {n} earlier messages left out as they were ({what}; expand: {handle})"
 

@@ -38,4 +38,4 @@ def synthesis_defaults(settings: Settings) -> SynthesisDefaults:
     """The settings every synthesis reads, for the /synthesize route and the proxy
     alike: a new one is added here and in ``SynthesisDefaults``, and nowhere else."""
     return SynthesisDefaults(settings.default_tier, bool(settings.synthesis_model),
-                             settings.deep_threshold_tokens)
+                             settings.deep_threshold_tokens, settings.budget_share)

@@ -22,7 +22,8 @@ from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
 from app.adapters.upstream import Transport, UpstreamAnswer, forwarded
 from app.engine.compaction.tiers import infer_tier
-from app.engine.errors import HandlesUnavailable, InvalidOption
+from app.engine.errors import BudgetTooSmall, HandlesUnavailable, InvalidOption
+from app.engine.jobs.synthesize.budget import Budget
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.plan import SynthesizeJob, SynthesizeJobRequest
 from app.engine.jobs.synthesize.prefix import BREAKPOINT_FORMAT
@@ -145,6 +146,29 @@ def check_spelling(method: str, path: str, upstream: str) -> None:
                              f"{exact}, spelled exactly so.", upstream=upstream)
 
 
+BUDGET_HEADER = "x-contextsynth-budget-tokens"
+TRIGGER_HEADER = "x-contextsynth-trigger-tokens"
+
+
+def budget_of(headers: Sequence[tuple[str, str]], upstream: str) -> Budget | None:
+    """The token budget and trigger a proxied call asks for in its headers (as
+    ``/synthesize``'s budget_tokens and trigger_tokens); a value that is not a whole
+    number is a 400 in the provider's shape."""
+    values: list[int | None] = []
+    for name in (BUDGET_HEADER, TRIGGER_HEADER):
+        raw = _header(headers, name)
+        if raw is None:
+            values.append(None)
+            continue
+        if not raw.strip().isdigit() or (name == BUDGET_HEADER and int(raw) < 1):
+            raise ProxyHeaderInvalid(
+                f"{name} {raw!r} is not a whole number of tokens; send, for example, "
+                f"'{name}: 16000', or leave the header out.", upstream=upstream)
+        values.append(int(raw))
+    tokens, trigger = values
+    return None if tokens is None and trigger is None else Budget(tokens, trigger)
+
+
 def _without_key(query: str) -> str:
     return urlencode([(k, v) for k, v in parse_qsl(query, keep_blank_values=True)
                       if k != _KEY_PARAM])
@@ -238,6 +262,8 @@ class ProxyCall:
     cache_breakpoints: bool = False
     params: Mapping[str, str] = field(default_factory=dict)  # the path's ({model})
     query: str = ""  # as it came, forwarded as it came
+    # x-contextsynth-budget-tokens and x-contextsynth-trigger-tokens (see budget_of).
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +435,8 @@ class ProxyService:
         try:
             compacted = await self._compact(route, call,
                                             call.expand and self._settings.proxy_expand_tool)
+        except BudgetTooSmall as exc:  # nothing fits: sent as it came, and why
+            compacted = Compacted(call.body, "failed", "off", reason=exc.detail)
         except Exception as exc:  # whatever broke, the request goes on as it was sent
             log.warning("proxy: compaction failed (%s), forwarding the request as it came",
                         type(exc).__name__)
@@ -449,7 +477,8 @@ class ProxyService:
             {k: body[k] for k in wire.keys if k in body}, route.format, model=model,
             resolved=resolve(Bundle(synthesis=Mode(call.mode)), {}, "reactive"),
             # The agent's own loop decides what comes next: no nudge is appended.
-            steer=False, cache_breakpoints=marks, defaults=synthesis_defaults(settings))
+            steer=False, cache_breakpoints=marks, defaults=synthesis_defaults(settings),
+            budget=call.budget)
         ran = await self._runner.run(self._job, request, LLMOptions(), tenant)
         out = ran.value
         synthesis = out.synthesis

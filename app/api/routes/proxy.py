@@ -38,6 +38,7 @@ from app.service.proxy import (
     Proxied,
     ProxyCall,
     ProxyHeaderInvalid,
+    budget_of,
 )
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
@@ -100,9 +101,10 @@ def _call(request: Request, svc: Services, tenant: str, body: bytes,
 
     # The route's template (Gemini's names the model: the request's path has it filled in).
     path: str = request.scope["route"].path
+    budget = budget_of(request.headers.items(), _ROUTES[path].upstream)
     return ProxyCall(path, body, request.headers.items(), _mode(request, svc), tenant, rid,
                      _expand(request), noted, _breakpoints(request, path),
-                     request.path_params, request.url.query)
+                     request.path_params, request.url.query, budget)
 
 
 def _note_upstream(request: Request, proxied: Proxied) -> None:

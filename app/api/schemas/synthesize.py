@@ -16,6 +16,7 @@ from app.api.schemas.common import (
     StatsOut,
 )
 from app.engine.compaction.tiers import Tier
+from app.engine.jobs.synthesize.budget import Budget
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.plan import SynthesizeJobRequest
 from app.engine.jobs.synthesize.reasoning import STRATEGIES, Bundle, Resolved, resolve
@@ -118,6 +119,16 @@ class SynthesizeRequest(Conversation):
         False, description="Anthropic requests only: mark the ends of the stable and "
         "steady prefixes (see 'prefix' in the response) with cache_control breakpoints, "
         "keeping the caller's own and at most 4 in all.")
+    budget_tokens: int | None = Field(
+        None, ge=1, description="The most tokens the output may have (every mode but off). "
+        "Past it the oldest turns condense into one digest, and a newest turn larger than "
+        "it has its results cut, with handles. Without it, the output is capped at "
+        "CONTEXTSYNTH_BUDGET_SHARE of the model's window when the model's window is "
+        "known. 422 when the system prompt, the task and the newest user message alone "
+        "are past it.")
+    trigger_tokens: int | None = Field(
+        None, ge=0, description="At or below this many input tokens the messages go back "
+        "exactly as sent (compacted: false, no nudge).")
 
     def to_job(self, settings: Settings) -> tuple[SynthesizeJobRequest, LLMOptions]:
         r = self.reasoning
@@ -132,7 +143,7 @@ class SynthesizeRequest(Conversation):
                 else None,
                 iteration=self.iteration, max_iterations=self.max_iterations),
             steer=self.steer, task=self.task, cache_breakpoints=self.cache_breakpoints,
-            defaults=synthesis_defaults(settings))
+            defaults=synthesis_defaults(settings), budget=self._budget())
         provider = resolved.synthesis_provider
         model, temperature = resolved.synthesis_model, resolved.synthesis_temperature
         return request, LLMOptions(
@@ -141,6 +152,12 @@ class SynthesizeRequest(Conversation):
             temperature=temperature.value if temperature else None,
             on_llm_error=self.on_llm_error, force_refresh=self.force_refresh,
             provider_pointer=_pointer(provider, "synthesis_provider"))
+
+    def _budget(self) -> Budget | None:
+        if self.budget_tokens is None and self.trigger_tokens is None:
+            return None
+        return Budget(self.budget_tokens, self.trigger_tokens)
+
 
 def _pointer(field: Resolved[str] | None, name: str) -> str:
     """Where in the request a resolved reasoning field came from."""

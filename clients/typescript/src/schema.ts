@@ -1630,6 +1630,16 @@ export interface components {
              * @default false
              */
             cache_breakpoints?: boolean;
+            /**
+             * Budget Tokens
+             * @description The most tokens the output may have (every mode but off). Past it the oldest turns condense into one digest, and a newest turn larger than it has its results cut, with handles. Without it, the output is capped at CONTEXTSYNTH_BUDGET_SHARE of the model's window when the model's window is known. 422 when the system prompt, the task and the newest user message alone are past it.
+             */
+            budget_tokens?: number | null;
+            /**
+             * Trigger Tokens
+             * @description At or below this many input tokens the messages go back exactly as sent (compacted: false, no nudge).
+             */
+            trigger_tokens?: number | null;
         };
         /** SynthesizeResponse */
         SynthesizeResponse: {

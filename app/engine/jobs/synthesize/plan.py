@@ -19,7 +19,9 @@ from app.engine.jobs.base import (
     Report,
     degraded,
 )
+from app.engine.jobs.history.windows import context_window
 from app.engine.jobs.summaries import check_summary
+from app.engine.jobs.synthesize.budget import Budget
 from app.engine.jobs.synthesize.modes import AutoInputs, Mode, ModeDecision, decide, decide_auto
 from app.engine.jobs.synthesize.prefix import Prefix, check_breakpoints, measure, place_breakpoints
 from app.engine.jobs.synthesize.reasoning import Bundle, ResolvedReasoning, resolve
@@ -28,6 +30,7 @@ from app.engine.jobs.synthesize.synthesizer import (
     Synthesis,
     SynthesisOptions,
     Synthesizer,
+    under_trigger,
 )
 from app.engine.reading.phases import PhaseOptions
 from app.engine.transcript.formats import WireFormat, conversation
@@ -48,6 +51,9 @@ class SynthesisDefaults:
     tier: Tier = Tier.MID
     dedicated_model: bool = False
     deep_threshold_tokens: int = 4000
+    # Without a budget in the request, the output is capped at this share of the model's
+    # window, for models whose window is known; None: no cap.
+    budget_share: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,7 @@ class SynthesizeJobRequest(ConversationRequest):
     task: str | None = None
     cache_breakpoints: bool = False
     defaults: SynthesisDefaults = field(default_factory=SynthesisDefaults)
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +118,13 @@ class SynthesizeJob(ConversationJob):
         options = SynthesisOptions(
             mode=decision.mode if decision.mode in _DIRECT else Mode.FAST, tier=tier,
             phase=request.phase, steer=request.steer,
-            strategy=strategy.value if strategy else None, task=request.task)
+            strategy=strategy.value if strategy else None, task=request.task,
+            budget=_budget(request))
         prepared = self._synthesizer.prepare(transcript, options)
         state = _State(request, wire, prepared, decision, requested, resolved, tier,
                        tier_source)
+        if under_trigger(prepared):  # goes back as it came: nothing to ask a model
+            return Plan(state)
         if needs is not None or decision.mode not in (Mode.AUTO, Mode.DEEP):
             return Plan(state, needs_llm=needs)
         deep = self._synthesizer.plan_deep(prepared)
@@ -182,6 +192,20 @@ class SynthesizeJob(ConversationJob):
             synthesis.receipt.spans, wire, synthesis.receipt.lost,
             event=("context.synthesized", event),
             phase=synthesis.phase.value))
+
+
+def _budget(request: SynthesizeJobRequest) -> Budget | None:
+    """The request's budget, else the settings' share of the model's window when the
+    window is known."""
+    given = request.budget
+    if given is not None and given.tokens is not None:
+        return given
+    trigger = given.trigger if given is not None else None
+    share = request.defaults.budget_share
+    window = context_window(request.model)
+    if share is None or window is None:
+        return given
+    return Budget(max(1, int(window * share)), trigger)
 
 
 def _tier(request: SynthesizeJobRequest) -> tuple[Tier, str]:

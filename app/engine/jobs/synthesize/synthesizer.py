@@ -14,9 +14,22 @@ from app.engine.compaction.lifting import Lifted, lift
 from app.engine.compaction.rebuild import older_and_recent
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
 from app.engine.compaction.window import WindowStrategy
-from app.engine.errors import InvalidOption, InvalidTranscript, StrategyFailed, UnknownStrategy
+from app.engine.errors import (
+    BudgetTooSmall,
+    InvalidOption,
+    InvalidTranscript,
+    StrategyFailed,
+    UnknownStrategy,
+)
 from app.engine.jobs.accounting import account
 from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.synthesize.budget import (
+    Budget,
+    check_fits,
+    condensed,
+    cut_points,
+    squeezed,
+)
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.nudge import nudge
 from app.engine.reading.calls import validate
@@ -40,6 +53,7 @@ class SynthesisOptions:
     phase: PhaseOptions = field(default_factory=PhaseOptions)
     steer: bool = True
     task: str | None = None  # the caller's statement of the task, else the first user message
+    budget: Budget | None = None  # the most tokens the output may have (see budget)
 
 
 # Receipt, Synthesis and Prepared are made on every call: __init__ is written out so
@@ -129,6 +143,13 @@ class Prepared:
                          stable=head, steady=head, noted=head)
 
 
+def under_trigger(prepared: Prepared) -> bool:
+    """At or below the budget's trigger, the conversation goes back exactly as it came."""
+    budget = prepared.options.budget
+    return budget is not None and budget.trigger is not None \
+        and prepared.tokens_before <= budget.trigger
+
+
 class Synthesizer:
     def __init__(
         self,
@@ -182,7 +203,7 @@ class Synthesizer:
     def compact(self, prepared: Prepared, mode: Mode | None = None) -> Synthesis:
         """Run ``mode`` (default: the prepared options') without an LLM."""
         options = prepared.options if mode is None else replace(prepared.options, mode=mode)
-        if options.mode is Mode.OFF:
+        if options.mode is Mode.OFF or under_trigger(prepared):
             return prepared.unchanged()  # off leaves the messages as they are, nudge or not
         strategy = self._strategy(options)
         if strategy.name == "fast" and not prepared.read:
@@ -190,7 +211,62 @@ class Synthesizer:
             # the user's words and cut the agent's actions: a window does no such harm.
             strategy = self._window
         compaction = strategy.compact(prepared.lifted.messages, prepared.context)
-        return self._finish(prepared, compaction, strategy.name)
+        room = options.budget.tokens if options.budget is not None else None
+        if room is None:
+            return self._finish(prepared, compaction, strategy.name)
+        fitted = self._fit(prepared, strategy, compaction, room)
+        return self._finish(prepared, fitted, strategy.name, room=room,
+                            condensed=fitted is not compaction)
+
+    def _fit(self, prepared: Prepared, strategy: Strategy, compaction: Compaction,
+             tokens: int) -> Compaction:
+        """``compaction`` if it fits ``tokens``; else the fewest oldest turns condensed
+        into a digest that make it fit (see ``budget``)."""
+        lifted = prepared.lifted
+        count = self._counter.messages
+
+        def size(c: Compaction) -> int:
+            return count(lifted.lower(c.messages))
+
+        if size(compaction) <= tokens:
+            return compaction
+        messages = lifted.messages
+        context = prepared.context
+        head_stop = context.segments.head_stop
+        check_fits(messages, head_stop, tokens, count)
+        tier = prepared.options.tier
+
+        def sub(part: Sequence[Message]) -> tuple[Compaction, StrategyContext]:
+            own = self._caches.context(part, tier, count)
+            return strategy.compact(part, own), own
+
+        turns = context.segments.turns
+        points = cut_points(len(turns))
+        low, high = 0, len(points) - 1
+        best: Compaction | None = None
+        while low <= high:  # the fewest condensed turns that fit (more condensed, less)
+            middle = (low + high) // 2
+            tried = condensed(messages, head_stop, turns[points[middle]].start, sub, context)
+            if size(tried) <= tokens:
+                best, high = tried, middle - 1
+            else:
+                low = middle + 1
+        if best is not None:
+            return best
+        # Every older turn condensed, the newest turn's results and arguments cut; at the
+        # smallest budgets the digest is its header and handle alone.
+        tried_out = compaction
+        for bare in (False, True):
+            last = condensed(messages, head_stop, turns[-1].start, sub, context,
+                             bare=bare) if len(turns) > 1 else compaction
+            tried_out = squeezed(last, tokens, lambda m: count(lifted.lower(m)), context)
+            if size(tried_out) <= tokens:
+                return tried_out
+        raise BudgetTooSmall(
+            f"even with every older turn condensed and the newest turn's results cut, the "
+            f"output takes {size(tried_out)} tokens, past 'budget_tokens' {tokens}: the "
+            "newest turn's own text does not fit beside the system prompt and the task; "
+            "send a larger budget.", pointer="/budget_tokens")
 
     def plan_deep(self, prepared: Prepared) -> DeepPlan | None:
         """The prompt for the older turns; None when everything fits the recent window."""
@@ -202,14 +278,22 @@ class Synthesizer:
     def finish_deep(self, prepared: Prepared, plan: DeepPlan, summary: str) -> Synthesis:
         compaction = deep.summarized(prepared.lifted.messages, prepared.context, plan,
                                      summary)
+        room = prepared.options.budget.tokens if prepared.options.budget is not None else None
+        if room is not None and self._counter.messages(
+                prepared.lifted.lower(compaction.messages)) > room:
+            # The summary and the recent turns do not fit: fast fits them by condensing.
+            return self.compact(prepared, Mode.FAST)
         return self._finish(prepared, compaction, "deep")
 
-    def _finish(self, prepared: Prepared, compaction: Compaction, name: str) -> Synthesis:
+    def _finish(self, prepared: Prepared, compaction: Compaction, name: str, *,
+                room: int | None = None, condensed: bool = False) -> Synthesis:
+        """``room``: the token budget, which the nudge must fit in too; ``condensed``: a
+        budget condensed the oldest turns, the user's words among them into the digest."""
         messages = prepared.transcript.messages
         compaction = prepared.lifted.lower_compaction(compaction)
         out = list(compaction.messages)
         foldable = prepared.lifted.foldable
-        if name == self._window.name:  # the unread harness output it leaves out
+        if name == self._window.name or condensed:  # the user messages it left out
             foldable = foldable | {id(m) for m in compaction.dropped if m.role == "user"}
         check_output(name, messages, out, foldable)
         # Through the last note: the same messages on every call until a block closes.
@@ -236,7 +320,8 @@ class Synthesizer:
             # prices both: it is new on every call, where the tokens saved were reads.
             nudge = text_message("user", prepared.nudge)
             cost = self._counter.messages([nudge])
-            if cache_price.rides(books.tokens_before - after, cost):
+            if cache_price.rides(books.tokens_before - after, cost) and (
+                    room is None or after + cost <= room):
                 out.append(nudge)
                 after += cost
                 nudged = True

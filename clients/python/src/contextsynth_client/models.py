@@ -105,6 +105,8 @@ class SynthesizeRequest(_Conversation):
     on_llm_error: OnLLMError = "fallback"
     force_refresh: bool = False
     cache_breakpoints: bool = False
+    budget_tokens: int | None = None
+    trigger_tokens: int | None = None
 
 
 class CompressHistoryRequest(_Conversation, _LLMFallback):

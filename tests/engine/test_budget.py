@@ -1,0 +1,124 @@
+"""A token budget: the output never has more tokens than the caller allows, and what must
+stay past it is said plainly."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.engine.compaction.tiers import Tier
+from app.engine.errors import BudgetTooSmall
+from app.engine.jobs.synthesize.budget import Budget, cut_points
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
+from tests.support.build import coding_run, tool_turn
+
+
+def _session(turns: int, output_chars: int, user_every: int) -> list[dict]:
+    messages = coding_run(0)
+    for i in range(turns):
+        messages += tool_turn(f"c{i}", "bash", {"command": f"cat src/m{i}.py"},
+                              "\n".join(f"v_{i}_{k} = f({k})" for k in
+                                        range(output_chars // 12)))
+        if user_every and i % user_every == user_every - 1:
+            messages.append({"role": "user", "content": f"Also keep m{i}.py's API stable."})
+    return messages
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                  HealthCheck.too_slow], deadline=None)
+@given(turns=st.integers(1, 160), output_chars=st.integers(50, 6000),
+       user_every=st.integers(0, 40), budget=st.integers(300, 1_000_000),
+       tier=st.sampled_from(list(Tier)))
+def test_the_output_never_passes_the_budget(synthesizer, formats, turns, output_chars,
+                                            user_every, budget, tier):
+    messages = _session(turns, output_chars, user_every)
+    wire = formats["openai"]
+    try:
+        result = synthesizer.run(wire.parse({"messages": messages}),
+                                 SynthesisOptions(tier=tier, budget=Budget(budget)))
+    except BudgetTooSmall:
+        # Only what must stay may be too large: the head and the newest user message.
+        head = synthesizer.tokens(wire.parse({"messages": messages[:2]}).messages)
+        assert head > budget or turns == 0
+        return
+    out = wire.render(result.transcript)["messages"]
+    assert result.tokens_after <= budget
+    assert synthesizer.tokens(wire.parse({"messages": out}).messages) <= budget
+    # Valid for the provider: every call answered, the head kept.
+    assert out[:2] == messages[:2]
+    pending: set[str] = set()
+    for m in out:
+        if m["role"] == "assistant":
+            assert not pending
+            pending = {c["id"] for c in m.get("tool_calls") or []}
+        elif m["role"] == "tool":
+            pending.discard(m["tool_call_id"])
+    assert not pending
+
+
+def test_under_the_budget_fast_works_as_without_one(synthesizer, formats):
+    wire = formats["openai"]
+    messages = coding_run(30)
+    plain = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions())
+    budgeted = synthesizer.run(wire.parse({"messages": messages}),
+                               SynthesisOptions(budget=Budget(plain.tokens_after + 1000)))
+    assert wire.render(budgeted.transcript) == wire.render(plain.transcript)
+
+
+def test_past_the_budget_the_oldest_turns_condense_into_a_digest(synthesizer, formats):
+    wire = formats["openai"]
+    messages = _session(120, 3000, 25)
+    plain = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions())
+    budget = plain.tokens_after // 2
+    result = synthesizer.run(wire.parse({"messages": messages}),
+                             SynthesisOptions(budget=Budget(budget)))
+    out = wire.render(result.transcript)["messages"]
+    assert result.tokens_after <= budget
+    digest = out[2]["content"]
+    assert digest.startswith("[contextsynth] Digest of")
+    assert "the user said: Also keep m24.py's API stable." in digest
+    assert any(s.handle in digest for s in result.receipt.spans)
+    # The newest call is there, answered.
+    assert messages[-2] in out and out[-1]["role"] == "tool"
+
+
+def test_a_newest_result_larger_than_the_budget_is_cut_with_a_handle(synthesizer, formats):
+    wire = formats["openai"]
+    messages = coding_run(3, output_chars=200) + tool_turn(
+        "big", "bash", {"command": "pytest -q"},
+        "\n".join(f"test_{k} PASSED" for k in range(4000)) + "\nFINAL: 1 failed")
+    result = synthesizer.run(wire.parse({"messages": messages}),
+                             SynthesisOptions(budget=Budget(2000), steer=False))
+    out = wire.render(result.transcript)["messages"]
+    assert result.tokens_after <= 2000
+    last = out[-1]["content"]
+    assert "expand: cs_" in last and "FINAL: 1 failed" in last  # cut, not dropped
+
+
+def test_what_must_stay_past_the_budget_is_refused_with_the_sizes(synthesizer, formats):
+    wire = formats["openai"]
+    messages = coding_run(4)
+    messages[0]["content"] = "Rules. " * 3000
+    with pytest.raises(BudgetTooSmall, match=r"alone take \d+ tokens, past 'budget_tokens' 500"):
+        synthesizer.run(wire.parse({"messages": messages}),
+                        SynthesisOptions(budget=Budget(500)))
+
+
+def test_under_the_trigger_the_messages_go_back_as_sent(synthesizer, formats):
+    wire = formats["openai"]
+    messages = coding_run(12)
+    result = synthesizer.run(wire.parse({"messages": messages}),
+                             SynthesisOptions(budget=Budget(None, trigger=1_000_000)))
+    assert not result.compacted and result.transcript.messages == \
+        wire.parse({"messages": messages}).messages
+
+
+def test_cut_points_stay_points_as_the_run_grows():
+    assert cut_points(1) == []
+    assert cut_points(10) == list(range(1, 10))
+    # Within one power of two of run length the points are the same multiples.
+    grown = [set(cut_points(n)) for n in range(40, 64)]
+    assert all(a <= b for a, b in pairwise(grown))
