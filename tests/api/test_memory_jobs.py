@@ -58,6 +58,54 @@ async def test_recall_with_only_invented_citations_is_refused(llm_client):
 
 
 @respx.mock
+@pytest.mark.parametrize("junk", ["ok", "I'm sorry, I couldn't find that information.",
+                                  "Mia likes the aisle."])
+async def test_recall_junk_falls_back_to_extractive_and_is_not_cached(llm_client, junk):
+    route = respx.post(URL).respond(200, json=completion(junk))
+    request = {"query": f"Which seat does Mia book? ({junk})", "memories": MEMORIES}
+    body = (await llm_client.post("/summarize-recall", json=request)).json()
+    # No citation and no INSUFFICIENT: no answer. The cited sentences stand in, marked.
+    assert body["mode"] == "extractive" and body["degraded"] and not body["refused"]
+    assert body["summary"] == "Mia always books an aisle seat. [m1]"
+    assert "cites none of the memories" in body["fallback_reason"]
+    route.respond(200, json=completion("Mia books the aisle [m1]."))
+    healthy = (await llm_client.post("/summarize-recall", json=request)).json()
+    assert not healthy["cache_hit"] and not healthy["degraded"]
+    assert healthy["mode"] == "deep" and healthy["summary"] == "Mia books the aisle [m1]."
+    assert route.call_count == 2
+
+
+@respx.mock
+async def test_recall_citation_before_its_claim_cites_that_claim(llm_client):
+    kafka = [{"id": "m1", "text": "Kafka 3.6 runs with 12 partitions on topic orders."}]
+    respx.post(URL).respond(200, json=completion(
+        "[m1] Kafka 3.6 runs with 12 partitions on topic orders."))
+    body = (await llm_client.post("/summarize-recall", json={
+        "query": "How is Kafka set up?", "memories": kafka})).json()
+    assert body["summary"] == "Kafka 3.6 runs with 12 partitions on topic orders [m1]."
+    assert body["removed_claims"] == [] and body["sources_used"] == ["m1"]
+
+
+@respx.mock
+@pytest.mark.parametrize(("reply", "summary", "removed"), [
+    ("Kafka 2.8 runs on topic orders [m1]. Mia lives in Austin [m2].",
+     "Mia lives in Austin [m2].", ["Kafka 2.8 runs on topic orders"]),
+    ("Kafka 3.6 runs with 12 partitions on 40 brokers [m1]. Mia lives in Austin [m2].",
+     "Mia lives in Austin [m2].", ["Kafka 3.6 runs with 12 partitions on 40 brokers"]),
+])
+async def test_recall_claims_whose_numbers_their_memory_lacks_are_removed(
+        llm_client, reply, summary, removed):
+    memories = [{"id": "m1", "text": "Kafka 3.6 runs with 12 partitions on topic orders."},
+                MEMORIES[1]]
+    respx.post(URL).respond(200, json=completion(reply))
+    body = (await llm_client.post("/summarize-recall", json={
+        "query": f"How is Kafka set up, where does Mia live? {reply}",
+        "memories": memories})).json()
+    assert body["summary"] == summary and body["removed_claims"] == removed
+    assert body["sources_used"] == ["m2"] and not body["refused"]
+
+
+@respx.mock
 async def test_recall_refusal(llm_client):
     respx.post(URL).respond(200, json=completion("INSUFFICIENT: no meal preference is known."))
     body = (await llm_client.post("/summarize-recall", json={
