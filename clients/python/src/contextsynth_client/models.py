@@ -141,7 +141,7 @@ class SummarizeTraceRequest(_LLMFallback):
     mode: JobMode = "auto"
 
 
-class RescueRequest(_Conversation, _LLMChoice):
+class RescueRequest(_Conversation, _LLMFallback):
     question: str
     max_steps: int | None = None
     dry_run: bool = False
