@@ -77,6 +77,22 @@ async def test_llm_failure_falls_back_to_fast(make_app):
     assert body["fallback_reason"].startswith("server_error")
 
 
+@respx.mock
+async def test_deep_summary_with_only_the_template_headings_is_refused(make_app):
+    # The six headings over nothing: "## Errors" is the template, not an error it kept.
+    empty = ("## Original request\nThe user asked for something\n## Project / world state\n"
+             "- fine\n## Completed work\n- some work\n## Decisions and constraints\n- none\n"
+             "## Errors\n- none\n## Current state\n- continuing")
+    respx.post(URL).respond(200, json=completion(empty))
+    messages = load_named("minisweagent-ds-chat-test-1-100-django__django-11179")[:70]
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        body = (await c.post("/compress-history", json={"messages": messages,
+                                                        "mode": "deep"})).json()
+    assert body["mode"] == "fast" and body["degraded"], body["fallback_reason"]
+    assert "names nothing of what it would replace" in body["fallback_reason"]
+    assert empty not in json.dumps(body["messages"])
+
+
 async def test_bad_thresholds_are_named(client):
     r = await client.post("/compress-history", json={
         "messages": [{"role": "user", "content": "x"}], "keep_last_n": -1,

@@ -31,6 +31,9 @@ _FACT = re.compile(
     r"ini|sh|c|h|cpp|sql|html|css)\b|\b\w*(?:Error|Exception)\b|\b\d{3,}\b|"
     r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 _FEW_FACTS = 3
+# A Markdown heading: the template the prompt asks for ("## Errors"), not a fact the
+# summary keeps; its words would otherwise match a fact such as "Error".
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t].*$", re.MULTILINE)
 
 
 def is_pleasantry(text: str) -> bool:
@@ -53,7 +56,8 @@ def check_summary(summary: str, replaced: Sequence[Message]) -> None:
         raise UnusableReply(f"the summary has {len(words)} words for {len(text)} "
                             "characters of messages")
     facts = set(_FACT.findall(text))
-    if len(facts) >= _FEW_FACTS and not any(fact in summary for fact in facts):
+    body = _HEADING.sub("", summary)
+    if len(facts) >= _FEW_FACTS and not any(fact in body for fact in facts):
         shown = ", ".join(sorted(facts)[:3])
         raise UnusableReply(f"the summary names nothing of what it would replace (such as "
                             f"{shown})")
