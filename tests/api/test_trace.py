@@ -120,3 +120,20 @@ async def test_every_path_an_older_action_named_stays_in_its_line(client):
     assert "./pydicom/datadict.py" in named
     assert named and all(p in scratchpad for p in named), sorted(
         p for p in named if p not in scratchpad)
+
+
+@respx.mock
+async def test_llm_lines_that_keep_no_identifier_fall_back(make_app):
+    actions = to_actions(load_named("tau-airline-gpt4o-task033-trial0"))[:12]
+    route = respx.post(URL).respond(200, json=completion(
+        "get_user_details (1 call): looked up the user\n"
+        "get_reservation_details (5 calls): read the reservations\n"
+        "search_direct_flight (1 call): searched a flight"))
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        body = (await c.post("/summarize-trace", json={"actions": actions})).json()
+    assert route.call_count == 1
+    assert body["strategy"] == "deterministic" and body["degraded"]
+    reason = body["fallback_reason"]
+    assert "get_reservation_details: the line leaves out every identifier" in reason
+    assert "NM1VX1" in reason
+    assert "NM1VX1" in body["scratchpad"] and "WUNA5K" in body["scratchpad"]

@@ -68,9 +68,10 @@ class TraceJob:
         groups = p.groups if p.fired else None
         strategy = "deterministic"
         if reply is not None and reply.text is not None:
-            from_llm = self._summarizer.llm_groups(p, reply.text)
+            from_llm, why = self._summarizer.llm_groups(p, reply.text)
             if from_llm is None:
-                raise UnusableReply("the reply did not give a line for every tool")
+                raise UnusableReply(f"no line of the reply keeps what its group's line "
+                                    f"keeps ({why})")
             groups, strategy = from_llm, "llm"
         result = self._summarizer.finish(p, groups, strategy)
         mode = "deep" if strategy == "llm" else "fast"

@@ -63,6 +63,9 @@ class Group:
     summary: str
     paths: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    # What the inputs name that a later step may look for again: ids (JG7FMM,
+    # mia_li_3668), numbers and dates, codes (MSP), and the paths above.
+    identifiers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,23 @@ def paths_in(action_input: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# An identifier in a tool's input: a word with a digit in it (an id, a number, a date), or
+# a code in capitals; JSON keys are not among them.
+_IDENTIFIER = re.compile(r"(?<![\w.-])(?:[\w.-]*\d[\w.-]*|[A-Z]{3,})(?![\w.-])")
+
+
+def identifiers_in(action_input: str) -> list[str]:
+    """The identifiers an input names (see ``_IDENTIFIER``), with its paths."""
+    try:
+        value = jsontext.loads(action_input)
+    except ValueError:
+        value = action_input
+    texts = [v if isinstance(v, str) else jsontext.dumps(v) for v in value.values()] \
+        if isinstance(value, dict) else [action_input]
+    found = [w.strip(".-") for text in texts for w in _IDENTIFIER.findall(text)]
+    return list(dict.fromkeys([w for w in found if len(w) >= 2] + paths_in(action_input)))
+
+
 def _counted(tool: str, calls: int) -> str:
     return f"{tool} ({calls} call{'s' if calls != 1 else ''})"
 
@@ -191,15 +211,23 @@ def _after_head(line: str) -> str:
     return re.sub(r"^[^(:]*(?:\([^)]*\))?\s*:?\s*", "", line, count=1) or line
 
 
-def _keeps(line: str, group: Group) -> bool:
-    """The line names every path of the group (its file name at least) and quotes the
-    start of every error line."""
+def _leaves_out(line: str, group: Group) -> str | None:
+    """What the line leaves out that the group's deterministic line keeps: a path (its
+    file name at least), the start of an error line, or every identifier of the inputs;
+    None when it keeps all that."""
     lowered = line.lower()
+    paths = [p for p in group.paths
+             if p.rstrip("/").rsplit("/", 1)[-1].lower() not in lowered]
+    if paths:
+        return f"the path {paths[0]}"
     # The engine's own words ("no output, exit 1", the "(at file:line)" it adds) are
     # nothing a model could quote from the trace: only the failure's text is asked for.
-    said = [quoted(e) for e in group.errors]
-    return (all(p.rstrip("/").rsplit("/", 1)[-1].lower() in lowered for p in group.paths)
-            and all(e[:60].lower() in lowered for e in said))
+    errors = [e for e in (quoted(e) for e in group.errors) if e[:60].lower() not in lowered]
+    if errors:
+        return f"the error {shorten(errors[0], 60)!r}"
+    if group.identifiers and not any(i.lower() in lowered for i in group.identifiers):
+        return f"every identifier of its inputs ({', '.join(group.identifiers[:3])})"
+    return None
 
 
 def trace_handle(actions: Sequence[Action]) -> str:
@@ -259,7 +287,7 @@ class TraceSummarizer:
             by_tool.setdefault(action.action, []).append(action)
         groups = []
         for tool, calls in by_tool.items():
-            parts, paths, errors = [], [], []
+            parts, paths, errors, identifiers = [], [], [], []
             for call in calls:
                 failed, line = self._is_error(call)
                 shown = shorten(" ".join(call.action_input.split()), _INPUT_CHARS)
@@ -273,12 +301,14 @@ class TraceSummarizer:
                     first_line(call.observation) or "(no output)", _LINE_CHARS)
                 parts.append(f"{shown} -> {result}")
                 paths += named
+                identifiers += identifiers_in(call.action_input)
                 if failed:
                     errors.append(shorten(line, 200))
             summary = f"{tool} ({len(calls)} call{'s' if len(calls) != 1 else ''}): " + \
                 "; ".join(parts)
             groups.append(Group(tool, len(calls), summary, tuple(dict.fromkeys(paths)),
-                                tuple(dict.fromkeys(errors))))
+                                tuple(dict.fromkeys(errors)),
+                                tuple(dict.fromkeys(identifiers))))
         return tuple(groups)
 
     def _prompt(self, older: Sequence[Action]) -> tuple[PromptMessage, ...]:
@@ -305,28 +335,36 @@ class TraceSummarizer:
             text += f"\n{own}"
         return text
 
-    def llm_groups(self, plan: TracePlan, reply: str) -> tuple[Group, ...] | None:
-        """Groups with the model's lines, where they keep what the deterministic line keeps.
+    def llm_groups(self, plan: TracePlan, reply: str) -> tuple[tuple[Group, ...] | None, str]:
+        """Groups with the model's lines, where they keep what the deterministic line keeps,
+        and why the lines not used were not.
 
         A line belongs to a tool when it starts with that exact name (``read`` does not
-        take a ``read_file`` line). A group whose line is missing, or leaves out a path or
-        an error line of its input, keeps its deterministic line. None when no group
-        could use the model's line: the reply is unusable.
+        take a ``read_file`` line). A group whose line is missing, or leaves out a path,
+        an error line or every identifier of its inputs, keeps its deterministic line.
+        None when no group could use the model's line: the reply is unusable.
         """
         lines = [_LIST_MARK.sub("", line.strip()) for line in reply.splitlines()
                  if line.strip()]
         out = []
+        why: list[str] = []
         used = 0
         for group in plan.groups:
             named = re.compile(r"[`*_]*" + re.escape(group.tool) + r"[`*_]*\s*[(:]")
             line = next((ln for ln in lines if named.match(ln)), None)
-            if line is None or not _keeps(line, group):
+            if line is None:
                 out.append(group)
+                why.append(f"{group.tool}: its line is missing")
+                continue
+            missing = _leaves_out(line, group)
+            if missing is not None:
+                out.append(group)
+                why.append(f"{group.tool}: the line leaves out {missing}")
                 continue
             used += 1
             out.append(replace(group, summary=f"{_counted(group.tool, group.calls)}: "
                                + _after_head(line)))
-        return tuple(out) if used else None
+        return (tuple(out) if used else None), "; ".join(why)
 
     def finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
                strategy: str) -> TraceResult:
