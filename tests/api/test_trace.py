@@ -137,3 +137,29 @@ async def test_llm_lines_that_keep_no_identifier_fall_back(make_app):
     assert "get_reservation_details: the line leaves out every identifier" in reason
     assert "NM1VX1" in reason
     assert "NM1VX1" in body["scratchpad"] and "WUNA5K" in body["scratchpad"]
+
+
+REACT = ("Question: why does test_parse fail?\n"
+         "Thought: look around\nAction: list_files\nAction Input: src/\n"
+         "Observation: a.py b.py\n"
+         "Thought: read it\nAction: read_file\nAction Input: src/a.py\n"
+         "Observation: def parse(s): return int(s[5:7])\n"
+         "Thought: run the tests\nAction: run_tests\nAction Input: tests/\n"
+         "Observation: FAILED tests/test_a.py::test_parse - ValueError: bad month")
+
+
+@pytest.mark.parametrize("ending", ["Thought: next I should check the config in settings.py",
+                                    "Thought: I know it now\nFinal Answer: the slice is off"])
+async def test_a_scratchpad_keeps_its_question_and_its_newest_words(client, ending):
+    scratchpad = f"{REACT}\n{ending}"
+    body = (await client.post("/summarize-trace", json={"scratchpad": scratchpad})).json()
+    assert body["strategy"] == "none"
+    assert body["scratchpad"] == scratchpad
+    assert body["stats"]["chars_before"] == len(scratchpad) == body["stats"]["chars_after"]
+    summarized = (await client.post("/summarize-trace", json={
+        "scratchpad": scratchpad, "trigger": 2, "keep": 1, "min_saving": 0})).json()
+    assert summarized["strategy"] == "deterministic", summarized
+    out = summarized["scratchpad"]
+    assert out.startswith("Question: why does test_parse fail?\n[PREVIOUS ACTIONS SUMMARY]")
+    assert out.endswith(f"ValueError: bad month\n{ending}")
+    assert [a["action"] for a in summarized["recent"]] == ["run_tests"]

@@ -29,7 +29,8 @@ from app.engine.reading.outcomes import first_line, quoted, shorten
 from app.engine.transcript.model import Message, Part
 from app.engine.transcript.tokens import TokenCounter
 
-_STEP = re.compile(r"^(Thought|Action Input|Action|Observation|Outcome):[ \t]?", re.MULTILINE)
+_STEP = re.compile(r"^(Thought|Action Input|Action|Observation|Outcome|Final Answer):[ \t]?",
+                   re.MULTILINE)
 _INPUT_CHARS = 60
 _LINE_CHARS = 100
 _OLD_OBSERVATION_CHARS = 200
@@ -69,6 +70,17 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Scratchpad:
+    """A ReAct scratchpad read into actions, with what comes before the first step (the
+    question) and after the last action (a thought with no action yet, a final answer):
+    text that is no action, but the agent's, and goes back as it came."""
+
+    actions: tuple[Action, ...]
+    head: str = ""
+    tail: str = ""
+
+
+@dataclass(frozen=True)
 class TracePlan:
     actions: tuple[Action, ...]
     options: TraceOptions
@@ -85,10 +97,17 @@ class TracePlan:
     llm_worth_it: bool
     groups: tuple[Group, ...] = ()
     prompt: tuple[PromptMessage, ...] = ()
+    head: str = ""  # a scratchpad's text before its first step, and after its last action
+    tail: str = ""
 
     def whole(self) -> str:
         """The whole trace as given."""
-        return self.text if not self.fired else render_trace(self.actions, 10**9)
+        return self.text if not self.fired else self.framed(render_trace(self.actions,
+                                                                         10**9))
+
+    def framed(self, body: str) -> str:
+        """``body`` between the scratchpad's head and tail."""
+        return "\n".join(part for part in (self.head, body, self.tail) if part)
 
     @property
     def older(self) -> tuple[Action, ...]:
@@ -117,6 +136,12 @@ class TraceResult:
 
 def parse_scratchpad(text: str) -> list[Action]:
     """``Thought: / Action: / Action Input: / Observation:`` blocks into actions."""
+    return list(read_scratchpad(text).actions)
+
+
+def read_scratchpad(text: str) -> Scratchpad:
+    """The actions of a scratchpad, and the text before and after them (see
+    ``Scratchpad``)."""
     marks = list(_STEP.finditer(text))
     if not any(m.group(1) == "Action" for m in marks):
         raise InvalidTranscript(
@@ -125,16 +150,28 @@ def parse_scratchpad(text: str) -> list[Action]:
             pointer="/scratchpad")
     actions: list[Action] = []
     current: dict[str, str] = {}
+    started = 0  # where the fields in ``current`` start
+    tail_at: int | None = None
     for n, mark in enumerate(marks):
         end = marks[n + 1].start() if n + 1 < len(marks) else len(text)
         key, value = mark.group(1), text[mark.end() : end].strip()
-        if key in ("Thought", "Action") and "Action" in current:
+        if key in ("Thought", "Action", "Final Answer") and "Action" in current:
             actions.append(_action(current))
             current = {}
+        if key == "Final Answer":
+            # The answer ends the trace, with the thought that led to it.
+            tail_at = started if current else mark.start()
+            break
+        if not current:
+            started = mark.start()
         current[key] = value
-    if "Action" in current:
-        actions.append(_action(current))
-    return actions
+    else:
+        if "Action" in current:
+            actions.append(_action(current))
+        elif current:
+            tail_at = started  # the agent's newest thought, its action still to come
+    tail = text[tail_at:].strip() if tail_at is not None else ""
+    return Scratchpad(tuple(actions), text[: marks[0].start()].strip(), tail)
 
 
 def _action(fields: dict[str, str]) -> Action:
@@ -245,12 +282,15 @@ class TraceSummarizer:
         self._outcomes = caches.outcomes
         self._facts = caches.facts
 
-    def plan(self, actions: Sequence[Action], options: TraceOptions) -> TracePlan:
+    def plan(self, actions: Sequence[Action], options: TraceOptions,
+             frame: tuple[str, str] = ("", "")) -> TracePlan:
+        """``frame``: a scratchpad's head and tail, which go back as they came."""
         if not actions:
             raise InvalidTranscript("the trace is empty; send at least one action.",
                                     pointer="/actions")
         actions = tuple(actions)
-        full = render_trace(actions, 10**9)
+        head, tail = frame
+        full = "\n".join(p for p in (head, render_trace(actions, 10**9), tail) if p)
         before = len(full)
         tokens = self._counter.text(full)
         large = before > options.large_chars
@@ -260,15 +300,15 @@ class TraceSummarizer:
         if len(actions) <= trigger:
             return TracePlan(actions, options, trigger, keep, full, before, tokens, False,
                              f"{len(actions)} actions, not over the trigger of {trigger} "
-                             f"for {size}", False)
+                             f"for {size}", False, head=head, tail=tail)
         if keep >= len(actions):
             return TracePlan(actions, options, trigger, keep, full, before, tokens, False,
                              f"keep ({keep}) covers all {len(actions)} actions: nothing older "
-                             "to summarize", False)
+                             "to summarize", False, head=head, tail=tail)
         del full
         plan = TracePlan(actions, options, trigger, keep, "", before, tokens, True,
                          f"{len(actions)} actions, over the trigger of {trigger} for {size}",
-                         before >= options.min_llm_chars)
+                         before >= options.min_llm_chars, head=head, tail=tail)
         groups = self._groups(plan.older)
         return replace(plan, groups=groups, prompt=self._prompt(plan.older))
 
@@ -374,7 +414,8 @@ class TraceSummarizer:
             return TraceResult(plan.whole(), "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before, plan.reason)
         summary = "\n".join([TRACE_OPEN, *(g.summary for g in groups), TRACE_CLOSE])
-        text = summary + "\n" + render_trace(plan.recent, options.observation_chars)
+        text = plan.framed(summary + "\n" + render_trace(plan.recent,
+                                                         options.observation_chars))
         if len(text) > plan.chars_before * (1 - options.min_saving):
             return self._truncation(plan, tokens_before,
                                     f"the summary saved under {options.min_saving:.0%}")
@@ -392,7 +433,7 @@ class TraceSummarizer:
     def _truncation(self, plan: TracePlan, tokens_before: int, why: str) -> TraceResult:
         older = render_trace(plan.older, _OLD_OBSERVATION_CHARS)
         recent = render_trace(plan.recent, plan.options.observation_chars)
-        text = f"{older}\n{recent}" if older else recent
+        text = plan.framed(f"{older}\n{recent}" if older else recent)
         if len(text) >= plan.chars_before:
             return TraceResult(plan.whole(), "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before,
