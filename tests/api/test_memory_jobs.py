@@ -217,8 +217,39 @@ async def test_reflect_takes_a_record_as_callers_send_it(client):
                                             "mode": "fast"})
     assert r.status_code == 200, r.text
     enriched = r.json()["record"]["calls"]
-    assert [c["outcome"] for c in enriched] == ["error", "error"]
+    assert [c["outcome"] for c in enriched] == ["timeout", "failure"]
     assert [c["cost"] for c in enriched] == [0.002, 0.001]
+
+
+@respx.mock
+async def test_reflect_deep_prompt_says_how_each_call_ended(llm_client):
+    reply = {"calls": [REFLECTION["calls"][0]] * 2, "synthesis": "both failed",
+             "progress_assessment": "stuck"}
+    route = respx.post(URL).respond(200, json=completion(json.dumps(reply)))
+    calls = [{"tool": "deploy", "params": {"env": "prod"}, "output": "done",
+              "outcome": "failure", "duration_ms": 1200, "cost": {"usd": 0.02}},
+             {"tool": "web_search", "params": {"q": "kafka"}, "output": "",
+              "outcome": "timeout", "duration_ms": 30000}]
+    body = (await llm_client.post("/reflect", json={"goal": "ship the release",
+                                                    "tool_calls": calls})).json()
+    user = json.loads(route.calls.last.request.content)["messages"][1]["content"]
+    assert 'deploy({"env": "prod"}) -> done\n   outcome: failure, took 1200 ms, cost 0.02' \
+        in user
+    assert 'web_search({"q": "kafka"}) -> (no output)\n   outcome: timeout, took 30000 ms' \
+        in user
+    assert body["mode"] == "deep"
+    assert [c["outcome"] for c in body["record"]["calls"]] == ["failure", "timeout"]
+
+
+async def test_reflect_fast_says_a_timeout_timed_out(client):
+    body = (await client.post("/reflect", json={"goal": "find kafka docs", "mode": "fast",
+                                                "tool_calls": [{
+                                                    "tool": "web_search", "output": "",
+                                                    "outcome": "timeout",
+                                                    "duration_ms": 30000}]})).json()
+    call = body["record"]["calls"][0]
+    assert call["outcome"] == "timeout"
+    assert "timed out after 30000 ms" in call["insights"][0]
 
 
 async def test_reflect_keeps_when_why_and_what_the_user_said(client):

@@ -15,14 +15,18 @@ from app.engine.jobs.reflect.reflector import CONTEXT_TOKENS, Call, PastIteratio
 _WHEN = "When it ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch."
 
 
+Outcome = Literal["success", "error", "failure", "timeout"]
+
+
 class CallIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tool: str = Field(min_length=1)
     params: dict[str, Any] | str = Field(default_factory=dict)
     output: str = Field("", description="The raw output.")
-    outcome: Literal["success", "error", "failure", "timeout"] | None = Field(
-        None, description="failure and timeout are read as error.")
+    outcome: Outcome | None = Field(
+        None, description="How the call ended; error, failure and timeout are failures, "
+        "kept apart in the record.")
     duration_ms: float | None = Field(None, ge=0)
     cost: float | dict[str, float] | None = Field(
         None, description="A number, or an object of numbers ({\"usd\": 0.002, "
@@ -34,9 +38,8 @@ class CallIn(BaseModel):
     def to_call(self) -> Call:
         params = self.params if isinstance(self.params, str) else json.dumps(
             self.params, ensure_ascii=False, sort_keys=True)
-        outcome = "error" if self.outcome in ("failure", "timeout") else self.outcome
-        return Call(self.tool, params, self.output, outcome, self.duration_ms, _cost(self.cost),
-                    self.rationale)
+        return Call(self.tool, params, self.output, self.outcome, self.duration_ms,
+                    _cost(self.cost), self.rationale)
 
 
 # The fields a cost object names its amount by, in the order they are read.
@@ -99,7 +102,8 @@ class EnrichedCallOut(BaseModel):
     tool: str
     params: dict[str, Any] | str
     output: str = Field(description="Kept to about 1000 characters, for debugging.")
-    outcome: Literal["success", "error"]
+    outcome: Outcome = Field(description="As the caller said, else success or error as "
+                             "read from the output.")
     duration_ms: float | None
     cost: float | None
     timestamp: datetime | None
