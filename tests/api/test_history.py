@@ -93,6 +93,27 @@ async def test_deep_summary_with_only_the_template_headings_is_refused(make_app)
     assert empty not in json.dumps(body["messages"])
 
 
+async def test_fast_incremental_gives_up_reads_before_diagnoses_and_says_where(client):
+    run = load_named("minisweagent-ds-chat-test-1-100-django__django-11179")
+    first = (await client.post("/compress-history", json={"messages": run[:70],
+                                                           "mode": "fast"})).json()
+    grown = first["messages"] + run[70:114]
+    second = (await client.post("/compress-history", json={"messages": grown,
+                                                            "mode": "fast"})).json()
+    assert second["compressed"] and second["incremental"]
+    block = next(m["content"] for m in second["messages"]
+                 if str(m["content"]).startswith("[contextsynth] Conversation summary"))
+    work = block.split("## Completed work\n", 1)[1].split("\n## ", 1)[0]
+    diagnosis = "the method returns early without setting the PK to None"
+    assert diagnosis in work  # the agent's finding outlives the reads that led to it
+    assert "-> failed: ModuleNotFoundError: No module named 'pytz'" in work
+    handle = second["receipt"]["dropped"][0]["handle"]
+    marker = work.split("\n", 1)[0]
+    assert marker.startswith("(+") and "older entries left out" in marker
+    assert "reads" in marker and f"GET /expand/{handle}" in marker
+    assert (await client.get(f"/expand/{handle}")).status_code == 200
+
+
 async def test_bad_thresholds_are_named(client):
     r = await client.post("/compress-history", json={
         "messages": [{"role": "user", "content": "x"}], "keep_last_n": -1,
