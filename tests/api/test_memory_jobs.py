@@ -282,3 +282,24 @@ async def test_reflect_refuses_a_context_budget_too_small_to_say_anything(client
     assert r.status_code == 422
     assert r.json()["errors"] == [{"pointer": "/context_tokens",
                                    "detail": "Input should be greater than or equal to 50"}]
+
+
+async def test_the_seeds_field_names_are_taken(client):
+    call = {"tool": "bash", "params": {"command": "pytest -x"},
+            "raw_output": "FAILED test_parse - ValueError: bad month 13",
+            "execution_time": 1500, "tool_selection_rationale": "see which test fails"}
+    r = await client.post("/reflect", json={"goal": "fix test_parse", "tool_calls": [call],
+                                            "history": [{"calls": [call]}], "mode": "fast"})
+    assert r.status_code == 200, r.text
+    (out,) = r.json()["record"]["calls"]
+    assert out["output"] == call["raw_output"] and out["duration_ms"] == 1500
+    assert out["rationale"] == "see which test fails" and out["outcome"] == "error"
+    memories = [{"id": "m1", "text": "Mia always books an aisle seat.",
+                 "depth_layer": "episodic"}]
+    recalled = await client.post("/summarize-recall", json={
+        "query": "Which seat does Mia like?", "memories": memories, "mode": "extractive"})
+    assert recalled.status_code == 200, recalled.text
+    assert recalled.json()["citations"][0]["layer"] == "episodic"
+    both = await client.post("/reflect", json={"goal": "g", "tool_calls": [
+        {"tool": "bash", "output": "a", "raw_output": "b"}]})
+    assert both.status_code == 422  # one name for one field

@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
 from app.engine.jobs.reflect.plan import ReflectJobRequest, ReflectMode
@@ -23,17 +23,24 @@ class CallIn(BaseModel):
 
     tool: str = Field(min_length=1)
     params: dict[str, Any] | str = Field(default_factory=dict)
-    output: str = Field("", description="The raw output.")
+    # The seeds' names (raw_output, execution_time, tool_selection_rationale) are taken
+    # too, so a caller written from them works unchanged.
+    output: str = Field("", description="The raw output (also taken as raw_output).",
+                        validation_alias=AliasChoices("output", "raw_output"))
     outcome: Outcome | None = Field(
         None, description="How the call ended; error, failure and timeout are failures, "
         "kept apart in the record.")
-    duration_ms: float | None = Field(None, ge=0)
+    duration_ms: float | None = Field(
+        None, ge=0, description="How long the call took, in milliseconds (also taken as "
+        "execution_time).", validation_alias=AliasChoices("duration_ms", "execution_time"))
     cost: float | dict[str, float] | None = Field(
         None, description="A number, or an object of numbers ({\"usd\": 0.002, "
         "\"tokens\": 812}): its usd, total or amount is the call's cost.")
     timestamp: datetime | None = Field(None, description=_WHEN)
-    rationale: str | None = Field(None, max_length=10_000, description="Why the agent made "
-                                  "the call, in its words; deep mode reads it.")
+    rationale: str | None = Field(
+        None, max_length=10_000, description="Why the agent made the call, in its words; "
+        "deep mode reads it (also taken as tool_selection_rationale).",
+        validation_alias=AliasChoices("rationale", "tool_selection_rationale"))
 
     def to_call(self) -> Call:
         params = self.params if isinstance(self.params, str) else json.dumps(
