@@ -796,7 +796,7 @@ export interface components {
             synthesis_strategy?: string | null;
             /**
              * Strategies
-             * @description Overrides per agent strategy; they win over the top-level fields.
+             * @description Overrides per agent strategy; they win over the top-level fields. adaptive has none of its own (it runs the others by turns).
              */
             strategies?: {
                 [key: string]: components["schemas"]["ReasoningBundle"];
