@@ -163,3 +163,17 @@ async def test_a_scratchpad_keeps_its_question_and_its_newest_words(client, endi
     assert out.startswith("Question: why does test_parse fail?\n[PREVIOUS ACTIONS SUMMARY]")
     assert out.endswith(f"ValueError: bad month\n{ending}")
     assert [a["action"] for a in summarized["recent"]] == ["run_tests"]
+
+
+async def test_outcomes_are_those_reflect_takes(client):
+    actions = [{"action": "web_search", "action_input": f"kafka {i}", "outcome": outcome,
+                "observation": ("results " * 60) if outcome == "success" else ""}
+               for i, outcome in enumerate(["failure", "timeout", "success"] * 4)]
+    r = await client.post("/summarize-trace", json={"actions": actions, "trigger": 4,
+                                                    "keep": 2, "min_saving": 0})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["strategy"] == "deterministic"
+    (group,) = body["groups"]
+    assert group["summary"].count("-> failed") == 7  # every failure and timeout of the 10
+    assert [a["outcome"] for a in body["recent"]] == ["timeout", "success"]

@@ -195,8 +195,11 @@ export interface components {
              * @default
              */
             observation?: string;
-            /** Outcome */
-            outcome?: ("success" | "error") | null;
+            /**
+             * Outcome
+             * @description How the call ended, when the caller knows; error, failure and timeout are failures (as in /reflect).
+             */
+            outcome?: ("success" | "error" | "failure" | "timeout") | null;
             /** Thought */
             thought?: string | null;
         };

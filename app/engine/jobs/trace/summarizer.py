@@ -41,7 +41,7 @@ class Action:
     action: str
     action_input: str = ""
     observation: str = ""
-    outcome: str | None = None  # "success" / "error" when the caller knows
+    outcome: str | None = None  # success, error, failure or timeout, when the caller knows
     thought: str | None = None
 
 
@@ -314,7 +314,7 @@ class TraceSummarizer:
 
     def _is_error(self, action: Action) -> tuple[bool, str]:
         if action.outcome is not None:
-            failed = action.outcome.lower() in ("error", "failure", "failed")
+            failed = action.outcome.lower() in ("error", "failure", "failed", "timeout")
             outcome = self._outcomes.of(Message("tool", (Part("text", action.observation),),
                                                 is_error=failed))
             return failed, outcome.line

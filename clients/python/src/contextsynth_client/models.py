@@ -26,7 +26,7 @@ JobMode = Literal["auto", "fast", "deep"]
 ReflectMode = Literal["auto", "deep", "fast"]
 RecallMode = Literal["auto", "deep", "extractive"]
 OnLLMError = Literal["fallback", "error"]
-ActionOutcome = Literal["success", "error"]
+ActionOutcome = Literal["success", "error", "failure", "timeout"]
 CallOutcome = Literal["success", "error", "failure", "timeout"]
 Progress = Literal["advancing", "stuck", "regressing"]
 
