@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from app.adapters.cache import Cache, cache_key
-from app.adapters.llm.base import Completion, CompletionRequest, LLMError, Usage
+from app.adapters.llm.base import Completion, CompletionRequest, LLMError, Provider, Usage
 from app.adapters.llm.client import LLMClient
 from app.adapters.metrics import Metrics
 from app.engine.prompts import PromptMessage
@@ -68,6 +68,12 @@ class Gateway(Protocol):
         other replicas waiting on the same call go on."""
         ...
 
+    def check(self, options: LLMOptions) -> None:
+        """Raise InvalidOption when the request's provider, model or temperature cannot be
+        used, whether or not the job will make a call: a request is valid or not by what
+        it says, not by whether its conversation needed the model this time."""
+        ...
+
 
 class LLMGateway:
     def __init__(self, llm: LLMClient, cache: Cache, metrics: Metrics, *, ttl_s: float,
@@ -85,9 +91,7 @@ class LLMGateway:
     async def ask(self, prompt: Sequence[PromptMessage], options: LLMOptions, *, tenant: str,
                   job: str, max_tokens: int, ttl_s: float | None = None) -> Answer:
         """The completion, or the reason to fall back; raises when the request wants errors."""
-        provider = self._llm.provider(options.provider, options.provider_pointer)
-        self._llm.check_model(options.model, options.provider_pointer.replace(
-            "synthesis_provider", "synthesis_model"))
+        provider = self._checked(options)
         request = CompletionRequest(
             tuple(prompt), model=options.model or self._default_model,
             temperature=DEFAULT_TEMPERATURE if options.temperature is None
@@ -116,6 +120,19 @@ class LLMGateway:
             self._metrics.fallbacks.labels(exc.reason).inc()
             return Answer(None, f"{exc.reason}: {exc.detail}")
         return answer
+
+    def check(self, options: LLMOptions) -> None:
+        self._checked(options)
+
+    def _checked(self, options: LLMOptions) -> Provider:
+        """The provider the options name, once they are known usable (see ``Gateway``)."""
+        provider = self._llm.provider(options.provider, options.provider_pointer)
+        self._llm.check_model(options.model, options.provider_pointer.replace(
+            "synthesis_provider", "synthesis_model"), provider)
+        self._llm.check_temperature(options.temperature, provider,
+                                    options.provider_pointer.replace(
+                                        "synthesis_provider", "synthesis_temperature"))
+        return provider
 
     async def _cached(self, key: str, *, count: bool = True) -> Answer | None:
         raw = await self._cache.get(key)

@@ -68,6 +68,8 @@ class Runner:
 
     async def run(self, job: Job[Q, S, V], request: Q, llm: LLMOptions, tenant: str,
                   ) -> Ran[V]:
+        if self._gateway is not None:
+            self._gateway.check(llm)
         request, size = self._admit(job, request)
         if size <= self._settings.offload_chars:
             return await self._run(job, request, llm, tenant, Worker(offload=False))

@@ -53,6 +53,9 @@ class FakeGateway:
             raise answer
         return answer
 
+    def check(self, options: LLMOptions) -> None:
+        pass
+
     async def settle(self, answer: Answer, *, used: bool) -> None:
         self.settled.append(used)
 

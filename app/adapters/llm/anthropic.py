@@ -14,6 +14,8 @@ API_VERSION = "2023-06-01"
 
 
 class AnthropicProvider:
+    max_temperature = 1.0
+
     def __init__(self, config: ProviderConfig, api_key: str | None) -> None:
         self.name = config.name
         self.default_model = config.model

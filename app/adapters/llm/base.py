@@ -37,6 +37,8 @@ class Completion:
 class Provider(Protocol):
     name: str
     default_model: str
+    # The highest sampling temperature the API takes (Anthropic's range is 0 to 1).
+    max_temperature: float
 
     async def complete(self, http: httpx.AsyncClient, request: CompletionRequest) -> Completion:
         ...

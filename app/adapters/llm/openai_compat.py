@@ -12,6 +12,8 @@ from app.adapters.llm.http import post_json, usage_from
 
 
 class OpenAICompatible:
+    max_temperature = 2.0
+
     def __init__(self, config: ProviderConfig, api_key: str | None) -> None:
         self.name = config.name
         self.default_model = config.model
