@@ -143,7 +143,7 @@ class LLMGateway:
         try:
             data = json.loads(raw)
             completion = Completion(data["text"], data["model"], data["provider"],
-                                    Usage(*data["usage"]))
+                                    Usage(*data["usage"]), bool(data.get("cut", False)))
             age = max(self._clock() - float(data["stored_at"]), 0.0)
         except (ValueError, KeyError, TypeError):
             return None  # garbage in the cache is a miss, never an error
@@ -191,5 +191,5 @@ class LLMGateway:
                 "text": completion.text, "model": completion.model,
                 "provider": completion.provider,
                 "usage": [completion.usage.input_tokens, completion.usage.output_tokens],
-                "stored_at": self._clock()}).encode(), answer.ttl_s)
+                "cut": completion.cut, "stored_at": self._clock()}).encode(), answer.ttl_s)
         await self._cache.delete(f"{answer.key}:lock")

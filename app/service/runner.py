@@ -147,7 +147,8 @@ class Runner:
                 failed = Reply(None, answer.fallback_reason)
                 return _Called(await call(self._finish, job, plan, failed),
                                answer.fallback_reason, None, answer.cache)
-            reply = Reply(completion.text, model=completion.model, cache_hit=answer.cache.hit)
+            reply = Reply(completion.text, model=completion.model, cache_hit=answer.cache.hit,
+                          cut=completion.cut)
             try:
                 done = await call(self._finish, job, plan, reply)
             except UnusableReply as unusable:

@@ -114,6 +114,23 @@ async def test_fast_incremental_gives_up_reads_before_diagnoses_and_says_where(c
     assert (await client.get(f"/expand/{handle}")).status_code == 200
 
 
+@respx.mock
+@pytest.mark.parametrize("path", ["/compress-history", "/synthesize"])
+async def test_a_summary_cut_at_the_token_limit_is_not_taken_as_deep(make_app, path):
+    cut = completion(SECTIONS.rsplit("## Errors", 1)[0])  # stopped before the last sections
+    cut["choices"][0]["finish_reason"] = "length"
+    route = respx.post(URL).respond(200, json=cut)
+    run = load_named("minisweagent-ds-chat-test-1-100-django__django-13265")[:120]
+    body = {"messages": run, "mode": "deep"} if path == "/compress-history" else \
+        {"messages": run, "reasoning": {"synthesis": "deep"}}
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        out = (await c.post(path, json=body)).json()
+        again = (await c.post(path, json=body)).json()
+    assert out["mode"] == "fast" and out["degraded"], out.get("fallback_reason")
+    assert "cut at the token limit" in out["fallback_reason"]
+    assert not again["cache"]["hit"] and route.call_count == 2  # never served again
+
+
 async def test_bad_thresholds_are_named(client):
     r = await client.post("/compress-history", json={
         "messages": [{"role": "user", "content": "x"}], "keep_last_n": -1,

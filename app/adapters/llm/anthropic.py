@@ -49,4 +49,5 @@ class AnthropicProvider:
         if not text.strip():
             raise LLMBadResponse(f"provider {self.name!r} returned an empty completion")
         return Completion(text=text, model=str(data.get("model") or model), provider=self.name,
-                          usage=usage_from(data, "input_tokens", "output_tokens", self.name))
+                          usage=usage_from(data, "input_tokens", "output_tokens", self.name),
+                          cut=data.get("stop_reason") == "max_tokens")

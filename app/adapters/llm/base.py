@@ -32,6 +32,9 @@ class Completion:
     model: str
     provider: str
     usage: Usage
+    # The provider stopped at max_tokens (finish_reason "length", stop_reason
+    # "max_tokens"): the text ends where it was cut, not where the model ended it.
+    cut: bool = False
 
 
 class Provider(Protocol):

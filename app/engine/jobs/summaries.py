@@ -41,9 +41,13 @@ def is_pleasantry(text: str) -> bool:
     return bool(_PLEASANTRY.match(text)) and len(text.split()) < _PLEASANTRY_WORDS
 
 
-def check_summary(summary: str, replaced: Sequence[Message]) -> None:
+def check_summary(summary: str, replaced: Sequence[Message], cut: bool = False) -> None:
     """Raise UnusableReply, saying why, when ``summary`` cannot stand for the messages
-    it would replace (their text and the commands their calls ran)."""
+    it would replace (their text and the commands their calls ran); ``cut``: the provider
+    stopped it at the token limit, so its last sections are missing or half written."""
+    if cut:
+        raise UnusableReply("the summary was cut at the token limit (finish_reason "
+                            "'length'), so it ends part way through")
     text = "\n".join([m.text for m in replaced]
                      + [c.arguments for m in replaced for c in m.tool_calls])
     words = summary.split()
