@@ -134,6 +134,9 @@ def test_a_citation_opening_a_sentence_cites_that_sentence():
         "[m1] Mia books the aisle. [m2] She lives in Austin.":
             "Mia books the aisle [m1]. She lives in Austin [m2].",
         "[m2] She lives in Austin [m1].": "She lives in Austin [m1][m2].",
+        # Cited after the stop throughout: each citation is the sentence before's.
+        "Mia books the aisle. [m1] She lives in Austin. [m2]":
+            "Mia books the aisle. [m1] She lives in Austin. [m2]",
     }
     for reply, summary in cases.items():
         answer = check(reply, MEMORIES)

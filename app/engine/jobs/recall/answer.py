@@ -52,6 +52,8 @@ _LEADING = re.compile(rf"(?:^|(?<=[.!?])[ \t]+|(?<=\n))([ \t]*(?:[-*•]|\d+[.)]
                       rf"((?:{_ID_GROUP}[ \t]*)+)(?=\S)", re.MULTILINE)
 # Where the sentence a leading citation opens ends: its stop, a line's end or the text's.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n|$")
+# An answer that puts citations after the stop ("Mia books the aisle. [m1]") ends so.
+_CITED_AFTER_STOPS = re.compile(rf"[.!?]\s*(?:{_ID_GROUP}\s*)+$")
 REFUSAL = "INSUFFICIENT:"
 
 
@@ -269,9 +271,14 @@ def _cite_after(text: str) -> str:
     an empty claim, and the sentence it stands for would count as uncited)."""
     out: list[str] = []
     at = 0
+    # There, a citation after a stop is the sentence before's: only one that opens the
+    # answer or a line opens a sentence.
+    after_stops = _CITED_AFTER_STOPS.search(text) is not None
     for match in _LEADING.finditer(text):
         if match.start() < at:
             continue  # inside the sentence a citation before was moved to the end of
+        if after_stops and text[:match.start()].rstrip(" \t")[-1:] in (".", "!", "?"):
+            continue
         end = _SENTENCE_END.search(text, match.end())
         stop = end.start() if end is not None else len(text)
         sentence = text[match.end():stop].rstrip()
