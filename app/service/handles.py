@@ -64,7 +64,8 @@ class HandleStore:
         self._clock = clock
         # An agent resends its prefix every step; its spans need saving once per TTL,
         # and again whenever the cache may have lost them (a new generation).
-        self._recent: dict[str, float] = {}
+        # When this process last saved each handle, and in which format (see save_spans).
+        self._recent: dict[str, tuple[float, str]] = {}
         self._generation = cache.generation
         # Saves the cache did not take (Redis down): this replica can still expand them,
         # and they are saved again on the next call that makes them.
@@ -77,12 +78,15 @@ class HandleStore:
             self._recent.clear()
             self._generation = self._cache.generation
         for span in spans:
-            if not span.originals or self._fresh(tenant, span.handle):
+            # The handle is the content's: the same span dropped by a caller of another
+            # format is saved again, in that caller's format, so each caller expands it
+            # in the format it speaks (the last one to drop it).
+            if not span.originals or self._fresh(tenant, span.handle, wire.name):
                 continue
             key = handle_key(tenant, span.handle)
             held = self._kept(key)
             if held is not None:  # made while the cache was down: try it again as it is
-                await self._store(tenant, span.handle, key, held)
+                await self._store(tenant, span.handle, key, held, wire.name)
                 continue
             body = wire.render(Transcript(span.originals, wire.name))
             await self.save(tenant, span.handle, {"format": wire.name, "kind": span.kind,
@@ -94,9 +98,11 @@ class HandleStore:
             payload = await asyncio.to_thread(_payload, document)
         else:
             payload = _payload(document)
-        await self._store(tenant, handle, handle_key(tenant, handle), payload)
+        await self._store(tenant, handle, handle_key(tenant, handle), payload,
+                          str(document.get("format", "")))
 
-    async def _store(self, tenant: str, handle: str, key: str, payload: bytes) -> None:
+    async def _store(self, tenant: str, handle: str, key: str, payload: bytes,
+                     form: str = "") -> None:
         await self._cache.set(key, payload, self._ttl)
         if not self._cache.healthy:  # not written: keep it here, and save it again later
             self._keep(key, payload)
@@ -104,7 +110,7 @@ class HandleStore:
         self._drop(key)
         if len(self._recent) >= _RECENT_MAX:
             self._recent.clear()
-        self._recent[f"{tenant}\0{handle}"] = self._clock()
+        self._recent[f"{tenant}\0{handle}"] = (self._clock(), form)
 
     def _keep(self, key: str, payload: bytes) -> None:
         self._drop(key)
@@ -125,9 +131,10 @@ class HandleStore:
             return None
         return item[1]
 
-    def _fresh(self, tenant: str, handle: str) -> bool:
+    def _fresh(self, tenant: str, handle: str, form: str) -> bool:
         saved = self._recent.get(f"{tenant}\0{handle}")
-        return saved is not None and self._clock() - saved < self._ttl * _RESAVE_SHARE
+        return saved is not None and saved[1] == form \
+            and self._clock() - saved[0] < self._ttl * _RESAVE_SHARE
 
     async def load(self, tenant: str, handle: str) -> dict[str, Any] | None:
         """The handle's document; None when no store has it. Raises HandlesUnavailable

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from app.adapters.cache import Cache, cache_key
-from app.adapters.llm.base import Completion, CompletionRequest, LLMError, Usage
+from app.adapters.llm.base import Completion, CompletionRequest, LLMError, Provider, Usage
 from app.adapters.llm.client import LLMClient
 from app.adapters.metrics import Metrics
 from app.engine.prompts import PromptMessage
@@ -68,6 +68,12 @@ class Gateway(Protocol):
         other replicas waiting on the same call go on."""
         ...
 
+    def check(self, options: LLMOptions) -> None:
+        """Raise InvalidOption when the request's provider, model or temperature cannot be
+        used, whether or not the job will make a call: a request is valid or not by what
+        it says, not by whether its conversation needed the model this time."""
+        ...
+
 
 class LLMGateway:
     def __init__(self, llm: LLMClient, cache: Cache, metrics: Metrics, *, ttl_s: float,
@@ -85,9 +91,7 @@ class LLMGateway:
     async def ask(self, prompt: Sequence[PromptMessage], options: LLMOptions, *, tenant: str,
                   job: str, max_tokens: int, ttl_s: float | None = None) -> Answer:
         """The completion, or the reason to fall back; raises when the request wants errors."""
-        provider = self._llm.provider(options.provider, options.provider_pointer)
-        self._llm.check_model(options.model, options.provider_pointer.replace(
-            "synthesis_provider", "synthesis_model"))
+        provider = self._checked(options)
         request = CompletionRequest(
             tuple(prompt), model=options.model or self._default_model,
             temperature=DEFAULT_TEMPERATURE if options.temperature is None
@@ -117,6 +121,19 @@ class LLMGateway:
             return Answer(None, f"{exc.reason}: {exc.detail}")
         return answer
 
+    def check(self, options: LLMOptions) -> None:
+        self._checked(options)
+
+    def _checked(self, options: LLMOptions) -> Provider:
+        """The provider the options name, once they are known usable (see ``Gateway``)."""
+        provider = self._llm.provider(options.provider, options.provider_pointer)
+        self._llm.check_model(options.model, options.provider_pointer.replace(
+            "synthesis_provider", "synthesis_model"), provider)
+        self._llm.check_temperature(options.temperature, provider,
+                                    options.provider_pointer.replace(
+                                        "synthesis_provider", "synthesis_temperature"))
+        return provider
+
     async def _cached(self, key: str, *, count: bool = True) -> Answer | None:
         raw = await self._cache.get(key)
         if count:  # polling while another replica calls is not a lookup of its own
@@ -126,7 +143,7 @@ class LLMGateway:
         try:
             data = json.loads(raw)
             completion = Completion(data["text"], data["model"], data["provider"],
-                                    Usage(*data["usage"]))
+                                    Usage(*data["usage"]), bool(data.get("cut", False)))
             age = max(self._clock() - float(data["stored_at"]), 0.0)
         except (ValueError, KeyError, TypeError):
             return None  # garbage in the cache is a miss, never an error
@@ -174,5 +191,5 @@ class LLMGateway:
                 "text": completion.text, "model": completion.model,
                 "provider": completion.provider,
                 "usage": [completion.usage.input_tokens, completion.usage.output_tokens],
-                "stored_at": self._clock()}).encode(), answer.ttl_s)
+                "cut": completion.cut, "stored_at": self._clock()}).encode(), answer.ttl_s)
         await self._cache.delete(f"{answer.key}:lock")

@@ -68,6 +68,8 @@ class Runner:
 
     async def run(self, job: Job[Q, S, V], request: Q, llm: LLMOptions, tenant: str,
                   ) -> Ran[V]:
+        if self._gateway is not None:
+            self._gateway.check(llm)
         request, size = self._admit(job, request)
         if size <= self._settings.offload_chars:
             return await self._run(job, request, llm, tenant, Worker(offload=False))
@@ -145,7 +147,8 @@ class Runner:
                 failed = Reply(None, answer.fallback_reason)
                 return _Called(await call(self._finish, job, plan, failed),
                                answer.fallback_reason, None, answer.cache)
-            reply = Reply(completion.text, model=completion.model, cache_hit=answer.cache.hit)
+            reply = Reply(completion.text, model=completion.model, cache_hit=answer.cache.hit,
+                          cut=completion.cut)
             try:
                 done = await call(self._finish, job, plan, reply)
             except UnusableReply as unusable:

@@ -166,6 +166,25 @@ async def test_expand_round_trip_anthropic(client):
     assert expanded["messages"] == payload["messages"][span["first"]:span["last"] + 1]
 
 
+async def test_expand_answers_in_the_callers_format(client):
+    messages = coding_run(8)
+    anthropic = (await client.post("/synthesize", json=to_anthropic(messages))).json()
+    span = anthropic["receipt"]["dropped"][0]
+    openai = (await client.post("/synthesize", json={"messages": messages})).json()
+    again = openai["receipt"]["dropped"][0]
+    assert again["handle"] == span["handle"]  # the same content
+    # The span was dropped again by an OpenAI caller: it is theirs, in their format.
+    expanded = (await client.get(f"/expand/{span['handle']}")).json()
+    assert expanded["format"] == "openai"
+    assert expanded["messages"] == messages[again["first"]:again["last"] + 1]
+    # And back: the Anthropic caller's next drop makes it theirs again.
+    await client.post("/synthesize", json=to_anthropic(messages))
+    back = (await client.get(f"/expand/{span['handle']}")).json()
+    assert back["format"] == "anthropic"
+    assert back["messages"] == to_anthropic(messages)["messages"][
+        span["first"]:span["last"] + 1]
+
+
 async def test_expand_of_a_cut_result_and_of_a_trace(client):
     messages = coding_run(6, output_chars=3000)
     body = (await client.post("/synthesize", json={"messages": messages})).json()

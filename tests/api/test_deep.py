@@ -182,6 +182,44 @@ async def test_a_model_the_operator_did_not_allow_is_refused_before_any_call(llm
     assert named.status_code == 200 and route.call_count == 1
 
 
+CLAUDE = {"name": "claude", "kind": "anthropic", "base_url": "https://claude.test",
+          "model": "claude-haiku-4-5", "api_key": "sk-ant-test"}
+
+
+@respx.mock
+async def test_llm_options_are_checked_against_their_provider_whether_used_or_not(make_app):
+    route = respx.post(URL).respond(200, json=completion())
+    claude = respx.post("https://claude.test/v1/messages").respond(200, json={})
+    history = {"messages": coding_run(12), "trigger_messages": 4}
+    quiet = {"query": "Which seat?", "mode": "extractive",
+             "memories": [{"id": "m1", "text": "Mia books the aisle."}]}
+    async with serve(make_app(llm_providers=[PROVIDER, CLAUDE])) as c:
+        cases = [  # (request, pointer, what the detail says)
+            (("/compress-history", {**history, "synthesis_provider": "claude",
+                                    "synthesis_temperature": 1.5}),
+             "/synthesis_temperature", "above 1"),
+            (("/compress-history", {**history, "synthesis_provider": "main",
+                                    "synthesis_model": "claude-haiku-4-5"}),
+             "/synthesis_model", "the model of provider 'claude'"),
+            # Nothing in an extractive recall needs the model: it is refused all the same.
+            (("/summarize-recall", {**quiet, "synthesis_model": "o1-pro-2025-03-19"}),
+             "/synthesis_model", "CONTEXTSYNTH_LLM_ALLOWED_MODELS"),
+            (("/synthesize", {"messages": coding_run(4), "reasoning": {
+                "synthesis": "fast", "synthesis_provider": "claude",
+                "synthesis_temperature": 1.2}}),
+             "/reasoning/synthesis_temperature", "above 1"),
+        ]
+        for (path, body), pointer, said in cases:
+            r = await c.post(path, json=body)
+            assert r.status_code == 422, (path, r.text)
+            assert r.json()["pointer"] == pointer and said in r.json()["detail"], r.text
+        assert route.call_count == 0 and claude.call_count == 0
+        warm = await c.post("/compress-history", json={
+            **history, "mode": "fast", "synthesis_provider": "main",
+            "synthesis_temperature": 1.5})
+        assert warm.status_code == 200  # an OpenAI-style API takes up to 2
+
+
 async def test_unknown_provider_is_a_422(llm_client):
     r = await llm_client.post("/synthesize", json=deep(coding_run(12), reasoning={
         "synthesis": "deep", "synthesis_provider": "nope"}))

@@ -77,6 +77,60 @@ async def test_llm_failure_falls_back_to_fast(make_app):
     assert body["fallback_reason"].startswith("server_error")
 
 
+@respx.mock
+async def test_deep_summary_with_only_the_template_headings_is_refused(make_app):
+    # The six headings over nothing: "## Errors" is the template, not an error it kept.
+    empty = ("## Original request\nThe user asked for something\n## Project / world state\n"
+             "- fine\n## Completed work\n- some work\n## Decisions and constraints\n- none\n"
+             "## Errors\n- none\n## Current state\n- continuing")
+    respx.post(URL).respond(200, json=completion(empty))
+    messages = load_named("minisweagent-ds-chat-test-1-100-django__django-11179")[:70]
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        body = (await c.post("/compress-history", json={"messages": messages,
+                                                        "mode": "deep"})).json()
+    assert body["mode"] == "fast" and body["degraded"], body["fallback_reason"]
+    assert "names nothing of what it would replace" in body["fallback_reason"]
+    assert empty not in json.dumps(body["messages"])
+
+
+async def test_fast_incremental_gives_up_reads_before_diagnoses_and_says_where(client):
+    run = load_named("minisweagent-ds-chat-test-1-100-django__django-11179")
+    first = (await client.post("/compress-history", json={"messages": run[:70],
+                                                           "mode": "fast"})).json()
+    grown = first["messages"] + run[70:114]
+    second = (await client.post("/compress-history", json={"messages": grown,
+                                                            "mode": "fast"})).json()
+    assert second["compressed"] and second["incremental"]
+    block = next(m["content"] for m in second["messages"]
+                 if str(m["content"]).startswith("[contextsynth] Conversation summary"))
+    work = block.split("## Completed work\n", 1)[1].split("\n## ", 1)[0]
+    diagnosis = "the method returns early without setting the PK to None"
+    assert diagnosis in work  # the agent's finding outlives the reads that led to it
+    assert "-> failed: ModuleNotFoundError: No module named 'pytz'" in work
+    handle = second["receipt"]["dropped"][0]["handle"]
+    marker = work.split("\n", 1)[0]
+    assert marker.startswith("(+") and "older entries left out" in marker
+    assert "reads" in marker and f"GET /expand/{handle}" in marker
+    assert (await client.get(f"/expand/{handle}")).status_code == 200
+
+
+@respx.mock
+@pytest.mark.parametrize("path", ["/compress-history", "/synthesize"])
+async def test_a_summary_cut_at_the_token_limit_is_not_taken_as_deep(make_app, path):
+    cut = completion(SECTIONS.rsplit("## Errors", 1)[0])  # stopped before the last sections
+    cut["choices"][0]["finish_reason"] = "length"
+    route = respx.post(URL).respond(200, json=cut)
+    run = load_named("minisweagent-ds-chat-test-1-100-django__django-13265")[:120]
+    body = {"messages": run, "mode": "deep"} if path == "/compress-history" else \
+        {"messages": run, "reasoning": {"synthesis": "deep"}}
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        out = (await c.post(path, json=body)).json()
+        again = (await c.post(path, json=body)).json()
+    assert out["mode"] == "fast" and out["degraded"], out.get("fallback_reason")
+    assert "cut at the token limit" in out["fallback_reason"]
+    assert not again["cache"]["hit"] and route.call_count == 2  # never served again
+
+
 async def test_bad_thresholds_are_named(client):
     r = await client.post("/compress-history", json={
         "messages": [{"role": "user", "content": "x"}], "keep_last_n": -1,

@@ -58,6 +58,54 @@ async def test_recall_with_only_invented_citations_is_refused(llm_client):
 
 
 @respx.mock
+@pytest.mark.parametrize("junk", ["ok", "I'm sorry, I couldn't find that information.",
+                                  "Mia likes the aisle."])
+async def test_recall_junk_falls_back_to_extractive_and_is_not_cached(llm_client, junk):
+    route = respx.post(URL).respond(200, json=completion(junk))
+    request = {"query": f"Which seat does Mia book? ({junk})", "memories": MEMORIES}
+    body = (await llm_client.post("/summarize-recall", json=request)).json()
+    # No citation and no INSUFFICIENT: no answer. The cited sentences stand in, marked.
+    assert body["mode"] == "extractive" and body["degraded"] and not body["refused"]
+    assert body["summary"] == "Mia always books an aisle seat. [m1]"
+    assert "cites none of the memories" in body["fallback_reason"]
+    route.respond(200, json=completion("Mia books the aisle [m1]."))
+    healthy = (await llm_client.post("/summarize-recall", json=request)).json()
+    assert not healthy["cache_hit"] and not healthy["degraded"]
+    assert healthy["mode"] == "deep" and healthy["summary"] == "Mia books the aisle [m1]."
+    assert route.call_count == 2
+
+
+@respx.mock
+async def test_recall_citation_before_its_claim_cites_that_claim(llm_client):
+    kafka = [{"id": "m1", "text": "Kafka 3.6 runs with 12 partitions on topic orders."}]
+    respx.post(URL).respond(200, json=completion(
+        "[m1] Kafka 3.6 runs with 12 partitions on topic orders."))
+    body = (await llm_client.post("/summarize-recall", json={
+        "query": "How is Kafka set up?", "memories": kafka})).json()
+    assert body["summary"] == "Kafka 3.6 runs with 12 partitions on topic orders [m1]."
+    assert body["removed_claims"] == [] and body["sources_used"] == ["m1"]
+
+
+@respx.mock
+@pytest.mark.parametrize(("reply", "summary", "removed"), [
+    ("Kafka 2.8 runs on topic orders [m1]. Mia lives in Austin [m2].",
+     "Mia lives in Austin [m2].", ["Kafka 2.8 runs on topic orders"]),
+    ("Kafka 3.6 runs with 12 partitions on 40 brokers [m1]. Mia lives in Austin [m2].",
+     "Mia lives in Austin [m2].", ["Kafka 3.6 runs with 12 partitions on 40 brokers"]),
+])
+async def test_recall_claims_whose_numbers_their_memory_lacks_are_removed(
+        llm_client, reply, summary, removed):
+    memories = [{"id": "m1", "text": "Kafka 3.6 runs with 12 partitions on topic orders."},
+                MEMORIES[1]]
+    respx.post(URL).respond(200, json=completion(reply))
+    body = (await llm_client.post("/summarize-recall", json={
+        "query": f"How is Kafka set up, where does Mia live? {reply}",
+        "memories": memories})).json()
+    assert body["summary"] == summary and body["removed_claims"] == removed
+    assert body["sources_used"] == ["m2"] and not body["refused"]
+
+
+@respx.mock
 async def test_recall_refusal(llm_client):
     respx.post(URL).respond(200, json=completion("INSUFFICIENT: no meal preference is known."))
     body = (await llm_client.post("/summarize-recall", json={
@@ -169,8 +217,39 @@ async def test_reflect_takes_a_record_as_callers_send_it(client):
                                             "mode": "fast"})
     assert r.status_code == 200, r.text
     enriched = r.json()["record"]["calls"]
-    assert [c["outcome"] for c in enriched] == ["error", "error"]
+    assert [c["outcome"] for c in enriched] == ["timeout", "failure"]
     assert [c["cost"] for c in enriched] == [0.002, 0.001]
+
+
+@respx.mock
+async def test_reflect_deep_prompt_says_how_each_call_ended(llm_client):
+    reply = {"calls": [REFLECTION["calls"][0]] * 2, "synthesis": "both failed",
+             "progress_assessment": "stuck"}
+    route = respx.post(URL).respond(200, json=completion(json.dumps(reply)))
+    calls = [{"tool": "deploy", "params": {"env": "prod"}, "output": "done",
+              "outcome": "failure", "duration_ms": 1200, "cost": {"usd": 0.02}},
+             {"tool": "web_search", "params": {"q": "kafka"}, "output": "",
+              "outcome": "timeout", "duration_ms": 30000}]
+    body = (await llm_client.post("/reflect", json={"goal": "ship the release",
+                                                    "tool_calls": calls})).json()
+    user = json.loads(route.calls.last.request.content)["messages"][1]["content"]
+    assert 'deploy({"env": "prod"}) -> done\n   outcome: failure, took 1200 ms, cost 0.02' \
+        in user
+    assert 'web_search({"q": "kafka"}) -> (no output)\n   outcome: timeout, took 30000 ms' \
+        in user
+    assert body["mode"] == "deep"
+    assert [c["outcome"] for c in body["record"]["calls"]] == ["failure", "timeout"]
+
+
+async def test_reflect_fast_says_a_timeout_timed_out(client):
+    body = (await client.post("/reflect", json={"goal": "find kafka docs", "mode": "fast",
+                                                "tool_calls": [{
+                                                    "tool": "web_search", "output": "",
+                                                    "outcome": "timeout",
+                                                    "duration_ms": 30000}]})).json()
+    call = body["record"]["calls"][0]
+    assert call["outcome"] == "timeout"
+    assert "timed out after 30000 ms" in call["insights"][0]
 
 
 async def test_reflect_keeps_when_why_and_what_the_user_said(client):
@@ -203,3 +282,24 @@ async def test_reflect_refuses_a_context_budget_too_small_to_say_anything(client
     assert r.status_code == 422
     assert r.json()["errors"] == [{"pointer": "/context_tokens",
                                    "detail": "Input should be greater than or equal to 50"}]
+
+
+async def test_the_seeds_field_names_are_taken(client):
+    call = {"tool": "bash", "params": {"command": "pytest -x"},
+            "raw_output": "FAILED test_parse - ValueError: bad month 13",
+            "execution_time": 1500, "tool_selection_rationale": "see which test fails"}
+    r = await client.post("/reflect", json={"goal": "fix test_parse", "tool_calls": [call],
+                                            "history": [{"calls": [call]}], "mode": "fast"})
+    assert r.status_code == 200, r.text
+    (out,) = r.json()["record"]["calls"]
+    assert out["output"] == call["raw_output"] and out["duration_ms"] == 1500
+    assert out["rationale"] == "see which test fails" and out["outcome"] == "error"
+    memories = [{"id": "m1", "text": "Mia always books an aisle seat.",
+                 "depth_layer": "episodic"}]
+    recalled = await client.post("/summarize-recall", json={
+        "query": "Which seat does Mia like?", "memories": memories, "mode": "extractive"})
+    assert recalled.status_code == 200, recalled.text
+    assert recalled.json()["citations"][0]["layer"] == "episodic"
+    both = await client.post("/reflect", json={"goal": "g", "tool_calls": [
+        {"tool": "bash", "output": "a", "raw_output": "b"}]})
+    assert both.status_code == 422  # one name for one field

@@ -2,6 +2,7 @@
 
 import json
 
+import httpx
 import pytest
 import respx
 
@@ -52,11 +53,25 @@ async def test_one_call_without_tools(make_app):
 
 
 @respx.mock
-async def test_llm_failure_is_a_502(make_app):
-    respx.post(URL).respond(500, json={"error": {"message": "boom"}})
+@pytest.mark.parametrize("failure", [
+    httpx.Response(500, json={"error": {"message": "boom"}}),
+    httpx.Response(200, json=completion("")),  # an empty completion
+], ids=["500", "empty"])
+async def test_a_failed_call_answers_from_the_evidence_degraded(make_app, failure):
+    respx.post(URL).mock(return_value=failure)
     async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
         r = await c.post("/rescue", json={"messages": RUN, "question": QUESTION})
-    assert r.status_code == 502
+        strict = await c.post("/rescue", json={"messages": RUN, "question": QUESTION,
+                                                "on_llm_error": "error"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["degraded"] and "quotes the evidence" in body["degraded_reason"]
+    answer = body["answer"]
+    assert answer.startswith("No answer from the model. The evidence the agent gathered")
+    assert "HATHAV" in answer  # the reservation the question asks about, quoted
+    assert RUN[-1]["content"].strip()[:60] in answer  # and the newest finding
+    assert strict.status_code == 502
+    assert strict.headers["content-type"].startswith("application/problem+json")
 
 
 async def test_large_evidence_is_compacted_to_the_budget_keeping_the_newest(make_app):
@@ -103,18 +118,27 @@ async def test_the_newest_evidence_goes_in_whole_while_it_fits(make_app):
 @pytest.mark.parametrize(("answer", "degraded"), [
     ("I'm sorry, but I couldn't find that information.", True),
     ("Unfortunately, I am unable to determine how the reservation was paid.", True),
+    ("ok", True),
     ("Unfortunately, the evidence does not say how reservation HATHAV was paid.", False),
     ("Sorry, the evidence only shows reservation HATHAV, not how it was paid.", False),
     ("Reservation HATHAV, paid $305 with the Visa ending 7447.", False),
 ])
-async def test_an_apology_that_quotes_no_evidence_is_degraded(make_app, answer, degraded):
+async def test_an_apology_that_quotes_no_evidence_is_replaced_and_not_cached(
+        make_app, answer, degraded):
     # An apology or refusal that quotes a value the agent found (HATHAV) still answers
-    # in part, as the prompt asks; one that quotes nothing is no answer.
-    respx.post(URL).respond(200, json=completion(answer))
+    # in part, as the prompt asks; one that quotes nothing is no answer: the evidence
+    # answers instead, and the next request asks the model anew.
+    route = respx.post(URL).respond(200, json=completion(answer))
     async with serve(make_app(llm_providers=[PROVIDER])) as c:
         body = (await c.post("/rescue", json={"messages": RUN, "question": QUESTION})).json()
-    assert body["answer"] == answer
+        again = (await c.post("/rescue", json={"messages": RUN, "question": QUESTION})).json()
     assert body["degraded"] is degraded
     assert (body["degraded_reason"] is not None) is degraded
     if degraded:
         assert "quotes nothing from the evidence" in body["degraded_reason"]
+        assert body["answer"].startswith("No answer from the model") and "HATHAV" in \
+            body["answer"]
+        assert route.call_count == 2 and not again["cache"]["hit"]
+    else:
+        assert body["answer"] == answer
+        assert route.call_count == 1 and again["cache"]["hit"]

@@ -60,8 +60,19 @@ async def test_resolved_config_says_where_each_field_came_from(client):
 async def test_adaptive_ignores_strategy_bundles(client):
     r = await client.post("/synthesize", json={
         "messages": coding_run(6), "strategy": "adaptive",
-        "reasoning": {"strategies": {"adaptive": {"synthesis": "off"}}}})
+        "reasoning": {"strategies": {"reactive": {"synthesis": "off"}}}})
     assert r.json()["resolved_config"]["synthesis"] == {"value": "auto", "source": "default"}
+
+
+@pytest.mark.parametrize("strategy", ["adaptive", "reactive"])
+async def test_a_bundle_for_adaptive_is_refused_not_ignored(client, strategy):
+    r = await client.post("/synthesize", json={
+        "messages": coding_run(6), "strategy": strategy,
+        "reasoning": {"strategies": {"adaptive": {"synthesis": "off"}}}})
+    assert r.status_code == 422
+    problem = r.json()
+    assert problem["errors"][0]["pointer"] == "/reasoning/strategies"
+    assert "strategies.adaptive would never be used" in problem["detail"]
 
 
 async def test_off_mode_returns_the_messages_untouched(client):

@@ -120,3 +120,60 @@ async def test_every_path_an_older_action_named_stays_in_its_line(client):
     assert "./pydicom/datadict.py" in named
     assert named and all(p in scratchpad for p in named), sorted(
         p for p in named if p not in scratchpad)
+
+
+@respx.mock
+async def test_llm_lines_that_keep_no_identifier_fall_back(make_app):
+    actions = to_actions(load_named("tau-airline-gpt4o-task033-trial0"))[:12]
+    route = respx.post(URL).respond(200, json=completion(
+        "get_user_details (1 call): looked up the user\n"
+        "get_reservation_details (5 calls): read the reservations\n"
+        "search_direct_flight (1 call): searched a flight"))
+    async with serve(make_app(llm_providers=[PROVIDER], llm_retries=1)) as c:
+        body = (await c.post("/summarize-trace", json={"actions": actions})).json()
+    assert route.call_count == 1
+    assert body["strategy"] == "deterministic" and body["degraded"]
+    reason = body["fallback_reason"]
+    assert "get_reservation_details: the line leaves out every identifier" in reason
+    assert "NM1VX1" in reason
+    assert "NM1VX1" in body["scratchpad"] and "WUNA5K" in body["scratchpad"]
+
+
+REACT = ("Question: why does test_parse fail?\n"
+         "Thought: look around\nAction: list_files\nAction Input: src/\n"
+         "Observation: a.py b.py\n"
+         "Thought: read it\nAction: read_file\nAction Input: src/a.py\n"
+         "Observation: def parse(s): return int(s[5:7])\n"
+         "Thought: run the tests\nAction: run_tests\nAction Input: tests/\n"
+         "Observation: FAILED tests/test_a.py::test_parse - ValueError: bad month")
+
+
+@pytest.mark.parametrize("ending", ["Thought: next I should check the config in settings.py",
+                                    "Thought: I know it now\nFinal Answer: the slice is off"])
+async def test_a_scratchpad_keeps_its_question_and_its_newest_words(client, ending):
+    scratchpad = f"{REACT}\n{ending}"
+    body = (await client.post("/summarize-trace", json={"scratchpad": scratchpad})).json()
+    assert body["strategy"] == "none"
+    assert body["scratchpad"] == scratchpad
+    assert body["stats"]["chars_before"] == len(scratchpad) == body["stats"]["chars_after"]
+    summarized = (await client.post("/summarize-trace", json={
+        "scratchpad": scratchpad, "trigger": 2, "keep": 1, "min_saving": 0})).json()
+    assert summarized["strategy"] == "deterministic", summarized
+    out = summarized["scratchpad"]
+    assert out.startswith("Question: why does test_parse fail?\n[PREVIOUS ACTIONS SUMMARY]")
+    assert out.endswith(f"ValueError: bad month\n{ending}")
+    assert [a["action"] for a in summarized["recent"]] == ["run_tests"]
+
+
+async def test_outcomes_are_those_reflect_takes(client):
+    actions = [{"action": "web_search", "action_input": f"kafka {i}", "outcome": outcome,
+                "observation": ("results " * 60) if outcome == "success" else ""}
+               for i, outcome in enumerate(["failure", "timeout", "success"] * 4)]
+    r = await client.post("/summarize-trace", json={"actions": actions, "trigger": 4,
+                                                    "keep": 2, "min_saving": 0})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["strategy"] == "deterministic"
+    (group,) = body["groups"]
+    assert group["summary"].count("-> failed") == 7  # every failure and timeout of the 10
+    assert [a["outcome"] for a in body["recent"]] == ["timeout", "success"]

@@ -113,9 +113,34 @@ def test_every_claim_maps_to_a_memory():
 
 
 def test_a_claim_its_memory_shares_nothing_with_is_flagged():
+    answer = check("Kafka runs on Kubernetes [m1]. Mia lives in Austin [m2].", MEMORIES)
+    assert answer.flagged_claims == ("Kafka runs on Kubernetes",)
+    assert answer.summary == "Kafka runs on Kubernetes [m1]. Mia lives in Austin [m2]."
+
+
+def test_a_claim_with_a_number_its_memory_lacks_is_removed():
     answer = check("Kafka 3.6 runs with 40 brokers [m1]. Mia lives in Austin [m2].", MEMORIES)
-    assert answer.flagged_claims == ("Kafka 3.6 runs with 40 brokers",)
-    assert answer.summary == "Kafka 3.6 runs with 40 brokers [m1]. Mia lives in Austin [m2]."
+    assert answer.summary == "Mia lives in Austin [m2]."
+    assert answer.removed_claims == ("Kafka 3.6 runs with 40 brokers",)
+    mia = [Memory("m1", "Mia has 1200 miles and 3 bags.")]
+    assert check("Mia has 1,200 miles [m1].", mia).summary == "Mia has 1,200 miles [m1]."
+    only = check("Mia has 4 bags [m1].", mia)
+    assert only.refused and only.removed_claims == ("Mia has 4 bags",)
+
+
+def test_a_citation_opening_a_sentence_cites_that_sentence():
+    cases = {
+        "[m1] Mia books the aisle.": "Mia books the aisle [m1].",
+        "[m1] Mia books the aisle. [m2] She lives in Austin.":
+            "Mia books the aisle [m1]. She lives in Austin [m2].",
+        "[m2] She lives in Austin [m1].": "She lives in Austin [m1][m2].",
+        # Cited after the stop throughout: each citation is the sentence before's.
+        "Mia books the aisle. [m1] She lives in Austin. [m2]":
+            "Mia books the aisle. [m1] She lives in Austin. [m2]",
+    }
+    for reply, summary in cases.items():
+        answer = check(reply, MEMORIES)
+        assert (answer.summary, answer.removed_claims) == (summary, ()), reply
 
 
 def test_a_removed_citation_leaves_no_stray_stop():

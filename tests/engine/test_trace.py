@@ -95,10 +95,10 @@ def _line(group, outcome: str) -> str:
 def test_model_lines_that_keep_paths_and_errors_replace_the_deterministic_ones(summarizer):
     plan = summarizer.plan(actions(14), TraceOptions())
     reply = "\n".join(f"- {_line(g, 'checked')}" for g in plan.groups)
-    groups = summarizer.llm_groups(plan, reply)
-    assert groups is not None
+    groups, why = summarizer.llm_groups(plan, reply)
+    assert groups is not None and why == ""
     assert [g.summary for g in groups] == [_line(g, "checked") for g in plan.groups]
-    assert summarizer.llm_groups(plan, "I cannot help with that.") is None
+    assert summarizer.llm_groups(plan, "I cannot help with that.")[0] is None
 
 
 def test_a_line_missing_a_path_or_an_error_keeps_the_deterministic_line(summarizer):
@@ -107,8 +107,10 @@ def test_a_line_missing_a_path_or_an_error_keeps_the_deterministic_line(summariz
     no_error = f"list_files (3 calls): listed {', '.join(listing.paths)}"
     no_path = f"read_file (3 calls): read {reading.paths[0]}; {', '.join(reading.errors)}"
     reply = "\n".join([no_error, no_path, _line(testing, "ran")])
-    groups = summarizer.llm_groups(plan, reply)
+    groups, why = summarizer.llm_groups(plan, reply)
     assert groups is not None
+    assert why.startswith("list_files: the line leaves out the error ")
+    assert f"read_file: the line leaves out the path {reading.paths[1]}" in why
     assert groups[0] == listing and groups[1] == reading  # deterministic: nothing lost
     assert groups[2].summary == _line(testing, "ran")
 
@@ -120,9 +122,28 @@ def test_tool_names_match_exactly_and_counts_come_from_the_engine(summarizer):
     read, read_file = plan.groups
     # Only a read_file line: the read group must not take it.
     reply = f"read_file (99 calls): opened {', '.join(read_file.paths)}"
-    groups = summarizer.llm_groups(plan, reply)
+    groups, why = summarizer.llm_groups(plan, reply)
+    assert why == "read: its line is missing"
     assert groups is not None and groups[0] == read
     assert groups[1].summary.startswith(f"read_file ({read_file.calls} calls): opened src/f0.py")
+
+
+def test_a_line_that_keeps_no_identifier_of_its_inputs_keeps_the_deterministic_line(
+        summarizer):
+    ids = ["JG7FMM", "LQ940Q", "HAT028", "NM1VX1", "KC18K6"]
+    trace = [Action("get_reservation_details", f'{{"reservation_id": "{i}"}}',
+                    f'{{"reservation_id": "{i}", "status": "ok"}}' + " " * 400) for i in ids]
+    trace += [Action("think", '{"thought": "compare the fares"}', "ok") for _ in range(3)]
+    plan = summarizer.plan(trace, TraceOptions(trigger=3, keep=3))
+    (reservations,) = plan.groups
+    assert reservations.identifiers == tuple(ids)
+    vague = "get_reservation_details (5 calls): read the reservations"
+    groups, why = summarizer.llm_groups(plan, vague)
+    assert groups is None
+    assert why == ("get_reservation_details: the line leaves out every identifier of its "
+                   "inputs (JG7FMM, LQ940Q, HAT028)")
+    kept, _ = summarizer.llm_groups(plan, vague + " JG7FMM to KC18K6")
+    assert kept is not None and kept[0].summary.endswith("JG7FMM to KC18K6")
 
 
 def test_the_prompt_sends_the_actions_grouped_by_tool_with_their_counts(summarizer):

@@ -53,6 +53,9 @@ class FakeGateway:
             raise answer
         return answer
 
+    def check(self, options: LLMOptions) -> None:
+        pass
+
     async def settle(self, answer: Answer, *, used: bool) -> None:
         self.settled.append(used)
 
@@ -141,7 +144,7 @@ async def test_an_unusable_reply_falls_back_and_is_counted(jobs: Jobs) -> None:
     runner, metrics = _runner(FakeGateway(_reply("I summarized nothing useful.")))
     ran = await runner.run(jobs.trace, _trace(), LLMOptions(), "t1")
     assert ran.fallback_reason is not None
-    assert ran.fallback_reason.startswith("bad_response: the reply did not give a line")
+    assert ran.fallback_reason.startswith("bad_response: no line of the reply keeps")
     assert ran.value.result.strategy == "deterministic" and ran.report.mode == "fast"
     assert ran.completion is not None  # the call was made and is reported
     assert metrics.registry.get_sample_value(

@@ -55,14 +55,20 @@ _ERROR = re.compile(r"^(?:.*(?:Traceback|Error|error:|No module|FAILED|Exception
                     r"|[A-Za-z_]\w*(?:\.\w+)+: .*)$", re.MULTILINE)
 
 
+# The ids, numbers and codes of an input (JG7FMM, 2024-05-25, MSP).
+_ID = re.compile(r"\b[\w-]*\d[\w-]*\b|\b[A-Z]{3,}\b")
+
+
 def _trace_line(block: str) -> str:
-    """What a diligent model writes for one tool group: its heading, then every path of
-    the inputs and every error line of the observations, verbatim."""
+    """What a diligent model writes for one tool group: its heading, then every path and
+    id of the inputs and every error line of the observations, verbatim."""
     heading = block.split("\n", 1)[0]
     inputs = re.findall(r"^Action Input: (.*)$", block, re.MULTILINE)
     paths = dict.fromkeys(p for line in inputs for p in _PATH.findall(line))
     errors = dict.fromkeys(e.strip() for e in _ERROR.findall(block))
-    return f"{heading}: looked things up in {', '.join(paths)}; errors: {'; '.join(errors)}"
+    ids = dict.fromkeys(i for line in inputs for i in _ID.findall(line))
+    return (f"{heading}: looked things up in {', '.join(paths)}; ids: {', '.join(ids)}; "
+            f"errors: {'; '.join(errors)}")
 
 
 class FakeLLM:

@@ -14,6 +14,8 @@ API_VERSION = "2023-06-01"
 
 
 class AnthropicProvider:
+    max_temperature = 1.0
+
     def __init__(self, config: ProviderConfig, api_key: str | None) -> None:
         self.name = config.name
         self.default_model = config.model
@@ -47,4 +49,5 @@ class AnthropicProvider:
         if not text.strip():
             raise LLMBadResponse(f"provider {self.name!r} returned an empty completion")
         return Completion(text=text, model=str(data.get("model") or model), provider=self.name,
-                          usage=usage_from(data, "input_tokens", "output_tokens", self.name))
+                          usage=usage_from(data, "input_tokens", "output_tokens", self.name),
+                          cut=data.get("stop_reason") == "max_tokens")

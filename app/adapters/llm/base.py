@@ -32,11 +32,16 @@ class Completion:
     model: str
     provider: str
     usage: Usage
+    # The provider stopped at max_tokens (finish_reason "length", stop_reason
+    # "max_tokens"): the text ends where it was cut, not where the model ended it.
+    cut: bool = False
 
 
 class Provider(Protocol):
     name: str
     default_model: str
+    # The highest sampling temperature the API takes (Anthropic's range is 0 to 1).
+    max_temperature: float
 
     async def complete(self, http: httpx.AsyncClient, request: CompletionRequest) -> Completion:
         ...

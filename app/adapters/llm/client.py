@@ -41,6 +41,9 @@ class LLMClient:
         # create series.
         self._models = {p.default_model for p in self._providers.values()} | set(models) \
             | set(allowed_models)
+        # What a request may name on any provider: a provider's own model goes only to it
+        # (another provider's API would not know it).
+        self._shared_models = set(models) | set(allowed_models)
         self._metrics = metrics
         self._policy = policy or RetryPolicy()
         self._budget = budget_s
@@ -84,13 +87,35 @@ class LLMClient:
                 f"{', '.join(self._providers)}.", pointer=pointer)
         return found
 
-    def check_model(self, name: str | None, pointer: str = "/synthesis_model") -> None:
-        """Raise InvalidOption when a request names a model the operator did not allow."""
-        if name is not None and name not in self._models:
+    def check_model(self, name: str | None, pointer: str = "/synthesis_model",
+                    provider: Provider | None = None) -> None:
+        """Raise InvalidOption when a request names a model the operator did not allow, or,
+        for ``provider``, a model that is another provider's own."""
+        if name is None:
+            return
+        if name not in self._models:
             raise InvalidOption(
                 f"synthesis_model {name!r} is not allowed on this service; allowed: "
                 f"{', '.join(sorted(self._models))}. Leave it out for the default, or ask "
                 "the operator to add it to CONTEXTSYNTH_LLM_ALLOWED_MODELS.", pointer=pointer)
+        if provider is not None and name != provider.default_model \
+                and name not in self._shared_models:
+            owners = [p.name for p in self._providers.values() if p.default_model == name]
+            raise InvalidOption(
+                f"synthesis_model {name!r} is the model of provider {owners[0]!r}, not of "
+                f"{provider.name!r}, which would not know it. Name provider {owners[0]!r} in "
+                f"synthesis_provider, or leave synthesis_model out for {provider.name!r}'s "
+                f"{provider.default_model!r}.", pointer=pointer)
+
+    @staticmethod
+    def check_temperature(value: float | None, provider: Provider,
+                          pointer: str = "/synthesis_temperature") -> None:
+        """Raise InvalidOption when ``provider``'s API does not take the temperature."""
+        if value is not None and value > provider.max_temperature:
+            raise InvalidOption(
+                f"synthesis_temperature {value:g} is above {provider.max_temperature:g}, the "
+                f"most provider {provider.name!r} takes; send 0 to "
+                f"{provider.max_temperature:g}.", pointer=pointer)
 
     async def complete(self, request: CompletionRequest, provider_name: str | None) -> Completion:
         provider = self.provider(provider_name)

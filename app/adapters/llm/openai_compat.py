@@ -12,6 +12,8 @@ from app.adapters.llm.http import post_json, usage_from
 
 
 class OpenAICompatible:
+    max_temperature = 2.0
+
     def __init__(self, config: ProviderConfig, api_key: str | None) -> None:
         self.name = config.name
         self.default_model = config.model
@@ -40,6 +42,7 @@ class OpenAICompatible:
                 f"provider {self.name!r} answered without choices[0].message.content") from None
         if not isinstance(text, str) or not text.strip():
             raise LLMBadResponse(f"provider {self.name!r} returned an empty completion")
+        finish = data["choices"][0].get("finish_reason")  # an object: its content was read
         return Completion(text=text, model=str(data.get("model") or model), provider=self.name,
                           usage=usage_from(data, "prompt_tokens", "completion_tokens",
-                                           self.name))
+                                           self.name), cut=finish == "length")

@@ -35,7 +35,7 @@ async def reflect(body: ReflectRequest, request: Request,
     enriched = [EnrichedCallOut(
         tool=e.call.tool, params=given.params,
         output=shorten(e.call.output, OUTPUT_CHARS),
-        outcome="error" if e.failed else "success",
+        outcome=given.outcome or ("error" if e.failed else "success"),
         duration_ms=e.call.duration_ms, cost=e.call.cost,
         timestamp=given.timestamp, rationale=given.rationale,
         insights=list(e.insights), learning=e.learning, relevance=e.relevance,

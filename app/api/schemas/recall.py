@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
 from app.engine.jobs.recall.answer import Memory
@@ -15,7 +15,9 @@ class MemoryIn(BaseModel):
     id: str = Field(min_length=1, max_length=120)
     text: str
     score: float | None = None
-    layer: str | None = None
+    layer: str | None = Field(None, description="The memory's layer (also taken as "
+                              "depth_layer, the seeds' name).",
+                              validation_alias=AliasChoices("layer", "depth_layer"))
 
 
 class SummarizeRecallRequest(LLMFallback):

@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
 from app.engine.jobs.reflect.plan import ReflectJobRequest, ReflectMode
@@ -15,28 +15,38 @@ from app.engine.jobs.reflect.reflector import CONTEXT_TOKENS, Call, PastIteratio
 _WHEN = "When it ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch."
 
 
+Outcome = Literal["success", "error", "failure", "timeout"]
+
+
 class CallIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tool: str = Field(min_length=1)
     params: dict[str, Any] | str = Field(default_factory=dict)
-    output: str = Field("", description="The raw output.")
-    outcome: Literal["success", "error", "failure", "timeout"] | None = Field(
-        None, description="failure and timeout are read as error.")
-    duration_ms: float | None = Field(None, ge=0)
+    # The seeds' names (raw_output, execution_time, tool_selection_rationale) are taken
+    # too, so a caller written from them works unchanged.
+    output: str = Field("", description="The raw output (also taken as raw_output).",
+                        validation_alias=AliasChoices("output", "raw_output"))
+    outcome: Outcome | None = Field(
+        None, description="How the call ended; error, failure and timeout are failures, "
+        "kept apart in the record.")
+    duration_ms: float | None = Field(
+        None, ge=0, description="How long the call took, in milliseconds (also taken as "
+        "execution_time).", validation_alias=AliasChoices("duration_ms", "execution_time"))
     cost: float | dict[str, float] | None = Field(
         None, description="A number, or an object of numbers ({\"usd\": 0.002, "
         "\"tokens\": 812}): its usd, total or amount is the call's cost.")
     timestamp: datetime | None = Field(None, description=_WHEN)
-    rationale: str | None = Field(None, max_length=10_000, description="Why the agent made "
-                                  "the call, in its words; deep mode reads it.")
+    rationale: str | None = Field(
+        None, max_length=10_000, description="Why the agent made the call, in its words; "
+        "deep mode reads it (also taken as tool_selection_rationale).",
+        validation_alias=AliasChoices("rationale", "tool_selection_rationale"))
 
     def to_call(self) -> Call:
         params = self.params if isinstance(self.params, str) else json.dumps(
             self.params, ensure_ascii=False, sort_keys=True)
-        outcome = "error" if self.outcome in ("failure", "timeout") else self.outcome
-        return Call(self.tool, params, self.output, outcome, self.duration_ms, _cost(self.cost),
-                    self.rationale)
+        return Call(self.tool, params, self.output, self.outcome, self.duration_ms,
+                    _cost(self.cost), self.rationale)
 
 
 # The fields a cost object names its amount by, in the order they are read.
@@ -99,7 +109,8 @@ class EnrichedCallOut(BaseModel):
     tool: str
     params: dict[str, Any] | str
     output: str = Field(description="Kept to about 1000 characters, for debugging.")
-    outcome: Literal["success", "error"]
+    outcome: Outcome = Field(description="As the caller said, else success or error as "
+                             "read from the output.")
     duration_ms: float | None
     cost: float | None
     timestamp: datetime | None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from app.api.schemas.common import EXAMPLE_CHAT, CacheOut, Conversation, LLMChoice, LLMUsageOut
+from app.api.schemas.common import EXAMPLE_CHAT, CacheOut, Conversation, LLMFallback, LLMUsageOut
 from app.engine.jobs.rescue.plan import RescueJobRequest
 from app.settings import Settings
 
@@ -17,7 +17,7 @@ class _RescueFields(Conversation):
 
 
 # The LLM fields come last in the published schema, as they always have.
-class RescueRequest(LLMChoice, _RescueFields):
+class RescueRequest(LLMFallback, _RescueFields):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
         "messages": EXAMPLE_CHAT, "question": "Is the flight booked?", "max_steps": 3,
         "dry_run": True}]})
@@ -44,8 +44,9 @@ class RescueResponse(BaseModel):
     dry_run: bool
     prompt: list[PromptMessageOut] | None = Field(description="Only on a dry run.")
     evidence: EvidenceOut
-    degraded: bool = Field(description="The answer apologises or refuses and quotes "
-                           "nothing from the evidence: not an answer to pass on as one.")
+    degraded: bool = Field(description="The model gave no answer (the call failed, or its "
+                           "reply apologised or refused and quoted nothing from the "
+                           "evidence): the answer quotes the evidence instead.")
     degraded_reason: str | None
     llm: LLMUsageOut | None
     cache: CacheOut

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from pydantic.config import JsonValue
 
 from app.api.schemas.common import (
@@ -19,7 +19,13 @@ from app.engine.compaction.tiers import Tier
 from app.engine.jobs.synthesize.budget import Budget
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.plan import SynthesizeJobRequest
-from app.engine.jobs.synthesize.reasoning import STRATEGIES, Bundle, Resolved, resolve
+from app.engine.jobs.synthesize.reasoning import (
+    NO_BUNDLE,
+    STRATEGIES,
+    Bundle,
+    Resolved,
+    resolve,
+)
 from app.engine.reading.phases import PhaseOptions
 from app.service.jobs import synthesis_defaults
 from app.service.llm_call import LLMOptions
@@ -63,7 +69,20 @@ class ReasoningBundle(BaseModel):
 class Reasoning(ReasoningBundle):
     strategies: dict[AgentStrategy, ReasoningBundle] = Field(
         default_factory=dict,
-        description="Overrides per agent strategy; they win over the top-level fields.")
+        description="Overrides per agent strategy; they win over the top-level fields. "
+        "adaptive has none of its own (it runs the others by turns).")
+
+    @field_validator("strategies")
+    @classmethod
+    def _no_unused_bundle(cls, value: dict[str, ReasoningBundle]) -> dict[str, ReasoningBundle]:
+        # Accepted, such a bundle would be ignored on every request: say so instead.
+        unused = sorted(NO_BUNDLE & set(value))
+        if unused:
+            raise ValueError(
+                f"strategies.{unused[0]} would never be used: an {unused[0]} agent runs "
+                "the other strategies by turns, so send the one it runs now in 'strategy' "
+                "to use its bundle, or put the fields at the top level of 'reasoning'")
+        return value
 
 
 class SynthesizeRequest(Conversation):

@@ -38,7 +38,9 @@ class ActionIn(BaseModel):
     action: str = Field(min_length=1, description="The tool the agent called.")
     action_input: str | dict[str, Any] | list[Any] = ""
     observation: str = ""
-    outcome: Literal["success", "error"] | None = None
+    outcome: Literal["success", "error", "failure", "timeout"] | None = Field(
+        None, description="How the call ended, when the caller knows; error, failure and "
+        "timeout are failures (as in /reflect).")
     thought: str | None = None
 
 

@@ -87,6 +87,7 @@ class Reply:
     failure: str | None = None  # why it failed, "reason: detail"
     model: str | None = None
     cache_hit: bool = False
+    cut: bool = False  # the provider stopped at the token limit, not where the model ended
 
     @property
     def failed(self) -> bool:

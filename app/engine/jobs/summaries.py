@@ -31,6 +31,9 @@ _FACT = re.compile(
     r"ini|sh|c|h|cpp|sql|html|css)\b|\b\w*(?:Error|Exception)\b|\b\d{3,}\b|"
     r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 _FEW_FACTS = 3
+# A Markdown heading: the template the prompt asks for ("## Errors"), not a fact the
+# summary keeps; its words would otherwise match a fact such as "Error".
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t].*$", re.MULTILINE)
 
 
 def is_pleasantry(text: str) -> bool:
@@ -38,9 +41,13 @@ def is_pleasantry(text: str) -> bool:
     return bool(_PLEASANTRY.match(text)) and len(text.split()) < _PLEASANTRY_WORDS
 
 
-def check_summary(summary: str, replaced: Sequence[Message]) -> None:
+def check_summary(summary: str, replaced: Sequence[Message], cut: bool = False) -> None:
     """Raise UnusableReply, saying why, when ``summary`` cannot stand for the messages
-    it would replace (their text and the commands their calls ran)."""
+    it would replace (their text and the commands their calls ran); ``cut``: the provider
+    stopped it at the token limit, so its last sections are missing or half written."""
+    if cut:
+        raise UnusableReply("the summary was cut at the token limit (finish_reason "
+                            "'length'), so it ends part way through")
     text = "\n".join([m.text for m in replaced]
                      + [c.arguments for m in replaced for c in m.tool_calls])
     words = summary.split()
@@ -53,7 +60,8 @@ def check_summary(summary: str, replaced: Sequence[Message]) -> None:
         raise UnusableReply(f"the summary has {len(words)} words for {len(text)} "
                             "characters of messages")
     facts = set(_FACT.findall(text))
-    if len(facts) >= _FEW_FACTS and not any(fact in summary for fact in facts):
+    body = _HEADING.sub("", summary)
+    if len(facts) >= _FEW_FACTS and not any(fact in body for fact in facts):
         shown = ", ".join(sorted(facts)[:3])
         raise UnusableReply(f"the summary names nothing of what it would replace (such as "
                             f"{shown})")

@@ -195,8 +195,11 @@ export interface components {
              * @default
              */
             observation?: string;
-            /** Outcome */
-            outcome?: ("success" | "error") | null;
+            /**
+             * Outcome
+             * @description How the call ended, when the caller knows; error, failure and timeout are failures (as in /reflect).
+             */
+            outcome?: ("success" | "error" | "failure" | "timeout") | null;
             /** Thought */
             thought?: string | null;
         };
@@ -236,16 +239,19 @@ export interface components {
             } | string;
             /**
              * Output
-             * @description The raw output.
+             * @description The raw output (also taken as raw_output).
              * @default
              */
             output?: string;
             /**
              * Outcome
-             * @description failure and timeout are read as error.
+             * @description How the call ended; error, failure and timeout are failures, kept apart in the record.
              */
             outcome?: ("success" | "error" | "failure" | "timeout") | null;
-            /** Duration Ms */
+            /**
+             * Duration Ms
+             * @description How long the call took, in milliseconds (also taken as execution_time).
+             */
             duration_ms?: number | null;
             /**
              * Cost
@@ -261,7 +267,7 @@ export interface components {
             timestamp?: string | null;
             /**
              * Rationale
-             * @description Why the agent made the call, in its words; deep mode reads it.
+             * @description Why the agent made the call, in its words; deep mode reads it (also taken as tool_selection_rationale).
              */
             rationale?: string | null;
         };
@@ -488,9 +494,10 @@ export interface components {
             output: string;
             /**
              * Outcome
+             * @description As the caller said, else success or error as read from the output.
              * @enum {string}
              */
-            outcome: "success" | "error";
+            outcome: "success" | "error" | "failure" | "timeout";
             /** Duration Ms */
             duration_ms: number | null;
             /** Cost */
@@ -632,7 +639,10 @@ export interface components {
             text: string;
             /** Score */
             score?: number | null;
-            /** Layer */
+            /**
+             * Layer
+             * @description The memory's layer (also taken as depth_layer, the seeds' name).
+             */
             layer?: string | null;
         };
         /**
@@ -648,16 +658,19 @@ export interface components {
             } | string;
             /**
              * Output
-             * @description The raw output.
+             * @description The raw output (also taken as raw_output).
              * @default
              */
             output?: string;
             /**
              * Outcome
-             * @description failure and timeout are read as error.
+             * @description How the call ended; error, failure and timeout are failures, kept apart in the record.
              */
             outcome?: ("success" | "error" | "failure" | "timeout") | null;
-            /** Duration Ms */
+            /**
+             * Duration Ms
+             * @description How long the call took, in milliseconds (also taken as execution_time).
+             */
             duration_ms?: number | null;
             /**
              * Cost
@@ -673,7 +686,7 @@ export interface components {
             timestamp?: string | null;
             /**
              * Rationale
-             * @description Why the agent made the call, in its words; deep mode reads it.
+             * @description Why the agent made the call, in its words; deep mode reads it (also taken as tool_selection_rationale).
              */
             rationale?: string | null;
         };
@@ -786,7 +799,7 @@ export interface components {
             synthesis_strategy?: string | null;
             /**
              * Strategies
-             * @description Overrides per agent strategy; they win over the top-level fields.
+             * @description Overrides per agent strategy; they win over the top-level fields. adaptive has none of its own (it runs the others by turns).
              */
             strategies?: {
                 [key: string]: components["schemas"]["ReasoningBundle"];
@@ -1054,6 +1067,12 @@ export interface components {
             /** Synthesis Temperature */
             synthesis_temperature?: number | null;
             /**
+             * On Llm Error
+             * @default fallback
+             * @enum {string}
+             */
+            on_llm_error?: "fallback" | "error";
+            /**
              * Force Refresh
              * @description Skip the cached LLM result, if any.
              * @default false
@@ -1077,7 +1096,7 @@ export interface components {
             evidence: components["schemas"]["EvidenceOut"];
             /**
              * Degraded
-             * @description The answer apologises or refuses and quotes nothing from the evidence: not an answer to pass on as one.
+             * @description The model gave no answer (the call failed, or its reply apologised or refused and quoted nothing from the evidence): the answer quotes the evidence instead.
              */
             degraded: boolean;
             /** Degraded Reason */

@@ -132,6 +132,19 @@ async def test_anthropic_success_puts_system_on_top(client):
     assert [m["role"] for m in body["messages"]] == ["user"]
 
 
+@respx.mock
+async def test_each_provider_says_when_it_stopped_at_the_token_limit(client):
+    length = {**OPENAI_OK, "choices": [{**OPENAI_OK["choices"][0], "finish_reason": "length"}]}
+    respx.post(OPENAI_URL).mock(side_effect=[httpx.Response(200, json=OPENAI_OK),
+                                             httpx.Response(200, json=length)])
+    respx.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(200, json=ANTHROPIC_OK),
+        httpx.Response(200, json={**ANTHROPIC_OK, "stop_reason": "max_tokens"})])
+    cut = [(await client.complete(REQUEST, name)).cut
+           for name in ("main", "main", "claude", "claude")]
+    assert cut == [False, True, False, True]
+
+
 @pytest.mark.parametrize("name", PROVIDERS)
 @respx.mock
 async def test_429_waits_as_retry_after_says(client, name):

@@ -56,6 +56,15 @@ _MAX_SHORT = 8
 # Every distinct error stays (an agent must not retry what failed, and the failure says
 # why), up to a bound for runs that fail hundreds of times.
 _MAX_ERRORS = 40
+# What "Completed work" gives up first when it is full: reads that found what they found
+# (a later read finds it again), then other calls; the agent's own words (diagnoses,
+# decisions), failures and changes last.
+_READ = re.compile(r"^- (?:bash: (?:cat|sed -n|grep|egrep|find|ls|head|tail|wc|nl|pwd|cd|"
+                   r"echo|tree|git (?:status|log|show|diff|grep))\b|(?:read|view|open|list|"
+                   r"get|search|find|grep|glob|ls|cat|fetch|lookup|browse)\w*: )")
+_CHANGE = re.compile(r"\[(?:wrote|defines|edited|created) |\bcat >|\bsed -i\b|"
+                     r"\b(?:git apply|patch|write_file|edit_file|str_replace\w*|apply_patch)\b")
+_LEFT_OUT = re.compile(r"^\(\+(\d+) ")
 
 
 @dataclass(frozen=True)
@@ -189,8 +198,8 @@ class HistoryCompressor:
             state = [line for line in render_ledger(ledger).splitlines()[1:]]
             sections["Project / world state"] = _merge(
                 sections.get("Project / world state", []), state, _MAX_SHORT)
-        sections["Completed work"] = _merge(sections.get("Completed work", []), work,
-                                            _MAX_LINES)
+        sections["Completed work"] = _condense(sections.get("Completed work", []), work,
+                                               _MAX_LINES, self._handle(plan))
         sections["Decisions and constraints"] = _merge(
             [], sections.get("Decisions and constraints", []), _MAX_SHORT)
         sections["Errors"] = _merge(sections.get("Errors", []), errors, _MAX_ERRORS)
@@ -199,11 +208,14 @@ class HistoryCompressor:
         return "\n".join(f"## {name}\n" + ("\n".join(sections.get(name, [])) or "(none)")
                          for name in HISTORY_SECTIONS)
 
+    def _handle(self, plan: HistoryPlan) -> str:
+        """The handle the summary's block will carry: what /expand gives back for it."""
+        return self._caches.handles.of(_replaced(plan))
+
     def finish(self, plan: HistoryPlan, summary: str) -> HistoryResult:
         messages = plan.transcript.messages
         region = messages[plan.start : plan.stop]
-        replaced = [m for m in region if m.role in ("assistant", "tool")
-                    or m is plan.previous]
+        replaced = _replaced(plan)
         span = span_of("summarized", replaced, self._caches.handles)
         # One text part: merged into a neighbouring user message by a format that has
         # no two user messages in a row, it is still one piece the next call finds.
@@ -231,6 +243,45 @@ class HistoryCompressor:
     def unchanged(self, plan: HistoryPlan) -> HistoryResult:
         return HistoryResult(plan.transcript, False, plan.reason, False, plan.tokens_before,
                              plan.tokens_before)
+
+
+def _replaced(plan: HistoryPlan) -> list[Message]:
+    """The messages the new block replaces: the region's work, and the previous block."""
+    return [m for m in plan.transcript.messages[plan.start : plan.stop]
+            if m.role in ("assistant", "tool") or m is plan.previous]
+
+
+def _weight(entry: str) -> int:
+    """How long an entry of "Completed work" stays when the section is full: the agent's
+    words, failures and changes longest (2), reads shortest (0)."""
+    first = entry.split("\n", 1)[0]
+    if first.startswith("- you said:") or "-> failed:" in first or _CHANGE.search(first):
+        return 2
+    return 0 if _READ.match(first) else 1
+
+
+def _condense(old: list[str], new: list[str], most: int, handle: str) -> list[str]:
+    """Old entries then new ones, without repeats; past ``most``, the lightest go first
+    (reads, then other calls, then the agent's words, failures and changes), oldest
+    first within a weight, and one line says how many went, of what, and where they are."""
+    earlier = [line for line in old if not line.startswith("(+")]
+    gone_before = sum(int(m.group(1)) for line in old if (m := _LEFT_OUT.match(line)))
+    merged = list(dict.fromkeys([*earlier, *new]))
+    if len(merged) <= most:
+        return merged if not gone_before else [_left_out(gone_before, {}, handle), *merged]
+    order = sorted(range(len(merged)), key=lambda n: (_weight(merged[n]), n))
+    dropped = set(order[: len(merged) - most])
+    kinds = {weight: sum(1 for n in dropped if _weight(merged[n]) == weight)
+             for weight in (0, 1, 2)}
+    kept = [line for n, line in enumerate(merged) if n not in dropped]
+    return [_left_out(gone_before + len(dropped), kinds, handle), *kept]
+
+
+def _left_out(count: int, kinds: dict[int, int], handle: str) -> str:
+    names = ((0, "reads"), (1, "other calls"), (2, "statements, failures or changes"))
+    said = ", ".join(f"{kinds[w]} {name}" for w, name in names if kinds.get(w))
+    return (f"(+{count} older entries left out" + (f", this time {said}" if said else "")
+            + f"; GET /expand/{handle} gives back the messages)")
 
 
 def _entry(line: str) -> str:

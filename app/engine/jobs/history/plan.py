@@ -78,7 +78,7 @@ class HistoryJob(ConversationJob):
             result = compressor.unchanged(p)
         else:
             if reply is not None and reply.text is not None:
-                check_summary(reply.text, p.span)
+                check_summary(reply.text, p.span, reply.cut)
             summary = reply.text if reply is not None and reply.text is not None \
                 else compressor.fast_summary(p)
             result = compressor.finish(p, summary)

@@ -43,6 +43,17 @@ _CLOSING = re.compile(r"[\s.!?,;:]*")
 # Numbers, names (a capital inside a sentence) and identifiers: what a memory must hold
 # for a claim citing it to be taken as its.
 _KEY_TERM = re.compile(r"\b\d+(?:\.\d+)?\b|(?<=\s)[A-Z][a-z]+\b|\b\w*[_\d]\w*\b")
+# A number standing alone (a version, a count, an amount), not a digit inside an id.
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+# A citation that opens a sentence ("[m1] Kafka runs 3.6."): at the start of the answer,
+# of a line or list item, or after a sentence's stop.
+_LEADING = re.compile(rf"(?:^|(?<=[.!?])[ \t]+|(?<=\n))([ \t]*(?:[-*•]|\d+[.)])?[ \t]*)"
+                      rf"((?:{_ID_GROUP}[ \t]*)+)(?=\S)", re.MULTILINE)
+# Where the sentence a leading citation opens ends: its stop, a line's end or the text's.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n|$")
+# An answer that puts citations after the stop ("Mia books the aisle. [m1]") ends so.
+_CITED_AFTER_STOPS = re.compile(rf"[.!?]\s*(?:{_ID_GROUP}\s*)+$")
 REFUSAL = "INSUFFICIENT:"
 
 
@@ -66,7 +77,9 @@ class RecallAnswer:
     citations: tuple[Citation, ...]
     refused: bool
     removed_citations: tuple[str, ...] = ()
-    removed_claims: tuple[str, ...] = ()  # sentences no given memory was cited for
+    # Sentences no given memory was cited for, and claims naming a number (a version, a
+    # count) that none of their cited memories holds.
+    removed_claims: tuple[str, ...] = ()
     flagged_claims: tuple[str, ...] = ()  # cited, but sharing no key term with the memory
 
 
@@ -173,19 +186,23 @@ def check(reply: str, chosen: Sequence[Memory]) -> RecallAnswer:
     A claim is the sentence a citation (one or more bracket groups in a row) ends.
     Unknown ids are removed from every group; a claim left with no known id, and every
     sentence no citation ends, is removed and listed: nothing the caller sent supports
-    it. A kept claim whose cited memories share none of its key terms (numbers, names,
+    it, and so is a claim naming a number (a version, a count) none of its cited
+    memories holds. A citation that opens a sentence is read as the citation of that
+    sentence. A kept claim whose cited memories share none of its key terms (names,
     identifiers) is flagged. An answer left with no citation at all is refused: the
     model answered from something other than the memories.
     """
     text = reply.strip()
-    if text.upper().startswith(REFUSAL):
+    if is_refusal(text):
         return RecallAnswer(text[len(REFUSAL):].strip(), (), True)
+    text = _cite_after(text)
     known = {m.id: m for m in chosen}
     cited: list[str] = []
     removed: list[str] = []
     kept: list[str] = []
     uncited: list[str] = []
     flagged: list[str] = []
+    contradicted: list[str] = []
     last_kept = False
     at = 0
     for match in _CITATIONS.finditer(text):
@@ -198,7 +215,12 @@ def check(reply: str, chosen: Sequence[Memory]) -> RecallAnswer:
             kept[-1] += closing  # the stop that ends the claim before
         lead, claim = _claim(body)
         uncited += _sentences(lead)
-        if good:
+        if good and _numbers(claim) - _numbers(" ".join(known[i].text for i in good)):
+            # A version or a count its memories do not hold contradicts them, or adds to
+            # them: either way nothing the caller sent supports it.
+            contradicted.append(claim)
+            good = []
+        elif good:
             cited += good
             kept.append(f"{claim} " + "".join(f"[{i}]" for i in dict.fromkeys(good)))
             if not _shares_terms(claim, [known[i].text for i in good]):
@@ -215,15 +237,58 @@ def check(reply: str, chosen: Sequence[Memory]) -> RecallAnswer:
     if summary and summary[-1] not in ".!?" and text[-1:] in (".", "!", "?"):
         summary += "."
     removed_ids = tuple(dict.fromkeys(removed))
+    dropped = (*contradicted, *uncited)
     if not cited:
         why = (f"The answer cited only ids that were not given ({', '.join(removed_ids)})"
-               if removed_ids else "The answer cited none of the memories")
+               if removed_ids and not contradicted else
+               "Every claim of the answer names a number its cited memories do not hold"
+               if contradicted else "The answer cited none of the memories")
         return RecallAnswer(f"{why}, so the memories do not support it.", (), True,
-                            removed_ids, tuple(uncited))
+                            removed_ids, dropped)
     citations = tuple(Citation(known[i], shorten(known[i].text, _SNIPPET_CHARS))
                       for i in dict.fromkeys(cited))
-    return RecallAnswer(summary, citations, False, removed_ids, tuple(uncited),
-                        tuple(flagged))
+    return RecallAnswer(summary, citations, False, removed_ids, dropped, tuple(flagged))
+
+
+def is_refusal(reply: str) -> bool:
+    """The model said the memories do not support an answer, as the prompt asks it to."""
+    return reply.strip().upper().startswith(REFUSAL)
+
+
+def cites(reply: str) -> bool:
+    """The reply cites something, a memory given or not."""
+    return _CITATIONS.search(reply) is not None
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers ``text`` states, thousands separators dropped ("1,200" is 1200)."""
+    return set(_NUMBER.findall(_THOUSANDS.sub("", text)))
+
+
+def _cite_after(text: str) -> str:
+    """Citations that open a sentence moved to its end, where a claim's citation goes:
+    "[m1] Kafka runs 3.6." reads as "Kafka runs 3.6 [m1]." (else the citation would end
+    an empty claim, and the sentence it stands for would count as uncited)."""
+    out: list[str] = []
+    at = 0
+    # There, a citation after a stop is the sentence before's: only one that opens the
+    # answer or a line opens a sentence.
+    after_stops = _CITED_AFTER_STOPS.search(text) is not None
+    for match in _LEADING.finditer(text):
+        if match.start() < at:
+            continue  # inside the sentence a citation before was moved to the end of
+        if after_stops and text[:match.start()].rstrip(" \t")[-1:] in (".", "!", "?"):
+            continue
+        end = _SENTENCE_END.search(text, match.end())
+        stop = end.start() if end is not None else len(text)
+        sentence = text[match.end():stop].rstrip()
+        if not re.search(r"\w", _CITATIONS.sub("", sentence)):
+            continue  # nothing follows to attach to
+        out += [text[at:match.start()], match.group(1), sentence, " ",
+                match.group(2).strip()]
+        at = match.end() + len(text[match.end():stop].rstrip())
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _closing(segment: str) -> tuple[str, str]:

@@ -6,8 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.engine.jobs.base import Done, NeedsLLM, Plan, Reply, Report, degraded
-from app.engine.jobs.recall.answer import Memory, RecallAnswer, check, extractive, prompt, select
+from app.engine.jobs.base import Done, NeedsLLM, Plan, Reply, Report, UnusableReply, degraded
+from app.engine.jobs.recall.answer import (
+    Memory,
+    RecallAnswer,
+    check,
+    cites,
+    extractive,
+    is_refusal,
+    prompt,
+    select,
+)
 from app.engine.transcript.tokens import TokenCounter
 
 # The extractive answer's length: the token budget at about four characters a token.
@@ -60,6 +69,11 @@ class RecallJob:
         request, chosen = plan.state.request, plan.state.chosen
         answer: RecallAnswer | None = None
         if reply is not None and reply.text is not None:
+            if not (cites(reply.text) or is_refusal(reply.text)):
+                # "ok", an apology, a greeting: no claim, no citation, no refusal. It is no
+                # answer, so it is neither cached nor served; the extractive one is.
+                raise UnusableReply("the answer cites none of the memories and is no "
+                                    "'INSUFFICIENT:' refusal")
             answer = check(reply.text, chosen)
         mode = "deep" if answer is not None else "extractive"
         if answer is None:

@@ -27,6 +27,7 @@ from app.engine.reading.outcomes import Outcomes, shorten
 from app.engine.transcript.model import Message, Part
 
 RELEVANCE = ("high", "medium", "low")
+FAILED_OUTCOMES = ("error", "failure", "timeout")
 PROGRESS = ("advancing", "stuck", "regressing")
 OUTPUT_CHARS = 1000  # raw outputs are kept this long, for debugging
 _STUCK_RUN = 3
@@ -46,7 +47,8 @@ class Call:
     tool: str
     params: str
     output: str
-    outcome: str | None = None  # "success" | "error" when the caller knows
+    # "success", or how it failed ("error", "failure", "timeout"), when the caller knows
+    outcome: str | None = None
     duration_ms: float | None = None
     cost: float | None = None
     rationale: str | None = None  # why the agent made the call, in its words
@@ -107,11 +109,16 @@ class Reflector:
         self._tokens = tokens or _about_tokens
 
     def _read(self, call: Call) -> tuple[bool, str]:
-        flagged = call.outcome == "error"
+        flagged = call.outcome in FAILED_OUTCOMES
         if call.outcome == "success":
             return False, self._outcomes.of(Message("tool", (Part("text", call.output),))).line
         outcome = self._outcomes.of(Message("tool", (Part("text", call.output),),
                                             is_error=flagged))
+        if call.outcome == "timeout":
+            # What the output says is what came before the call was cut off.
+            after = f" after {call.duration_ms:g} ms" if call.duration_ms is not None else ""
+            said = f": {outcome.line}" if call.output.strip() else ""
+            return True, f"timed out{after}{said}"
         return outcome.error, outcome.line
 
     def heuristic(self, it: Iteration) -> Reflection:
@@ -177,7 +184,9 @@ class Reflector:
 
     def prompt(self, it: Iteration) -> tuple[PromptMessage, ...]:
         shown = "\n".join(
-            f"{n + 1}. {c.tool}({shorten(c.params, 300)}) -> {shorten(c.output, 1500)}"
+            f"{n + 1}. {c.tool}({shorten(c.params, 300)}) -> "
+            f"{shorten(c.output, 1500) if c.output.strip() else '(no output)'}"
+            + (f"\n   {_facts(c)}" if _facts(c) else "")
             + (f"\n   why: {shorten(c.rationale, _RATIONALE_CHARS)}" if c.rationale else "")
             for n, c in enumerate(it.calls))
         past = "\n".join(f"- {p.progress or 'unknown'}: " + ", ".join(c.tool for c in p.calls)
@@ -272,6 +281,17 @@ def _stuck(enriched: Sequence[Enriched], progress: str,
                                            for v in verdicts[-_STUCK_RUN:]):
         return f"no progress for {_STUCK_RUN} iterations in a row"
     return None
+
+
+def _facts(call: Call) -> str:
+    """What the caller measured of a call: how it ended, how long it took, what it cost.
+    A failure whose output reads as success ("done") is a failure all the same."""
+    said = [f"outcome: {call.outcome}"] if call.outcome else []
+    if call.duration_ms is not None:
+        said.append(f"took {call.duration_ms:g} ms")
+    if call.cost is not None:
+        said.append(f"cost {call.cost:g}")
+    return ", ".join(said)
 
 
 def _about_tokens(text: str) -> int:

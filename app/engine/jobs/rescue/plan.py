@@ -14,11 +14,15 @@ from app.engine.jobs.base import (
     Plan,
     Reply,
     Report,
+    UnusableReply,
 )
 from app.engine.jobs.caches import EngineCaches
-from app.engine.jobs.rescue.answer import ungrounded
+from app.engine.jobs.rescue.answer import from_evidence, ungrounded
 from app.engine.jobs.rescue.prompt import RescuePlan, plan
 from app.engine.transcript.formats import WireFormat
+
+# The quoted answer's length: the answer's token budget at about four characters a token.
+_CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,12 +67,27 @@ class RescueJob(ConversationJob):
 
     def finish(self, plan: Plan[RescuePlan], reply: Reply | None) -> Done[Rescued]:
         rescue = plan.state
-        if reply is None or reply.text is None:
+        if reply is None:
             return Done(Rescued(rescue, None), Report("dry_run"))
-        reason = ungrounded(reply.text, rescue.evidence)
-        event = {"steps": rescue.steps, "evidence_chars": rescue.evidence_chars,
-                 "compacted": rescue.compacted, "model": reply.model,
-                 "answer_chars": len(reply.text), "cache_hit": reply.cache_hit,
-                 "degraded": reason is not None}
-        return Done(Rescued(rescue, reply.text, reason),
-                    Report("llm", event=("rescue.completed", event)))
+        if reply.text is None:
+            # The call failed, or its reply was no answer: the evidence answers, quoted.
+            answer = from_evidence(rescue.question, rescue.evidence,
+                                   plan.max_tokens * _CHARS_PER_TOKEN)
+            reason = f"{reply.failure or 'the call failed'}; the answer quotes the evidence"
+            return Done(Rescued(rescue, answer, reason),
+                        Report("evidence", event=("rescue.completed", self._event(
+                            rescue, reply, answer, reason))))
+        unusable = ungrounded(reply.text, rescue.evidence)
+        if unusable is not None:
+            raise UnusableReply(unusable)
+        return Done(Rescued(rescue, reply.text),
+                    Report("llm", event=("rescue.completed", self._event(
+                        rescue, reply, reply.text, None))))
+
+    @staticmethod
+    def _event(rescue: RescuePlan, reply: Reply, answer: str,
+               reason: str | None) -> dict[str, object]:
+        return {"steps": rescue.steps, "evidence_chars": rescue.evidence_chars,
+                "compacted": rescue.compacted, "model": reply.model,
+                "answer_chars": len(answer), "cache_hit": reply.cache_hit,
+                "degraded": reason is not None}

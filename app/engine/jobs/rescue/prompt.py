@@ -19,6 +19,7 @@ class RescuePlan:
     evidence_chars: int
     compacted: bool  # some evidence was shrunk to fit the budget
     evidence: str = ""  # as the prompt shows it
+    question: str = ""
 
 
 def plan(messages: Sequence[Message], context: StrategyContext, question: str,
@@ -30,4 +31,4 @@ def plan(messages: Sequence[Message], context: StrategyContext, question: str,
     user = RESCUE_USER.format(question=fence(question.strip(), "question"), steps=label,
                               evidence=fence(evidence))
     return RescuePlan((PromptMessage("system", RESCUE_SYSTEM), PromptMessage("user", user)),
-                      steps, len(evidence), compacted, evidence)
+                      steps, len(evidence), compacted, evidence, question)

@@ -158,7 +158,7 @@ class SynthesizeJob(ConversationJob):
         synthesizer = self._synthesizer
         if reply is not None and reply.text is not None and state.deep is not None:
             older = state.prepared.lifted.messages[state.deep.start : state.deep.stop]
-            check_summary(reply.text, older)
+            check_summary(reply.text, older, reply.cut)
             synthesis = synthesizer.finish_deep(state.prepared, state.deep, reply.text)
         else:
             if reply is not None:

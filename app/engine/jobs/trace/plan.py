@@ -22,7 +22,7 @@ from app.engine.jobs.trace.summarizer import (
     TracePlan,
     TraceResult,
     TraceSummarizer,
-    parse_scratchpad,
+    read_scratchpad,
 )
 
 TRACE_MAX_TOKENS = 1000
@@ -53,9 +53,11 @@ class TraceJob:
                                                    for a in request.actions or ())
 
     def plan(self, request: TraceRequest, llm: bool) -> Plan[TracePlan]:
-        actions = request.actions if request.actions is not None else \
-            tuple(parse_scratchpad(request.scratchpad or ""))
-        plan = self._summarizer.plan(actions, request.options)
+        if request.actions is not None:
+            plan = self._summarizer.plan(request.actions, request.options)
+        else:
+            pad = read_scratchpad(request.scratchpad or "")
+            plan = self._summarizer.plan(pad.actions, request.options, (pad.head, pad.tail))
         if request.mode == "deep" and not llm:
             return Plan(plan, needs_llm=NeedsLLM(
                 "mode 'deep' of /summarize-trace", "ask for mode 'fast'"))
@@ -68,9 +70,10 @@ class TraceJob:
         groups = p.groups if p.fired else None
         strategy = "deterministic"
         if reply is not None and reply.text is not None:
-            from_llm = self._summarizer.llm_groups(p, reply.text)
+            from_llm, why = self._summarizer.llm_groups(p, reply.text)
             if from_llm is None:
-                raise UnusableReply("the reply did not give a line for every tool")
+                raise UnusableReply(f"no line of the reply keeps what its group's line "
+                                    f"keeps ({why})")
             groups, strategy = from_llm, "llm"
         result = self._summarizer.finish(p, groups, strategy)
         mode = "deep" if strategy == "llm" else "fast"

@@ -29,7 +29,8 @@ from app.engine.reading.outcomes import first_line, quoted, shorten
 from app.engine.transcript.model import Message, Part
 from app.engine.transcript.tokens import TokenCounter
 
-_STEP = re.compile(r"^(Thought|Action Input|Action|Observation|Outcome):[ \t]?", re.MULTILINE)
+_STEP = re.compile(r"^(Thought|Action Input|Action|Observation|Outcome|Final Answer):[ \t]?",
+                   re.MULTILINE)
 _INPUT_CHARS = 60
 _LINE_CHARS = 100
 _OLD_OBSERVATION_CHARS = 200
@@ -40,7 +41,7 @@ class Action:
     action: str
     action_input: str = ""
     observation: str = ""
-    outcome: str | None = None  # "success" / "error" when the caller knows
+    outcome: str | None = None  # success, error, failure or timeout, when the caller knows
     thought: str | None = None
 
 
@@ -63,6 +64,20 @@ class Group:
     summary: str
     paths: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    # What the inputs name that a later step may look for again: ids (JG7FMM,
+    # mia_li_3668), numbers and dates, codes (MSP), and the paths above.
+    identifiers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scratchpad:
+    """A ReAct scratchpad read into actions, with what comes before the first step (the
+    question) and after the last action (a thought with no action yet, a final answer):
+    text that is no action, but the agent's, and goes back as it came."""
+
+    actions: tuple[Action, ...]
+    head: str = ""
+    tail: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,10 +97,17 @@ class TracePlan:
     llm_worth_it: bool
     groups: tuple[Group, ...] = ()
     prompt: tuple[PromptMessage, ...] = ()
+    head: str = ""  # a scratchpad's text before its first step, and after its last action
+    tail: str = ""
 
     def whole(self) -> str:
         """The whole trace as given."""
-        return self.text if not self.fired else render_trace(self.actions, 10**9)
+        return self.text if not self.fired else self.framed(render_trace(self.actions,
+                                                                         10**9))
+
+    def framed(self, body: str) -> str:
+        """``body`` between the scratchpad's head and tail."""
+        return "\n".join(part for part in (self.head, body, self.tail) if part)
 
     @property
     def older(self) -> tuple[Action, ...]:
@@ -114,6 +136,12 @@ class TraceResult:
 
 def parse_scratchpad(text: str) -> list[Action]:
     """``Thought: / Action: / Action Input: / Observation:`` blocks into actions."""
+    return list(read_scratchpad(text).actions)
+
+
+def read_scratchpad(text: str) -> Scratchpad:
+    """The actions of a scratchpad, and the text before and after them (see
+    ``Scratchpad``)."""
     marks = list(_STEP.finditer(text))
     if not any(m.group(1) == "Action" for m in marks):
         raise InvalidTranscript(
@@ -122,16 +150,28 @@ def parse_scratchpad(text: str) -> list[Action]:
             pointer="/scratchpad")
     actions: list[Action] = []
     current: dict[str, str] = {}
+    started = 0  # where the fields in ``current`` start
+    tail_at: int | None = None
     for n, mark in enumerate(marks):
         end = marks[n + 1].start() if n + 1 < len(marks) else len(text)
         key, value = mark.group(1), text[mark.end() : end].strip()
-        if key in ("Thought", "Action") and "Action" in current:
+        if key in ("Thought", "Action", "Final Answer") and "Action" in current:
             actions.append(_action(current))
             current = {}
+        if key == "Final Answer":
+            # The answer ends the trace, with the thought that led to it.
+            tail_at = started if current else mark.start()
+            break
+        if not current:
+            started = mark.start()
         current[key] = value
-    if "Action" in current:
-        actions.append(_action(current))
-    return actions
+    else:
+        if "Action" in current:
+            actions.append(_action(current))
+        elif current:
+            tail_at = started  # the agent's newest thought, its action still to come
+    tail = text[tail_at:].strip() if tail_at is not None else ""
+    return Scratchpad(tuple(actions), text[: marks[0].start()].strip(), tail)
 
 
 def _action(fields: dict[str, str]) -> Action:
@@ -181,6 +221,23 @@ def paths_in(action_input: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# An identifier in a tool's input: a word with a digit in it (an id, a number, a date), or
+# a code in capitals; JSON keys are not among them.
+_IDENTIFIER = re.compile(r"(?<![\w.-])(?:[\w.-]*\d[\w.-]*|[A-Z]{3,})(?![\w.-])")
+
+
+def identifiers_in(action_input: str) -> list[str]:
+    """The identifiers an input names (see ``_IDENTIFIER``), with its paths."""
+    try:
+        value = jsontext.loads(action_input)
+    except ValueError:
+        value = action_input
+    texts = [v if isinstance(v, str) else jsontext.dumps(v) for v in value.values()] \
+        if isinstance(value, dict) else [action_input]
+    found = [w.strip(".-") for text in texts for w in _IDENTIFIER.findall(text)]
+    return list(dict.fromkeys([w for w in found if len(w) >= 2] + paths_in(action_input)))
+
+
 def _counted(tool: str, calls: int) -> str:
     return f"{tool} ({calls} call{'s' if calls != 1 else ''})"
 
@@ -191,15 +248,23 @@ def _after_head(line: str) -> str:
     return re.sub(r"^[^(:]*(?:\([^)]*\))?\s*:?\s*", "", line, count=1) or line
 
 
-def _keeps(line: str, group: Group) -> bool:
-    """The line names every path of the group (its file name at least) and quotes the
-    start of every error line."""
+def _leaves_out(line: str, group: Group) -> str | None:
+    """What the line leaves out that the group's deterministic line keeps: a path (its
+    file name at least), the start of an error line, or every identifier of the inputs;
+    None when it keeps all that."""
     lowered = line.lower()
+    paths = [p for p in group.paths
+             if p.rstrip("/").rsplit("/", 1)[-1].lower() not in lowered]
+    if paths:
+        return f"the path {paths[0]}"
     # The engine's own words ("no output, exit 1", the "(at file:line)" it adds) are
     # nothing a model could quote from the trace: only the failure's text is asked for.
-    said = [quoted(e) for e in group.errors]
-    return (all(p.rstrip("/").rsplit("/", 1)[-1].lower() in lowered for p in group.paths)
-            and all(e[:60].lower() in lowered for e in said))
+    errors = [e for e in (quoted(e) for e in group.errors) if e[:60].lower() not in lowered]
+    if errors:
+        return f"the error {shorten(errors[0], 60)!r}"
+    if group.identifiers and not any(i.lower() in lowered for i in group.identifiers):
+        return f"every identifier of its inputs ({', '.join(group.identifiers[:3])})"
+    return None
 
 
 def trace_handle(actions: Sequence[Action]) -> str:
@@ -217,12 +282,15 @@ class TraceSummarizer:
         self._outcomes = caches.outcomes
         self._facts = caches.facts
 
-    def plan(self, actions: Sequence[Action], options: TraceOptions) -> TracePlan:
+    def plan(self, actions: Sequence[Action], options: TraceOptions,
+             frame: tuple[str, str] = ("", "")) -> TracePlan:
+        """``frame``: a scratchpad's head and tail, which go back as they came."""
         if not actions:
             raise InvalidTranscript("the trace is empty; send at least one action.",
                                     pointer="/actions")
         actions = tuple(actions)
-        full = render_trace(actions, 10**9)
+        head, tail = frame
+        full = "\n".join(p for p in (head, render_trace(actions, 10**9), tail) if p)
         before = len(full)
         tokens = self._counter.text(full)
         large = before > options.large_chars
@@ -232,21 +300,21 @@ class TraceSummarizer:
         if len(actions) <= trigger:
             return TracePlan(actions, options, trigger, keep, full, before, tokens, False,
                              f"{len(actions)} actions, not over the trigger of {trigger} "
-                             f"for {size}", False)
+                             f"for {size}", False, head=head, tail=tail)
         if keep >= len(actions):
             return TracePlan(actions, options, trigger, keep, full, before, tokens, False,
                              f"keep ({keep}) covers all {len(actions)} actions: nothing older "
-                             "to summarize", False)
+                             "to summarize", False, head=head, tail=tail)
         del full
         plan = TracePlan(actions, options, trigger, keep, "", before, tokens, True,
                          f"{len(actions)} actions, over the trigger of {trigger} for {size}",
-                         before >= options.min_llm_chars)
+                         before >= options.min_llm_chars, head=head, tail=tail)
         groups = self._groups(plan.older)
         return replace(plan, groups=groups, prompt=self._prompt(plan.older))
 
     def _is_error(self, action: Action) -> tuple[bool, str]:
         if action.outcome is not None:
-            failed = action.outcome.lower() in ("error", "failure", "failed")
+            failed = action.outcome.lower() in ("error", "failure", "failed", "timeout")
             outcome = self._outcomes.of(Message("tool", (Part("text", action.observation),),
                                                 is_error=failed))
             return failed, outcome.line
@@ -259,7 +327,7 @@ class TraceSummarizer:
             by_tool.setdefault(action.action, []).append(action)
         groups = []
         for tool, calls in by_tool.items():
-            parts, paths, errors = [], [], []
+            parts, paths, errors, identifiers = [], [], [], []
             for call in calls:
                 failed, line = self._is_error(call)
                 shown = shorten(" ".join(call.action_input.split()), _INPUT_CHARS)
@@ -273,12 +341,14 @@ class TraceSummarizer:
                     first_line(call.observation) or "(no output)", _LINE_CHARS)
                 parts.append(f"{shown} -> {result}")
                 paths += named
+                identifiers += identifiers_in(call.action_input)
                 if failed:
                     errors.append(shorten(line, 200))
             summary = f"{tool} ({len(calls)} call{'s' if len(calls) != 1 else ''}): " + \
                 "; ".join(parts)
             groups.append(Group(tool, len(calls), summary, tuple(dict.fromkeys(paths)),
-                                tuple(dict.fromkeys(errors))))
+                                tuple(dict.fromkeys(errors)),
+                                tuple(dict.fromkeys(identifiers))))
         return tuple(groups)
 
     def _prompt(self, older: Sequence[Action]) -> tuple[PromptMessage, ...]:
@@ -305,28 +375,36 @@ class TraceSummarizer:
             text += f"\n{own}"
         return text
 
-    def llm_groups(self, plan: TracePlan, reply: str) -> tuple[Group, ...] | None:
-        """Groups with the model's lines, where they keep what the deterministic line keeps.
+    def llm_groups(self, plan: TracePlan, reply: str) -> tuple[tuple[Group, ...] | None, str]:
+        """Groups with the model's lines, where they keep what the deterministic line keeps,
+        and why the lines not used were not.
 
         A line belongs to a tool when it starts with that exact name (``read`` does not
-        take a ``read_file`` line). A group whose line is missing, or leaves out a path or
-        an error line of its input, keeps its deterministic line. None when no group
-        could use the model's line: the reply is unusable.
+        take a ``read_file`` line). A group whose line is missing, or leaves out a path,
+        an error line or every identifier of its inputs, keeps its deterministic line.
+        None when no group could use the model's line: the reply is unusable.
         """
         lines = [_LIST_MARK.sub("", line.strip()) for line in reply.splitlines()
                  if line.strip()]
         out = []
+        why: list[str] = []
         used = 0
         for group in plan.groups:
             named = re.compile(r"[`*_]*" + re.escape(group.tool) + r"[`*_]*\s*[(:]")
             line = next((ln for ln in lines if named.match(ln)), None)
-            if line is None or not _keeps(line, group):
+            if line is None:
                 out.append(group)
+                why.append(f"{group.tool}: its line is missing")
+                continue
+            missing = _leaves_out(line, group)
+            if missing is not None:
+                out.append(group)
+                why.append(f"{group.tool}: the line leaves out {missing}")
                 continue
             used += 1
             out.append(replace(group, summary=f"{_counted(group.tool, group.calls)}: "
                                + _after_head(line)))
-        return tuple(out) if used else None
+        return (tuple(out) if used else None), "; ".join(why)
 
     def finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
                strategy: str) -> TraceResult:
@@ -336,7 +414,8 @@ class TraceSummarizer:
             return TraceResult(plan.whole(), "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before, plan.reason)
         summary = "\n".join([TRACE_OPEN, *(g.summary for g in groups), TRACE_CLOSE])
-        text = summary + "\n" + render_trace(plan.recent, options.observation_chars)
+        text = plan.framed(summary + "\n" + render_trace(plan.recent,
+                                                         options.observation_chars))
         if len(text) > plan.chars_before * (1 - options.min_saving):
             return self._truncation(plan, tokens_before,
                                     f"the summary saved under {options.min_saving:.0%}")
@@ -354,7 +433,7 @@ class TraceSummarizer:
     def _truncation(self, plan: TracePlan, tokens_before: int, why: str) -> TraceResult:
         older = render_trace(plan.older, _OLD_OBSERVATION_CHARS)
         recent = render_trace(plan.recent, plan.options.observation_chars)
-        text = f"{older}\n{recent}" if older else recent
+        text = plan.framed(f"{older}\n{recent}" if older else recent)
         if len(text) >= plan.chars_before:
             return TraceResult(plan.whole(), "none", (), plan.actions, plan.chars_before,
                                plan.chars_before, tokens_before, tokens_before,

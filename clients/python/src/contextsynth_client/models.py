@@ -26,7 +26,7 @@ JobMode = Literal["auto", "fast", "deep"]
 ReflectMode = Literal["auto", "deep", "fast"]
 RecallMode = Literal["auto", "deep", "extractive"]
 OnLLMError = Literal["fallback", "error"]
-ActionOutcome = Literal["success", "error"]
+ActionOutcome = Literal["success", "error", "failure", "timeout"]
 CallOutcome = Literal["success", "error", "failure", "timeout"]
 Progress = Literal["advancing", "stuck", "regressing"]
 
@@ -143,7 +143,7 @@ class SummarizeTraceRequest(_LLMFallback):
     mode: JobMode = "auto"
 
 
-class RescueRequest(_Conversation, _LLMChoice):
+class RescueRequest(_Conversation, _LLMFallback):
     question: str
     max_steps: int | None = None
     dry_run: bool = False
