@@ -8,6 +8,7 @@ import respx
 
 from tests.api.test_deep import PROVIDER, URL, completion
 from tests.conftest import serve
+from tests.support.build import tool_turn
 from tests.support.corpus import load_named
 from tests.support.wire import CASES
 
@@ -142,3 +143,17 @@ async def test_an_apology_that_quotes_no_evidence_is_replaced_and_not_cached(
     else:
         assert body["answer"] == answer
         assert route.call_count == 1 and again["cache"]["hit"]
+
+
+async def test_an_oversized_newest_step_keeps_its_end_in_the_evidence(client):
+    # One question, one pytest call, an 85k-character result ending in its verdict.
+    messages = [{"role": "user", "content": "Do the tests pass?"}]
+    messages += tool_turn("c1", "bash", {"command": "pytest -q"},
+                          "START\n" + "tests/test_x.py ........\n" * 3500 +
+                          "FINAL-RESULT: 2099 passed, 1 failed")
+    body = (await client.post("/rescue", json={"messages": messages, "question":
+                                               "Do the tests pass?", "dry_run": True})).json()
+    evidence = body["prompt"][1]["content"]
+    assert "FINAL-RESULT: 2099 passed, 1 failed" in evidence
+    assert body["evidence"]["compacted"]
+    assert len(evidence) > 60_000  # the budget is used, not one line of it
