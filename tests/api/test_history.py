@@ -217,3 +217,19 @@ async def test_every_call_in_the_summary_says_what_came_of_it(client):
             and not (n + 1 < len(lines) and lines[n + 1].startswith((" ", "\t")))]
     assert not bare, bare[:3]
     assert "search_direct_flight" in block
+
+
+async def test_an_agent_that_acts_in_its_text_is_compressed_like_one_that_calls_tools(client):
+    # mini-swe-agent as it runs: one bash block per reply, each observation a user message.
+    messages = load_named("mini-swe-agent-text-gemini3pro-django__django-16560")
+    r = await client.post("/compress-history", json={"messages": messages, "mode": "fast"})
+    body = r.json()
+    assert r.status_code == 200, r.text
+    assert body["compressed"] and len(body["messages"]) <= 20
+    assert body["stats"]["reduction"] > 0.7
+    # The observations went into the summary with their actions, not kept as the user's.
+    assert not any(isinstance(m["content"], str) and m["content"].startswith("<returncode>")
+                   for m in body["messages"][:-10])
+    again = (await client.post("/compress-history", json={
+        "messages": body["messages"], "mode": "fast"})).json()
+    assert "under the trigger" in again["reason"]

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.engine.compaction.base import Span, StrategyContext, span_of
 from app.engine.compaction.deep import PROMPT_CHARS
 from app.engine.compaction.evidence import render_evidence
 from app.engine.compaction.ledger import build_ledger
+from app.engine.compaction.lifting import Lifted, lift
 from app.engine.compaction.notes import groups, render_ledger
 from app.engine.compaction.runs import Runs
 from app.engine.errors import InvalidTranscript
@@ -84,6 +85,9 @@ class HistoryPlan:
     stop: int = 0
     previous: Message | None = None  # the block an earlier call wrote, if any
     prompt: tuple[PromptMessage, ...] = ()
+    # The messages as the notes read them: an agent's text actions as calls, and the
+    # observations that answered them as their results (see compaction.lifting).
+    lifted: Lifted | None = None
 
     @property
     def fired(self) -> bool:
@@ -91,9 +95,25 @@ class HistoryPlan:
 
     @property
     def span(self) -> tuple[Message, ...]:
-        """The messages the summary must cover: what is new since the previous block."""
-        return tuple(m for m in self.transcript.messages[self.start : self.stop]
-                     if m is not self.previous)
+        """The messages the summary must cover: what is new since the previous block,
+        text actions and their observations read as calls and results."""
+        if self.lifted is None or not self.lifted.originals:
+            return tuple(m for m in self.transcript.messages[self.start : self.stop]
+                         if m is not self.previous)
+        skip = self.previous.index if self.previous is not None else None
+        out: list[Message] = []
+        inside = False
+        for m in self.lifted.messages:
+            if m.index >= 0:  # a result made here for an edit block goes with its edit
+                inside = self.start <= m.index < self.stop and m.index != skip
+            if inside:
+                out.append(m)
+        return tuple(out)
+
+    @property
+    def foldable(self) -> frozenset[int]:
+        """The user messages (as they came) that are a harness's observations."""
+        return self.lifted.foldable if self.lifted is not None else frozenset()
 
 
 @dataclass(frozen=True)
@@ -152,9 +172,10 @@ class HistoryCompressor:
         previous = messages[previous_at] if previous_at is not None else None
         why = ("over the message trigger" if over_count
                else f"over the token trigger ({tokens} > {options.trigger_tokens} tokens)")
-        plan = HistoryPlan(transcript, tokens, why, task, start, stop, previous)
-        return HistoryPlan(transcript, tokens, why, task, start, stop, previous,
-                           self._prompt(plan))
+        lifted = lift(messages, self._caches.actions)
+        plan = HistoryPlan(transcript, tokens, why, task, start, stop, previous,
+                           lifted=lifted)
+        return replace(plan, prompt=self._prompt(plan))
 
     def _prompt(self, plan: HistoryPlan) -> tuple[PromptMessage, ...]:
         text, _ = render_evidence(plan.span, self._context(plan.transcript.messages),
@@ -227,7 +248,7 @@ class HistoryCompressor:
         # show work the user asked for later as done before they asked.
         out = [*messages[: plan.start], *kept, block, *messages[plan.stop :]]
         exempt = frozenset({id(plan.previous)}) if plan.previous is not None else frozenset()
-        check_output("compress-history", messages, out, exempt)
+        check_output("compress-history", messages, out, exempt | plan.foldable)
         books = account(self._counter, self._caches.facts, messages, plan.tokens_before, out,
                         replaced)
         incremental = plan.previous is not None
@@ -247,8 +268,9 @@ class HistoryCompressor:
 
 def _replaced(plan: HistoryPlan) -> list[Message]:
     """The messages the new block replaces: the region's work, and the previous block."""
+    foldable = plan.foldable
     return [m for m in plan.transcript.messages[plan.start : plan.stop]
-            if m.role in ("assistant", "tool") or m is plan.previous]
+            if m.role in ("assistant", "tool") or m is plan.previous or id(m) in foldable]
 
 
 def _weight(entry: str) -> int:
