@@ -260,6 +260,10 @@ def test_an_action_written_as_markup_is_a_call_named_by_its_tag():
                           "```bash\npip install x\n```\n</content>\n</write_to_file>")
     assert written.name == "write_to_file"
     assert json.loads(written.arguments)["path"] == "README.md"
+    assert "pip install x" in json.loads(written.arguments)["content"]
+    # Markup shown in fenced code is not an action.
+    assert read_action("Use it so:\n```xml\n<read_file>\n<path>a</path>\n</read_file>\n```\n"
+                       "```bash\nls\n```").name == "bash"
     # Markup without parameters (a thought) is no action; a fence in the text still is.
     assert read_action("<thinking>hmm</thinking>\n```bash\nls\n```").name == "bash"
 

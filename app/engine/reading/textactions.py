@@ -252,15 +252,18 @@ def _fenced(text: str) -> TextAction | None:
 def _markup(text: str) -> TextAction | None:
     if "</" not in text:
         return None
-    outside = _FENCE.sub("", text) if "```" in text else text
+    # Markup inside fenced code is code the agent shows, not its action; a fence inside
+    # an action (a file it writes) is part of the action.
+    fences = [(m.start(), m.end()) for m in _FENCE.finditer(text)] if "```" in text else []
     found = None
-    for element in _ELEMENT.finditer(outside):
-        if _CHILD.search(element.group(2)):
+    for element in _ELEMENT.finditer(text):
+        start = element.start()
+        if not any(a <= start < b for a, b in fences) and _CHILD.search(element.group(2)):
             found = element  # the last: what the agent ends its turn with is its action
     if found is None:
         return None
     arguments = {m.group(1): m.group(2).strip("\n") for m in _CHILD.finditer(found.group(2))}
-    thought = _BRACKETED.sub("", outside[: found.start()] + outside[found.end():]).strip()
+    thought = _BRACKETED.sub("", text[: found.start()] + text[found.end():]).strip()
     return TextAction(found.group(1), json.dumps(arguments, ensure_ascii=False), thought)
 
 
