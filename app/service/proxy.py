@@ -30,7 +30,7 @@ from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
 from app.service.conversation import HEADER as CONVERSATION
 from app.service.conversation import conversation_key
-from app.service.expand_stream import ROUNDS, Events, Round
+from app.service.expand_stream import ROUNDS, Round
 from app.service.expand_tool import SHAPES, STREAMED, ExpandCall, may_offer, read_back
 from app.service.expansion_log import Anchor, ExpansionLog, anchor
 from app.service.handles import HandleStore
@@ -38,6 +38,7 @@ from app.service.jobs import synthesis_defaults
 from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
 from app.service.runner import Runner
+from app.service.sse import EventDecoder
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -517,13 +518,13 @@ class ProxyService:
             body, answer = offered, first
             this: Round = ROUNDS[route.format]()
             while True:
-                events = Events()
+                events = EventDecoder()
                 async for chunk in answer.chunks():
                     for event in events.feed(chunk):
                         passed = this.pass_on(event)
                         if passed is not None:
                             yield passed
-                for event in events.feed(events.rest() + b"\n\n"):
+                for event in events.end():
                     passed = this.pass_on(event)
                     if passed is not None:
                         yield passed
@@ -531,8 +532,8 @@ class ProxyService:
                 if not calls or this.others or done.rounds >= \
                         self._settings.proxy_expand_rounds:
                     await self._remember(route, tenant, compacted, body, done)
-                    for event in this.ending():
-                        yield event
+                    for held in this.ending():
+                        yield held
                     return
                 results = [(c, await self._read_back(route, tenant, c, done)) for c in calls]
                 done.rounds += 1
@@ -542,8 +543,8 @@ class ProxyService:
                 if answer.status != 200:  # the stream ends as the last round ended
                     await answer.read()
                     await self._remember(route, tenant, compacted, body, done)
-                    for event in this.ending():
-                        yield event
+                    for held in this.ending():
+                        yield held
                     return
                 this = this.next()
 
