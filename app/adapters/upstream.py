@@ -39,9 +39,15 @@ def forwarded(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
             if k.lower() not in _HOP and not k.lower().startswith(OWN_PREFIX)]
 
 
+# Set by the server that answers the client (uvicorn adds its own to every answer): the
+# upstream's would go out beside them, each header twice.
+_RESET = frozenset({"date", "server"})
+
+
 def returned(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The upstream's headers to hand back (rate limits, retry-after, request ids...)."""
-    return [(k, v) for k, v in headers if k.lower() not in _HOP]
+    """The upstream's headers to hand back (rate limits, retry-after, request ids...),
+    every one of them (a name may come more than once) in the case it came in."""
+    return [(k, v) for k, v in headers if k.lower() not in _HOP and k.lower() not in _RESET]
 
 
 class Slots:

@@ -17,6 +17,8 @@ from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
+import httpx
+
 from app.adapters import jsoncodec
 from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
@@ -224,7 +226,7 @@ class Proxied:
     whole or as it comes, and what to do once it has been sent (save the receipt)."""
 
     status: int
-    headers: dict[str, str]
+    headers: httpx.Headers  # any case, a name more than once (see ``answer_headers``)
     body: bytes | AsyncIterator[bytes]
     compacted: Compacted
     after: Callable[[], Awaitable[None]] | None = None
@@ -233,7 +235,18 @@ class Proxied:
     def upstream_request_id(self) -> str | None:
         """The provider's id of its answer (OpenAI's x-request-id, Anthropic's
         request-id), for finding a call in the provider's logs."""
-        return self.headers.get("x-request-id") or self.headers.get("request-id")
+        found: str | None = self.headers.get("x-request-id") or self.headers.get("request-id")
+        return found
+
+
+def answer_headers(upstream: Sequence[tuple[str, str]],
+                   ours: Mapping[str, str]) -> httpx.Headers:
+    """The upstream's headers, every one as it came (OpenAI spells ``X-Request-ID``; a
+    provider may send a name twice), with contextsynth's set over any of the same name."""
+    headers = httpx.Headers(list(upstream))
+    for name, value in ours.items():
+        headers[name] = value
+    return headers
 
 
 def own_headers(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
@@ -295,20 +308,20 @@ class ProxyService:
             # The rounds' streams as one; what they cost is known at its end (the receipt).
             first, chunks, done = await self.stream_expanding(route, compacted, headers,
                                                               call.tenant)
-            return Proxied(first.status, {**dict(first.headers), **ours}, chunks, compacted,
+            return Proxied(first.status, answer_headers(first.headers, ours), chunks, compacted,
                            partial(self._save_expanded, call.tenant, compacted, done),
                            route.upstream)
         if compacted.offered is not None:
             # Read whole: the model may call the expand tool, which this service answers.
             answered = await self.answer_expanding(route, compacted, headers, call.tenant)
             done = answered.expansions
-            return Proxied(answered.status, {
-                **dict(answered.headers), **ours, "x-contextsynth-expansions": str(done.rounds),
-                "x-contextsynth-expansion-tokens": str(done.tokens)}, answered.body, compacted,
+            return Proxied(answered.status, answer_headers(answered.headers, {
+                **ours, "x-contextsynth-expansions": str(done.rounds),
+                "x-contextsynth-expansion-tokens": str(done.tokens)}), answered.body, compacted,
                 partial(self._save_expanded, call.tenant, compacted, done), route.upstream)
         answer = await self.forward(route, compacted.body, headers, compacted)
         # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
-        return Proxied(answer.status, {**dict(answer.headers), **ours}, answer.chunks(),
+        return Proxied(answer.status, answer_headers(answer.headers, ours), answer.chunks(),
                        compacted, partial(self.save_receipt, call.tenant, compacted),
                        route.upstream)
 
@@ -321,10 +334,9 @@ class ProxyService:
         compacted = await self.compact(route, replace(call, request_id=None))
         answer = await self.forward(route, compacted.body, headers, compacted)
         counted = "compacted" if compacted.compaction == "compacted" else "as-sent"
-        return Proxied(answer.status, {
-            **dict(answer.headers), **own_headers(compacted, _header(call.headers,
-                                                                     CONVERSATION)),
-            "x-contextsynth-counted": counted}, answer.chunks(), compacted,
+        return Proxied(answer.status, answer_headers(answer.headers, {
+            **own_headers(compacted, _header(call.headers, CONVERSATION)),
+            "x-contextsynth-counted": counted}), answer.chunks(), compacted,
             upstream=route.upstream)
 
     async def _save_expanded(self, tenant: str, compacted: Compacted,

@@ -247,3 +247,27 @@ async def test_a_stream_in_any_line_ending_cut_anywhere_reaches_the_client_event
     first_text = next(i for i, e in enumerate(log) if "Let me check" in e and
                       e.startswith("client"))
     assert first_text < log.index("upstream ended"), log
+
+
+async def test_the_providers_headers_are_read_in_any_case_and_each_kept(make, caplog):
+    """OpenAI spells its request id ``X-Request-ID``; a provider may send a header twice."""
+    def answer(_: Sent) -> UpstreamReply:
+        return UpstreamReply.json(COMPLETION, headers=[
+            ("X-Request-ID", "req_mixed_case"), ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"),
+            ("X-Contextsynth-Mode", "spoofed")])
+
+    app, _ = make(answer)
+    caplog.set_level(logging.INFO, logger="app.access")
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "gpt-4o-mini", "messages": coding_run(14, output_chars=3000)},
+            headers={"x-contextsynth-mode": "fast"})
+    assert r.status_code == 200
+    [line] = [json.loads(JsonFormatter().format(rec)) for rec in caplog.records
+              if rec.name == "app.access"]
+    assert line["upstream_request_id"] == "req_mixed_case"
+    # The provider's id for its SDK, the service's own beside it.
+    assert r.headers.get_list("x-request-id") == ["req_mixed_case"]
+    assert r.headers["x-contextsynth-request-id"]
+    assert r.headers.get_list("set-cookie") == ["a=1", "b=2"]
+    assert r.headers.get_list("x-contextsynth-mode") == ["fast"]  # contextsynth's, once
