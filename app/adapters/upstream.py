@@ -16,6 +16,7 @@ holds the in-memory fake beside it, for tests, as httpx ships ``MockTransport``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -31,6 +32,7 @@ _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-autho
                   "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length",
                   "accept-encoding", "content-encoding"})
 OWN_PREFIX = "x-contextsynth-"
+log = logging.getLogger(__name__)
 
 
 def forwarded(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -204,14 +206,17 @@ class Upstream:
                 method, url, data=body or None,
                 headers=[*headers, ("accept-encoding", "identity")], allow_redirects=False)
         except TimeoutError as exc:
-            raise UpstreamTimeout(f"{name} did not answer within {self._timeout_s:g} s.") \
-                from exc
+            raise UpstreamTimeout(f"{name} did not answer within {self._timeout_s:g} s.",
+                                  upstream=name) from exc
         except aiohttp.ClientError as exc:
-            # Without the query: Gemini's key may travel there.
-            where = url.split("?", 1)[0]
-            raise UpstreamFailed(f"{name} at {where} could not be reached "
-                                 f"({type(exc).__name__}). Check "
-                                 f"CONTEXTSYNTH_PROXY_{name.upper()}_URL.") from exc
+            # Where it is (an internal address, often) is the operator's to read, not the
+            # caller's; without the query, where Gemini's key may travel.
+            log.warning("upstream %s at %s could not be reached: %s", name,
+                        url.split("?", 1)[0], type(exc).__name__)
+            raise UpstreamFailed(f"{name} could not be reached ({type(exc).__name__}); the "
+                                 "service's operator can check "
+                                 f"CONTEXTSYNTH_PROXY_{name.upper()}_URL.",
+                                 upstream=name) from exc
 
         def ended(finished: bool) -> None:
             if finished:

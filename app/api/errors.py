@@ -106,15 +106,18 @@ PROVIDER_INVALID = {"anthropic": _anthropic_invalid}
 
 
 @dataclass(frozen=True, slots=True)
-class _LimitNames:
-    openai: str  # its error code
-    anthropic: str  # its error type
-    gemini: str  # its status
+class _ProviderNames:
+    """What each provider calls an error: OpenAI's code, Anthropic's type, Gemini's
+    status."""
+
+    openai: str
+    anthropic: str
+    gemini: str
 
 
-_LIMIT_NAMES: dict[type[OverLimit], _LimitNames] = {
-    RateLimited: _LimitNames("rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED"),
-    TooManyTokens: _LimitNames("request_too_large", "request_too_large", "INVALID_ARGUMENT"),
+_LIMIT_NAMES: dict[type[OverLimit], _ProviderNames] = {
+    RateLimited: _ProviderNames("rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED"),
+    TooManyTokens: _ProviderNames("request_too_large", "request_too_large", "INVALID_ARGUMENT"),
 }
 
 
@@ -140,10 +143,41 @@ PROVIDER_LIMITS = {"openai": _openai_limit, "anthropic": _anthropic_limit,
                    "gemini": _gemini_limit}
 
 
+_FAILURE_NAMES: dict[int, _ProviderNames] = {
+    502: _ProviderNames("upstream_unreachable", "api_error", "UNAVAILABLE"),
+    504: _ProviderNames("upstream_timeout", "timeout_error", "DEADLINE_EXCEEDED"),
+}
+
+
+def _openai_failure(message: str, status: int) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "server_error", "param": None,
+                      "code": _FAILURE_NAMES[status].openai}}
+
+
+def _anthropic_failure(message: str, status: int) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": _FAILURE_NAMES[status].anthropic,
+                                       "message": message}}
+
+
+def _gemini_failure(message: str, status: int) -> dict[str, Any]:
+    return {"error": {"code": status, "message": message,
+                      "status": _FAILURE_NAMES[status].gemini}}
+
+
+# An upstream that could not be reached or stayed silent, likewise: the SDK raises its
+# own server error (and retries a 502 or 504 as it would the provider's).
+PROVIDER_FAILURES = {"openai": _openai_failure, "anthropic": _anthropic_failure,
+                     "gemini": _gemini_failure}
+
+
 async def domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, e.ContextsynthError)
     if isinstance(exc, e.UpstreamBusy) and exc.upstream in PROVIDER_ERRORS:
         response = JSONResponse(PROVIDER_ERRORS[exc.upstream](exc.detail), status_code=503)
+    elif isinstance(exc, e.UpstreamFailed) and exc.upstream in PROVIDER_FAILURES:
+        status = _status_of(exc)
+        response = JSONResponse(PROVIDER_FAILURES[exc.upstream](exc.detail, status),
+                                status_code=status)
     elif isinstance(exc, ProxyHeaderInvalid) and exc.upstream in PROVIDER_INVALID:
         response = JSONResponse(PROVIDER_INVALID[exc.upstream](exc.detail), status_code=400)
     elif isinstance(exc, OverLimit) and exc.upstream in PROVIDER_LIMITS:
