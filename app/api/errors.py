@@ -13,6 +13,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.adapters.llm import base as llm
@@ -25,6 +27,9 @@ PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
 # A body with thousands of mistakes gets the first of them, not megabytes of them.
 MAX_ERRORS = 20
 MEDIA_TYPE = "application/problem+json"
+# The status of a request whose client closed the connection before it was answered (as
+# nginx counts it): the client's doing, not a server error.
+CLIENT_LEFT = 499
 log = logging.getLogger(__name__)
 
 STATUS: dict[type[e.ContextsynthError], int] = {
@@ -297,6 +302,15 @@ class Contained:
             await response(scope, receive, send)
 
 
+async def client_left(request: Request, exc: Exception) -> Response:
+    """A client that closed the connection while the app still read from it: nothing to
+    fix here and no one to answer; counted as the client's (499), logged without a
+    traceback, so client aborts page no one."""
+    log.info("the client left %s %s before it was answered", request.method,
+             request.url.path)
+    return Response(status_code=CLIENT_LEFT)
+
+
 def install(app: FastAPI) -> None:
     """The handlers, and the middleware that keeps a 500's connection open: install
     before any other middleware, so that it sits innermost, inside the request id, the
@@ -305,4 +319,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(e.ContextsynthError, domain_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(ClientDisconnect, client_left)
     app.add_exception_handler(Exception, unexpected_error)

@@ -14,7 +14,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.adapters.metrics import Metrics
-from app.api.errors import MEDIA_TYPE, PROBLEM_TYPE
+from app.api.errors import CLIENT_LEFT, MEDIA_TYPE, PROBLEM_TYPE
 from app.context import request_id
 
 access = logging.getLogger("app.access")
@@ -63,7 +63,8 @@ class BodyLimit:
         chunks, other = read
         del read
         if other is not None:
-            await self.app(scope, _replay([], other, receive), send)
+            # The client left before its body was whole (http.disconnect): there is no
+            # request to run, and no one to answer (RequestRecords counts it as a 499).
             return
         if scope.get("method") in _WITH_BODY:
             body = _joined(chunks)
@@ -76,7 +77,7 @@ class BodyLimit:
                 return
             scope, chunks = checked
             del checked
-        await self.app(scope, _replay(chunks, None, receive), send)
+        await self.app(scope, _replay(chunks, receive), send)
 
     async def _read(self, scope: Scope, receive: Receive, send: Send,
                     ) -> tuple[list[bytes], Message | None] | None:
@@ -185,12 +186,11 @@ def _joined(chunks: list[bytes]) -> bytes:
     return body
 
 
-def _replay(chunks: list[bytes], other: Message | None, receive: Receive) -> Receive:
+def _replay(chunks: list[bytes], receive: Receive) -> Receive:
     """The body as one message, then the connection's own messages: a streamed answer
     listens on them for the client leaving, which must not be reported early."""
-    pending: list[Message] = [
-        {"type": "http.request", "body": _joined(chunks), "more_body": False}
-    ] if other is None else [other]
+    pending: list[Message] = [{"type": "http.request", "body": _joined(chunks),
+                               "more_body": False}]
 
     async def replayed() -> Message:
         if pending:
@@ -214,7 +214,9 @@ class RequestRecords:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        status = 500
+        status = 500  # an app that answered nothing failed, unless its client left
+        answered = False
+        left = False
         started = time.perf_counter()
         # Resolved before the app runs, for the in-flight gauge: the router records the
         # route it picked only once it gets there.
@@ -222,18 +224,29 @@ class RequestRecords:
         in_flight = self.metrics.in_flight.labels(route)
 
         async def send_status(message: Message) -> None:
-            nonlocal status
+            nonlocal status, answered
             if message["type"] == "http.response.start":
                 status = message["status"]
+                answered = True
             await send(message)
+
+        async def receive_seen(message_of: Receive = receive) -> Message:
+            nonlocal left
+            message = await message_of()
+            left = left or message["type"] == "http.disconnect"
+            return message
 
         # The app returns once a streamed answer has sent its last chunk (or its client
         # left), and the finally runs on errors and cancellation too: what goes up comes
         # down on every path.
         in_flight.inc()
         try:
-            await self.app(scope, receive, send_status)
+            await self.app(scope, receive_seen, send_status)
         finally:
+            if left and (not answered or status == CLIENT_LEFT):
+                # Gone before it was answered: the client's doing, not the service's, as
+                # proxies count it (nginx's 499), so client aborts page no one.
+                status = CLIENT_LEFT
             in_flight.dec()
             seconds = time.perf_counter() - started
             state = scope.get("state", {})
