@@ -66,7 +66,7 @@ class BodyLimit:
             # The client left before its body was whole (http.disconnect): there is no
             # request to run, and no one to answer (RequestRecords counts it as a 499).
             return
-        if scope.get("method") in _WITH_BODY:
+        if scope.get("method") in _WITH_BODY and _served(scope):
             body = _joined(chunks)
             checked = await self._checked(scope, send, headers, body)
             # While the app runs, the body is the replayed message's alone: the route
@@ -267,6 +267,15 @@ class RequestRecords:
 
 
 _UPSTREAM_FIELDS = ("upstream", "upstream_status", "upstream_request_id", "model")
+
+
+def _served(scope: Scope) -> bool:
+    """Whether a route takes this method at this path: a body is checked only for one
+    (a PUT on /healthz is the router's 405, whatever its body)."""
+    routes: Any = getattr(scope.get("app"), "routes", None)
+    if routes is None:  # no router to ask (BodyLimit on its own): check every body
+        return True
+    return any(candidate.matches(scope)[0] is Match.FULL for candidate in routes)
 
 
 def _route(scope: Scope) -> str:
