@@ -214,6 +214,8 @@ class RequestRecords:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # Made here, so that what the app notes (its copies of the scope share it) is read.
+        scope.setdefault("state", {})
         status = 500  # an app that answered nothing failed, unless its client left
         answered = False
         left = False
@@ -252,8 +254,10 @@ class RequestRecords:
             state = scope.get("state", {})
             mode = str(state.get("mode", "none"))
             tenant = state.get("tenant")
-            self.metrics.requests.labels(route, mode, str(status), str(tenant or "none")).inc()
-            self.metrics.duration.labels(route, mode).observe(seconds)
+            if not state.get(COUNTED_INSIDE):
+                self.metrics.requests.labels(route, mode, str(status),
+                                             str(tenant or "none")).inc()
+                self.metrics.duration.labels(route, mode).observe(seconds)
             if "upstream_status" in state:
                 self.metrics.proxy_responses.labels(
                     str(state["upstream"]), str(state["upstream_status"])).inc()
@@ -266,6 +270,9 @@ class RequestRecords:
                 **{k: state[k] for k in _UPSTREAM_FIELDS if k in state}})
 
 
+# Noted by an MCP tool call on its /mcp request: the route it ran in process is counted
+# (its route, tenant and status), and the /mcp request not again.
+COUNTED_INSIDE = "counted_inside"
 _UPSTREAM_FIELDS = ("upstream", "upstream_status", "upstream_request_id", "model")
 
 
