@@ -154,8 +154,10 @@ class Transport(Protocol):
     def slots(self) -> Slots: ...
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
-        """The upstream's answer, its body still to be read. Raises UpstreamBusy when no
+                   headers: list[tuple[str, str]], method: str = "POST",
+                   model: str | None = None) -> UpstreamAnswer:
+        """The upstream's answer, its body still to be read (``model``: the model the
+        request asks for, where the caller read it, for traces). Raises UpstreamBusy when no
         slot came free (the request was not sent), UpstreamFailed when the upstream
         could not be reached, UpstreamTimeout when it did not answer in time."""
         ...
@@ -182,7 +184,8 @@ class Upstream:
         return self._slots
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
+                   headers: list[tuple[str, str]], method: str = "POST",
+                   model: str | None = None) -> UpstreamAnswer:
         if self._session is None:
             # As many pooled connections as slots: a request holding a slot never waits
             # inside aiohttp.

@@ -608,7 +608,8 @@ class ProxyService:
                       headers: list[tuple[str, str]], compacted: Compacted) -> UpstreamAnswer:
         started = time.perf_counter()
         url = self._bases[route.upstream] + route.path
-        answer = await self._upstream.send(route.upstream, url, body, headers)
+        answer = await self._upstream.send(route.upstream, url, body, headers,
+                                           model=compacted.model)
         self._metrics.proxy_upstream.labels(route.upstream).observe(
             time.perf_counter() - started)
         self._metrics.proxy_requests.labels(route.upstream, compacted.compaction).inc()
