@@ -95,8 +95,9 @@ _PART_LISTS = ("content", "output", "summary")
 def _check_types(item: Mapping[str, Any], i: int) -> None:
     """Fields the parser looks up by value, checked for their type first: an array where
     a name belongs is the caller's mistake to hear about, not an exception."""
+    # A null reads as the field left out, as it always has (SDKs write unset fields so).
     for key, expected in _NAMED:
-        if key in item and not isinstance(item[key], str):
+        if item.get(key) is not None and not isinstance(item[key], str):
             raise _fail(i, f"has {key} {shown_value(item[key])}; it must be {expected}.",
                         f"/{key}")
     for key in _PART_LISTS:
@@ -104,7 +105,8 @@ def _check_types(item: Mapping[str, Any], i: int) -> None:
         if not isinstance(parts, list):
             continue
         for j, p in enumerate(parts):
-            if isinstance(p, dict) and "type" in p and not isinstance(p["type"], str):
+            if isinstance(p, dict) and p.get("type") is not None and \
+                    not isinstance(p["type"], str):
                 raise _fail(i, f"has a {key} part {j} whose 'type' is {shown_value(p['type'])}; "
                             "it must be a string such as input_text, output_text "
                             "or summary_text.",
