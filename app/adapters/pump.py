@@ -193,10 +193,13 @@ class Pump:
             async with asyncio.timeout(self._put_timeout):
                 queued = await self._outbox.put(entry)
         except Exception as exc:
+            # Every request that was waiting on the outbox fails with it: one line says
+            # so for the outage, not one per request.
+            if not self._failing:
+                log.warning("could not write events to the outbox, holding them in memory "
+                            "until it is back: %s", exc)
             self._failing = True
             self._outage()
-            log.warning("could not write events to the outbox, holding them in memory until "
-                        "it is back: %s", exc)
             self.backlog.add(entry)
             return
         if not queued:

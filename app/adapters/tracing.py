@@ -208,6 +208,10 @@ _EXPORTERS: Mapping[str, Callable[[Mapping[str, str]], SpanExporter]] = {
     "otlp": _otlp, "console": _console}
 
 
+# The upstreams by their names in OpenTelemetry's GenAI conventions.
+_GENAI_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemini"}
+
+
 class TracedTransport:
     """A ``Transport`` whose requests are client spans, with the span's trace context
     sent upstream: the provider sees this service's span as the caller. The span ends
@@ -223,13 +227,18 @@ class TracedTransport:
         return self._inner.slots
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
+                   headers: list[tuple[str, str]], method: str = "POST",
+                   model: str | None = None) -> UpstreamAnswer:
+        # GenAI's names too, so that a tracing backend's LLM views find the call.
+        genai = {"gen_ai.provider.name": _GENAI_PROVIDERS.get(name, name)}
+        if model is not None:
+            genai["gen_ai.request.model"] = model
         with span(self._tracer, f"upstream {name}", kind=SpanKind.CLIENT, attributes={
                 "contextsynth.upstream": name, "http.request.method": method,
-                "url.full": redacted(url), **server_attributes(url)}) as current:
+                "url.full": redacted(url), **server_attributes(url), **genai}) as current:
             if traced(current):
                 headers = with_trace_context(headers)
-            answer = await self._inner.send(name, url, body, headers, method)
+            answer = await self._inner.send(name, url, body, headers, method, model)
             current.set_attribute("http.response.status_code", answer.status)
             if answer.status >= 400:  # a client span's error, as the conventions say
                 current.set_attribute("error.type", str(answer.status))

@@ -16,6 +16,7 @@ holds the in-memory fake beside it, for tests, as httpx ships ``MockTransport``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -31,6 +32,7 @@ _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-autho
                   "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length",
                   "accept-encoding", "content-encoding"})
 OWN_PREFIX = "x-contextsynth-"
+log = logging.getLogger(__name__)
 
 
 def forwarded(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -39,9 +41,15 @@ def forwarded(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
             if k.lower() not in _HOP and not k.lower().startswith(OWN_PREFIX)]
 
 
+# Set by the server that answers the client (uvicorn adds its own to every answer): the
+# upstream's would go out beside them, each header twice.
+_RESET = frozenset({"date", "server"})
+
+
 def returned(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The upstream's headers to hand back (rate limits, retry-after, request ids...)."""
-    return [(k, v) for k, v in headers if k.lower() not in _HOP]
+    """The upstream's headers to hand back (rate limits, retry-after, request ids...),
+    every one of them (a name may come more than once) in the case it came in."""
+    return [(k, v) for k, v in headers if k.lower() not in _HOP and k.lower() not in _RESET]
 
 
 class Slots:
@@ -146,8 +154,10 @@ class Transport(Protocol):
     def slots(self) -> Slots: ...
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
-        """The upstream's answer, its body still to be read. Raises UpstreamBusy when no
+                   headers: list[tuple[str, str]], method: str = "POST",
+                   model: str | None = None) -> UpstreamAnswer:
+        """The upstream's answer, its body still to be read (``model``: the model the
+        request asks for, where the caller read it, for traces). Raises UpstreamBusy when no
         slot came free (the request was not sent), UpstreamFailed when the upstream
         could not be reached, UpstreamTimeout when it did not answer in time."""
         ...
@@ -174,7 +184,8 @@ class Upstream:
         return self._slots
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
+                   headers: list[tuple[str, str]], method: str = "POST",
+                   model: str | None = None) -> UpstreamAnswer:
         if self._session is None:
             # As many pooled connections as slots: a request holding a slot never waits
             # inside aiohttp.
@@ -198,14 +209,17 @@ class Upstream:
                 method, url, data=body or None,
                 headers=[*headers, ("accept-encoding", "identity")], allow_redirects=False)
         except TimeoutError as exc:
-            raise UpstreamTimeout(f"{name} did not answer within {self._timeout_s:g} s.") \
-                from exc
+            raise UpstreamTimeout(f"{name} did not answer within {self._timeout_s:g} s.",
+                                  upstream=name) from exc
         except aiohttp.ClientError as exc:
-            # Without the query: Gemini's key may travel there.
-            where = url.split("?", 1)[0]
-            raise UpstreamFailed(f"{name} at {where} could not be reached "
-                                 f"({type(exc).__name__}). Check "
-                                 f"CONTEXTSYNTH_PROXY_{name.upper()}_URL.") from exc
+            # Where it is (an internal address, often) is the operator's to read, not the
+            # caller's; without the query, where Gemini's key may travel.
+            log.warning("upstream %s at %s could not be reached: %s", name,
+                        url.split("?", 1)[0], type(exc).__name__)
+            raise UpstreamFailed(f"{name} could not be reached ({type(exc).__name__}); the "
+                                 "service's operator can check "
+                                 f"CONTEXTSYNTH_PROXY_{name.upper()}_URL.",
+                                 upstream=name) from exc
 
         def ended(finished: bool) -> None:
             if finished:

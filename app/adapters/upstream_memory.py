@@ -79,7 +79,8 @@ class MemoryUpstream:
     closed: bool = False
 
     async def send(self, name: str, url: str, body: bytes,
-                   headers: list[tuple[str, str]], method: str = "POST") -> UpstreamAnswer:
+                   headers: list[tuple[str, str]], method: str = "POST",
+                   model: str | None = None) -> UpstreamAnswer:
         done = await self.slots.take(name)
         try:
             request = Sent(name, method, url, list(headers), body)

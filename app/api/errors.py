@@ -13,6 +13,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.adapters.llm import base as llm
@@ -26,6 +28,9 @@ PROBLEM_TYPE = "urn:contextsynth:problem:{slug}"
 # A body with thousands of mistakes gets the first of them, not megabytes of them.
 MAX_ERRORS = 20
 MEDIA_TYPE = "application/problem+json"
+# The status of a request whose client closed the connection before it was answered (as
+# nginx counts it): the client's doing, not a server error.
+CLIENT_LEFT = 499
 log = logging.getLogger(__name__)
 
 STATUS: dict[type[e.ContextsynthError], int] = {
@@ -110,38 +115,38 @@ PROVIDER_INVALID = {"anthropic": _anthropic_invalid}
 
 
 @dataclass(frozen=True, slots=True)
-class _Refusal:
-    openai: str  # its error type
-    anthropic: str  # its error type
-    gemini: str  # its status
+class _ProviderNames:
+    """What each provider calls an error: OpenAI's code, Anthropic's type, Gemini's
+    status."""
 
-    def body(self, upstream: str, message: str, status: int) -> dict[str, Any]:
-        if upstream == "anthropic":
-            return {"type": "error", "error": {"type": self.anthropic, "message": message}}
-        if upstream == "gemini":
-            return {"error": {"code": status, "message": message, "status": self.gemini}}
-        return {"error": {"message": message, "type": self.openai, "param": None,
-                          "code": None}}
+    openai: str
+    anthropic: str
+    gemini: str
+
+
+def _refusal(names: _ProviderNames, upstream: str, message: str,
+             status: int) -> dict[str, Any]:
+    """A refusal in the provider's error shape (here each name is the error's type, or
+    Gemini's status)."""
+    if upstream == "anthropic":
+        return {"type": "error", "error": {"type": names.anthropic, "message": message}}
+    if upstream == "gemini":
+        return {"error": {"code": status, "message": message, "status": names.gemini}}
+    return {"error": {"message": message, "type": names.openai, "param": None, "code": None}}
 
 
 # What the proxy refuses on a provider route, in that provider's error shape: the SDK
 # raises its PermissionDeniedError (403) or NotFoundError (404) with the message.
-PROVIDER_REFUSALS: dict[type[e.ContextsynthError], _Refusal] = {
-    ServerKeyRefused: _Refusal("permission_error", "permission_error", "PERMISSION_DENIED"),
-    NotAProxyRoute: _Refusal("invalid_request_error", "not_found_error", "NOT_FOUND"),
+PROVIDER_REFUSALS: dict[type[e.ContextsynthError], _ProviderNames] = {
+    ServerKeyRefused: _ProviderNames("permission_error", "permission_error",
+                                     "PERMISSION_DENIED"),
+    NotAProxyRoute: _ProviderNames("invalid_request_error", "not_found_error", "NOT_FOUND"),
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _LimitNames:
-    openai: str  # its error code
-    anthropic: str  # its error type
-    gemini: str  # its status
-
-
-_LIMIT_NAMES: dict[type[OverLimit], _LimitNames] = {
-    RateLimited: _LimitNames("rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED"),
-    TooManyTokens: _LimitNames("request_too_large", "request_too_large", "INVALID_ARGUMENT"),
+_LIMIT_NAMES: dict[type[OverLimit], _ProviderNames] = {
+    RateLimited: _ProviderNames("rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED"),
+    TooManyTokens: _ProviderNames("request_too_large", "request_too_large", "INVALID_ARGUMENT"),
 }
 
 
@@ -167,16 +172,47 @@ PROVIDER_LIMITS = {"openai": _openai_limit, "anthropic": _anthropic_limit,
                    "gemini": _gemini_limit}
 
 
+_FAILURE_NAMES: dict[int, _ProviderNames] = {
+    502: _ProviderNames("upstream_unreachable", "api_error", "UNAVAILABLE"),
+    504: _ProviderNames("upstream_timeout", "timeout_error", "DEADLINE_EXCEEDED"),
+}
+
+
+def _openai_failure(message: str, status: int) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "server_error", "param": None,
+                      "code": _FAILURE_NAMES[status].openai}}
+
+
+def _anthropic_failure(message: str, status: int) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": _FAILURE_NAMES[status].anthropic,
+                                       "message": message}}
+
+
+def _gemini_failure(message: str, status: int) -> dict[str, Any]:
+    return {"error": {"code": status, "message": message,
+                      "status": _FAILURE_NAMES[status].gemini}}
+
+
+# An upstream that could not be reached or stayed silent, likewise: the SDK raises its
+# own server error (and retries a 502 or 504 as it would the provider's).
+PROVIDER_FAILURES = {"openai": _openai_failure, "anthropic": _anthropic_failure,
+                     "gemini": _gemini_failure}
+
+
 async def domain_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, e.ContextsynthError)
     if isinstance(exc, e.UpstreamBusy) and exc.upstream in PROVIDER_ERRORS:
         response = JSONResponse(PROVIDER_ERRORS[exc.upstream](exc.detail), status_code=503)
+    elif isinstance(exc, e.UpstreamFailed) and exc.upstream in PROVIDER_FAILURES:
+        status = _status_of(exc)
+        response = JSONResponse(PROVIDER_FAILURES[exc.upstream](exc.detail, status),
+                                status_code=status)
     elif isinstance(exc, ProxyHeaderInvalid) and exc.upstream in PROVIDER_INVALID:
         response = JSONResponse(PROVIDER_INVALID[exc.upstream](exc.detail), status_code=400)
     elif isinstance(exc, ServerKeyRefused | NotAProxyRoute):
         status = _status_of(exc)
-        response = JSONResponse(PROVIDER_REFUSALS[type(exc)].body(exc.upstream, exc.detail,
-                                                                  status), status_code=status)
+        response = JSONResponse(_refusal(PROVIDER_REFUSALS[type(exc)], exc.upstream,
+                                         exc.detail, status), status_code=status)
     elif isinstance(exc, OverLimit) and exc.upstream in PROVIDER_LIMITS:
         status = _status_of(exc)
         response = JSONResponse(PROVIDER_LIMITS[exc.upstream](exc, status), status_code=status)
@@ -294,6 +330,15 @@ class Contained:
             await response(scope, receive, send)
 
 
+async def client_left(request: Request, exc: Exception) -> Response:
+    """A client that closed the connection while the app still read from it: nothing to
+    fix here and no one to answer; counted as the client's (499), logged without a
+    traceback, so client aborts page no one."""
+    log.info("the client left %s %s before it was answered", request.method,
+             request.url.path)
+    return Response(status_code=CLIENT_LEFT)
+
+
 def install(app: FastAPI) -> None:
     """The handlers, and the middleware that keeps a 500's connection open: install
     before any other middleware, so that it sits innermost, inside the request id, the
@@ -302,4 +347,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(e.ContextsynthError, domain_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(ClientDisconnect, client_left)
     app.add_exception_handler(Exception, unexpected_error)

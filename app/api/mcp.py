@@ -27,20 +27,29 @@ from mcp.server import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.schemas.history import CompressHistoryRequest
-from app.api.schemas.recall import SummarizeRecallRequest
-from app.api.schemas.reflect import ReflectRequest
-from app.api.schemas.synthesize import SynthesizeRequest
-from app.api.schemas.trace import SummarizeTraceRequest
+from app.adapters.tracing import with_trace_context
+from app.api.middleware import COUNTED_INSIDE
+from app.api.schemas.common import ExpandResponse
+from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
+from app.api.schemas.recall import SummarizeRecallRequest, SummarizeRecallResponse
+from app.api.schemas.reflect import ReflectRequest, ReflectResponse
+from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
+from app.api.schemas.trace import SummarizeTraceRequest, SummarizeTraceResponse
 
 PATH = "/mcp"
 Context = ServerRequestContext[Any, Any]
-# The caller's credentials, passed on to the route a tool calls.
-_PASSED_ON = ("authorization", "x-request-id")
+# The caller's credentials, passed on to the route a tool calls, and the trace context
+# of the /mcp request's span (see ``MCPEndpoint``): the route's span is its child.
+_PASSED_ON = ("authorization", "x-request-id", "traceparent", "tracestate")
+# Every tool reads and computes: none changes what a caller has, and the same call
+# answers the same (clients may run them without asking).
+_ANNOTATIONS = types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                                     idempotent_hint=True)
 
 
 class ExpandArguments(BaseModel):
@@ -55,6 +64,7 @@ class ToolRoute:
     method: str
     path: str  # ``{handle}``-style fields of the arguments go into it
     model: type[BaseModel]
+    output: type[BaseModel]  # the route's response model
     description: str
 
     def request(self, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
@@ -66,26 +76,31 @@ class ToolRoute:
 
 
 TOOLS = {t.name: t for t in (
-    ToolRoute("expand", "GET", "/expand/{handle}", ExpandArguments,
+    ToolRoute("expand", "GET", "/expand/{handle}", ExpandArguments, ExpandResponse,
               "The original messages (or actions) a compaction replaced, by the handle a "
               "note or receipt names."),
-    ToolRoute("synthesize", "POST", "/synthesize", SynthesizeRequest,
+    ToolRoute("synthesize", "POST", "/synthesize", SynthesizeRequest, SynthesizeResponse,
               "Compact an agent's transcript for its next call, in its own wire format, "
               "with a receipt of what was dropped."),
     ToolRoute("compress_history", "POST", "/compress-history", CompressHistoryRequest,
+              CompressHistoryResponse,
               "Summarize a conversation's older turns into one message, keeping the last."),
     ToolRoute("summarize_trace", "POST", "/summarize-trace", SummarizeTraceRequest,
+              SummarizeTraceResponse,
               "Summarize a ReAct trace's older actions, keeping the recent ones whole."),
-    ToolRoute("reflect", "POST", "/reflect", ReflectRequest,
+    ToolRoute("reflect", "POST", "/reflect", ReflectRequest, ReflectResponse,
               "Reflect on an iteration of tool calls: what worked, what failed, what next."),
     ToolRoute("summarize_recall", "POST", "/summarize-recall", SummarizeRecallRequest,
+              SummarizeRecallResponse,
               "The memories that answer a query, condensed, each cited by its id."),
 )}
 
 
 def _listed(route: ToolRoute) -> types.Tool:
     return types.Tool(name=route.name, description=route.description,
-                      input_schema=route.model.model_json_schema())
+                      input_schema=route.model.model_json_schema(),
+                      output_schema=route.output.model_json_schema(mode="serialization"),
+                      annotations=_ANNOTATIONS)
 
 
 def _result(response: httpx.Response) -> types.CallToolResult:
@@ -119,16 +134,18 @@ class Tools:
     async def call(self, ctx: Context, params: types.CallToolRequestParams,
                    ) -> types.CallToolResult:
         route = TOOLS.get(params.name)
-        if route is None:
-            return types.CallToolResult(content=[types.TextContent(
-                type="text", text=f"no tool {params.name!r}; the tools are "
-                f"{', '.join(TOOLS)}.")], is_error=True)
+        if route is None:  # a protocol error, as MCP's spec says, not a tool's
+            raise MCPError(types.INVALID_PARAMS, f"no tool {params.name!r}; the tools are "
+                           f"{', '.join(TOOLS)}.")
         arguments = params.arguments or {}
         if route.method == "GET":
             invalid = _invalid(route.model, arguments)
             if invalid is not None:
                 return invalid
         path, body = route.request(arguments)
+        outer = getattr(ctx.request, "scope", None)  # over HTTP, the /mcp request
+        if isinstance(outer, dict):
+            outer.setdefault("state", {})[COUNTED_INSIDE] = True
         response = await self._client.request(route.method, path, json=body,
                                               headers={**self._headers, **_passed_on(ctx)})
         return _result(response)
@@ -192,7 +209,14 @@ class MCPEndpoint:
             await JSONResponse(problem, status_code=503, media_type="application/problem+json",
                                headers={"retry-after": "1"})(scope, receive, send)
             return
-        await manager.handle_request(scope, receive, send)
+        # The trace context of this request's span, where the tools' calls read it; the
+        # state shared with the copy, where a call marks the request counted inside.
+        scope.setdefault("state", {})
+        headers = [(k.decode("latin-1"), v.decode("latin-1"))
+                   for k, v in scope.get("headers", [])]
+        traced = [(k.encode("latin-1"), v.encode("latin-1"))
+                  for k, v in with_trace_context(headers)]
+        await manager.handle_request({**scope, "headers": traced}, receive, send)
 
 
 def in_process(app: ASGIApp) -> httpx.AsyncClient:

@@ -14,7 +14,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.adapters.metrics import Metrics
-from app.api.errors import MEDIA_TYPE, PROBLEM_TYPE
+from app.api.errors import CLIENT_LEFT, MEDIA_TYPE, PROBLEM_TYPE
 from app.context import request_id
 
 access = logging.getLogger("app.access")
@@ -63,9 +63,10 @@ class BodyLimit:
         chunks, other = read
         del read
         if other is not None:
-            await self.app(scope, _replay([], other, receive), send)
+            # The client left before its body was whole (http.disconnect): there is no
+            # request to run, and no one to answer (RequestRecords counts it as a 499).
             return
-        if scope.get("method") in _WITH_BODY:
+        if scope.get("method") in _WITH_BODY and _served(scope):
             body = _joined(chunks)
             checked = await self._checked(scope, send, headers, body)
             # While the app runs, the body is the replayed message's alone: the route
@@ -76,7 +77,7 @@ class BodyLimit:
                 return
             scope, chunks = checked
             del checked
-        await self.app(scope, _replay(chunks, None, receive), send)
+        await self.app(scope, _replay(chunks, receive), send)
 
     async def _read(self, scope: Scope, receive: Receive, send: Send,
                     ) -> tuple[list[bytes], Message | None] | None:
@@ -185,12 +186,11 @@ def _joined(chunks: list[bytes]) -> bytes:
     return body
 
 
-def _replay(chunks: list[bytes], other: Message | None, receive: Receive) -> Receive:
+def _replay(chunks: list[bytes], receive: Receive) -> Receive:
     """The body as one message, then the connection's own messages: a streamed answer
     listens on them for the client leaving, which must not be reported early."""
-    pending: list[Message] = [
-        {"type": "http.request", "body": _joined(chunks), "more_body": False}
-    ] if other is None else [other]
+    pending: list[Message] = [{"type": "http.request", "body": _joined(chunks),
+                               "more_body": False}]
 
     async def replayed() -> Message:
         if pending:
@@ -214,7 +214,11 @@ class RequestRecords:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        status = 500
+        # Made here, so that what the app notes (its copies of the scope share it) is read.
+        scope.setdefault("state", {})
+        status = 500  # an app that answered nothing failed, unless its client left
+        answered = False
+        left = False
         started = time.perf_counter()
         # Resolved before the app runs, for the in-flight gauge: the router records the
         # route it picked only once it gets there.
@@ -222,25 +226,38 @@ class RequestRecords:
         in_flight = self.metrics.in_flight.labels(route)
 
         async def send_status(message: Message) -> None:
-            nonlocal status
+            nonlocal status, answered
             if message["type"] == "http.response.start":
                 status = message["status"]
+                answered = True
             await send(message)
+
+        async def receive_seen(message_of: Receive = receive) -> Message:
+            nonlocal left
+            message = await message_of()
+            left = left or message["type"] == "http.disconnect"
+            return message
 
         # The app returns once a streamed answer has sent its last chunk (or its client
         # left), and the finally runs on errors and cancellation too: what goes up comes
         # down on every path.
         in_flight.inc()
         try:
-            await self.app(scope, receive, send_status)
+            await self.app(scope, receive_seen, send_status)
         finally:
+            if left and (not answered or status == CLIENT_LEFT):
+                # Gone before it was answered: the client's doing, not the service's, as
+                # proxies count it (nginx's 499), so client aborts page no one.
+                status = CLIENT_LEFT
             in_flight.dec()
             seconds = time.perf_counter() - started
             state = scope.get("state", {})
             mode = str(state.get("mode", "none"))
             tenant = state.get("tenant")
-            self.metrics.requests.labels(route, mode, str(status), str(tenant or "none")).inc()
-            self.metrics.duration.labels(route, mode).observe(seconds)
+            if not state.get(COUNTED_INSIDE):
+                self.metrics.requests.labels(route, mode, str(status),
+                                             str(tenant or "none")).inc()
+                self.metrics.duration.labels(route, mode).observe(seconds)
             if "upstream_status" in state:
                 self.metrics.proxy_responses.labels(
                     str(state["upstream"]), str(state["upstream_status"])).inc()
@@ -253,7 +270,19 @@ class RequestRecords:
                 **{k: state[k] for k in _UPSTREAM_FIELDS if k in state}})
 
 
+# Noted by an MCP tool call on its /mcp request: the route it ran in process is counted
+# (its route, tenant and status), and the /mcp request not again.
+COUNTED_INSIDE = "counted_inside"
 _UPSTREAM_FIELDS = ("upstream", "upstream_status", "upstream_request_id", "model")
+
+
+def _served(scope: Scope) -> bool:
+    """Whether a route takes this method at this path: a body is checked only for one
+    (a PUT on /healthz is the router's 405, whatever its body)."""
+    routes: Any = getattr(scope.get("app"), "routes", None)
+    if routes is None:  # no router to ask (BodyLimit on its own): check every body
+        return True
+    return any(candidate.matches(scope)[0] is Match.FULL for candidate in routes)
 
 
 def _route(scope: Scope) -> str:

@@ -122,8 +122,16 @@ class HandleNotFound(ContextsynthError):
 
 
 class UpstreamFailed(ContextsynthError):
+    """``upstream``: the provider the call was for, whose error shape its caller's SDK
+    reads (None: answer as a problem document). ``detail`` goes to the caller: where the
+    upstream is stays in the operator's log."""
+
     slug = "upstream-failed"
     title = "The upstream provider could not be reached"
+
+    def __init__(self, detail: str, *, upstream: str | None = None) -> None:
+        super().__init__(detail)
+        self.upstream = upstream
 
 
 class UpstreamTimeout(UpstreamFailed):

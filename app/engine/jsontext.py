@@ -51,3 +51,27 @@ def loads(text: str) -> Any:
     if text.count("[") + text.count("{") > MAX_DEPTH and deeper_than(value, MAX_DEPTH):
         raise ValueError("nested too deep")
     return value
+
+
+_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"),
+    (list, "an array"), (dict, "an object"))
+
+
+def json_kind(value: object) -> str:
+    """What a JSON value is, in words, for errors that say what was sent instead."""
+    if value is None:
+        return "null"
+    # bool before int: True is an int to Python, a boolean to the caller.
+    return next((name for kind, name in _KINDS if isinstance(value, kind)), "a value")
+
+
+def shown_value(value: object) -> str:
+    """A value as an error quotes it: as JSON, cut short (an error never echoes a whole
+    object back), and said in words when it is not a string or a number."""
+    text = dumps(value) if not isinstance(value, str) else repr(value)
+    if len(text) > 40:
+        text = text[:40] + "..."
+    if value is None or isinstance(value, str | int | float):
+        return text
+    return f"{text} ({json_kind(value)})"

@@ -17,24 +17,9 @@ from typing import Any, Protocol
 
 from app.adapters import jsoncodec
 from app.service.expand_tool import NAME, ExpandCall, arguments_of
+from app.service.sse import Event, EventDecoder
 
-_DONE = b"[DONE]"
-
-
-class Events:
-    """Server-sent events out of a byte stream cut anywhere: whole events only."""
-
-    def __init__(self) -> None:
-        self._buffer = b""
-
-    def feed(self, chunk: bytes) -> list[bytes]:
-        self._buffer += chunk.replace(b"\r\n", b"\n")
-        *events, self._buffer = self._buffer.split(b"\n\n")
-        return [e + b"\n\n" for e in events if e.strip()]
-
-    def rest(self) -> bytes:
-        rest, self._buffer = self._buffer, b""
-        return rest
+_DONE = "[DONE]"
 
 
 class Round(Protocol):
@@ -42,7 +27,7 @@ class Round(Protocol):
 
     others: int  # calls of the client's tools
 
-    def pass_on(self, event: bytes) -> bytes | None:
+    def pass_on(self, event: Event) -> bytes | None:
         """The event as the client gets it now, or None (held back or emptied)."""
         ...
 
@@ -62,18 +47,22 @@ class Round(Protocol):
         ...
 
 
-def _data(event: bytes) -> bytes:
-    return b"\n".join(line[5:].strip() for line in event.split(b"\n")
-                      if line.startswith(b"data:"))
-
-
-def _payload(event: bytes) -> dict[str, Any] | None:
-    """The event's JSON object; None for ``[DONE]`` or anything else."""
+def _payload(event: Event) -> dict[str, Any] | None:
+    """The event's JSON object; None for ``[DONE]``, a comment, a block the standard does
+    not dispatch (a client never sees its data), or anything else."""
+    if not event.dispatched:
+        return None
     try:
-        value = jsoncodec.loads(_data(event))
+        value = jsoncodec.loads(event.data.encode())
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _held_payload(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object of an event held back as bytes (one whole event, as it came)."""
+    events = EventDecoder().feed(raw)
+    return _payload(events[0]) if events else None
 
 
 def _event(chunk: dict[str, Any]) -> bytes:
@@ -92,18 +81,15 @@ class ChatRound:
         self.held: list[bytes] = []  # from the finish on
         self._finished = False
 
-    def pass_on(self, event: bytes) -> bytes | None:
+    def pass_on(self, event: Event) -> bytes | None:
         """The event as the client gets it now, or None (held back or emptied)."""
-        data = _data(event)
-        if self._finished or data == _DONE:
-            self.held.append(event)
+        if self._finished or (event.dispatched and event.data == _DONE):
+            self.held.append(event.raw)
             return None
-        try:
-            chunk = jsoncodec.loads(data)
-        except ValueError:
-            return event
-        if not isinstance(chunk, dict) or not chunk.get("choices"):
-            return event
+        chunk = _payload(event)
+        if chunk is None or not chunk.get("choices"):
+            return event.raw
+        passed = event.raw
         choice = chunk["choices"][0]
         delta = choice.get("delta") or {}
         if isinstance(delta.get("content"), str):
@@ -117,14 +103,14 @@ class ChatRound:
                     delta["tool_calls"] = kept
                 choice = {**choice, "delta": delta}
                 chunk = {**chunk, "choices": [choice, *chunk["choices"][1:]]}
-                event = _event(chunk)
+                passed = _event(chunk)
                 if not delta and choice.get("finish_reason") is None:
                     return None
         if choice.get("finish_reason") is not None:
             self._finished = True
-            self.held.append(event)  # as it came, or without the tool's calls
+            self.held.append(passed)  # as it came, or without the tool's calls
             return None
-        return event
+        return passed
 
     def _ours(self, call: dict[str, Any]) -> bool:
         index = int(call.get("index", 0))
@@ -165,7 +151,7 @@ class ChatRound:
             return self.held
         out = []
         for event in self.held:
-            chunk = _payload(event)
+            chunk = _held_payload(event)
             if chunk is not None and chunk.get("choices") and \
                     chunk["choices"][0].get("finish_reason") == "tool_calls":
                 chunk["choices"][0]["finish_reason"] = "stop"
@@ -193,19 +179,19 @@ class MessagesRound:
         self._blocks: dict[int, dict[str, Any]] = {}  # every block, for the next round
         self._finished = False
 
-    def pass_on(self, event: bytes) -> bytes | None:
+    def pass_on(self, event: Event) -> bytes | None:
         payload = _payload(event)
         if payload is None:
-            return event
+            return event.raw
         kind = payload.get("type")
         if self._finished or kind in ("message_delta", "message_stop"):
             self._finished = True
-            self.held.append(event)
+            self.held.append(event.raw)
             return None
         if kind == "message_start":
-            return event if self._first else None
+            return event.raw if self._first else None
         if kind not in ("content_block_start", "content_block_delta", "content_block_stop"):
-            return event  # ping, error
+            return event.raw  # ping, error
         index = int(payload.get("index", 0))
         if kind == "content_block_start":
             self._start(index, payload.get("content_block") or {})
@@ -244,7 +230,7 @@ class MessagesRound:
             return self.held
         out = []
         for event in self.held:
-            payload = _payload(event)
+            payload = _held_payload(event)
             if payload is not None and payload.get("type") == "message_delta" and \
                     (payload.get("delta") or {}).get("stop_reason") == "tool_use":
                 payload["delta"]["stop_reason"] = "end_turn"
@@ -292,10 +278,10 @@ class ResponsesRound:
         self._done: dict[int, dict[str, Any]] = {}  # every item of this round, when done
         self._finished = False
 
-    def pass_on(self, event: bytes) -> bytes | None:
+    def pass_on(self, event: Event) -> bytes | None:
         payload = _payload(event)
         if payload is None:
-            return event
+            return event.raw
         kind = str(payload.get("type", ""))
         if self._finished or kind in _ENDS:
             self._finished = True

@@ -17,6 +17,8 @@ from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
+import httpx
+
 from app.adapters import jsoncodec
 from app.adapters.cache import Cache, receipt_key
 from app.adapters.metrics import Metrics
@@ -31,7 +33,7 @@ from app.engine.jobs.synthesize.reasoning import Bundle, resolve
 from app.engine.transcript.formats import WireFormat
 from app.service.conversation import HEADER as CONVERSATION
 from app.service.conversation import conversation_key
-from app.service.expand_stream import ROUNDS, Events, Round
+from app.service.expand_stream import ROUNDS, Round
 from app.service.expand_tool import SHAPES, STREAMED, ExpandCall, may_offer, read_back
 from app.service.expansion_log import Anchor, ExpansionLog, anchor
 from app.service.handles import HandleStore
@@ -40,6 +42,7 @@ from app.service.llm_call import LLMOptions
 from app.service.receipts import receipt
 from app.service.runner import Runner
 from app.service.server_keys import NotAProxyRoute, ServerKeyPolicy, requested_model
+from app.service.sse import EventDecoder
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -272,7 +275,7 @@ class Proxied:
     whole or as it comes, and what to do once it has been sent (save the receipt)."""
 
     status: int
-    headers: dict[str, str]
+    headers: httpx.Headers  # any case, a name more than once (see ``answer_headers``)
     body: bytes | AsyncIterator[bytes]
     compacted: Compacted
     after: Callable[[], Awaitable[None]] | None = None
@@ -281,7 +284,18 @@ class Proxied:
     def upstream_request_id(self) -> str | None:
         """The provider's id of its answer (OpenAI's x-request-id, Anthropic's
         request-id), for finding a call in the provider's logs."""
-        return self.headers.get("x-request-id") or self.headers.get("request-id")
+        found: str | None = self.headers.get("x-request-id") or self.headers.get("request-id")
+        return found
+
+
+def answer_headers(upstream: Sequence[tuple[str, str]],
+                   ours: Mapping[str, str]) -> httpx.Headers:
+    """The upstream's headers, every one as it came (OpenAI spells ``X-Request-ID``; a
+    provider may send a name twice), with contextsynth's set over any of the same name."""
+    headers = httpx.Headers(list(upstream))
+    for name, value in ours.items():
+        headers[name] = value
+    return headers
 
 
 def own_headers(compacted: Compacted, sent_key: str | None) -> dict[str, str]:
@@ -356,20 +370,20 @@ class ProxyService:
             # The rounds' streams as one; what they cost is known at its end (the receipt).
             first, chunks, done = await self.stream_expanding(route, compacted, headers,
                                                               call.tenant)
-            return Proxied(first.status, {**dict(first.headers), **ours}, chunks, compacted,
+            return Proxied(first.status, answer_headers(first.headers, ours), chunks, compacted,
                            partial(self._save_expanded, call.tenant, compacted, done),
                            route.upstream)
         if compacted.offered is not None:
             # Read whole: the model may call the expand tool, which this service answers.
             answered = await self.answer_expanding(route, compacted, headers, call.tenant)
             done = answered.expansions
-            return Proxied(answered.status, {
-                **dict(answered.headers), **ours, "x-contextsynth-expansions": str(done.rounds),
-                "x-contextsynth-expansion-tokens": str(done.tokens)}, answered.body, compacted,
+            return Proxied(answered.status, answer_headers(answered.headers, {
+                **ours, "x-contextsynth-expansions": str(done.rounds),
+                "x-contextsynth-expansion-tokens": str(done.tokens)}), answered.body, compacted,
                 partial(self._save_expanded, call.tenant, compacted, done), route.upstream)
         answer = await self.forward(route, compacted.body, headers, compacted)
         # Passed on chunk by chunk as the upstream sends them, streamed answers or not.
-        return Proxied(answer.status, {**dict(answer.headers), **ours}, answer.chunks(),
+        return Proxied(answer.status, answer_headers(answer.headers, ours), answer.chunks(),
                        compacted, partial(self.save_receipt, call.tenant, compacted),
                        route.upstream)
 
@@ -383,10 +397,9 @@ class ProxyService:
         compacted = await self.compact(route, replace(call, request_id=None))
         answer = await self.forward(route, compacted.body, headers, compacted)
         counted = "compacted" if compacted.compaction == "compacted" else "as-sent"
-        return Proxied(answer.status, {
-            **dict(answer.headers), **own_headers(compacted, _header(call.headers,
-                                                                     CONVERSATION)),
-            "x-contextsynth-counted": counted}, answer.chunks(), compacted,
+        return Proxied(answer.status, answer_headers(answer.headers, {
+            **own_headers(compacted, _header(call.headers, CONVERSATION)),
+            "x-contextsynth-counted": counted}), answer.chunks(), compacted,
             upstream=route.upstream)
 
     async def _save_expanded(self, tenant: str, compacted: Compacted,
@@ -583,13 +596,13 @@ class ProxyService:
             body, answer = offered, first
             this: Round = ROUNDS[route.format]()
             while True:
-                events = Events()
+                events = EventDecoder()
                 async for chunk in answer.chunks():
                     for event in events.feed(chunk):
                         passed = this.pass_on(event)
                         if passed is not None:
                             yield passed
-                for event in events.feed(events.rest() + b"\n\n"):
+                for event in events.end():
                     passed = this.pass_on(event)
                     if passed is not None:
                         yield passed
@@ -597,8 +610,8 @@ class ProxyService:
                 if not calls or this.others or done.rounds >= \
                         self._settings.proxy_expand_rounds:
                     await self._remember(route, tenant, compacted, body, done)
-                    for event in this.ending():
-                        yield event
+                    for held in this.ending():
+                        yield held
                     return
                 results = [(c, await self._read_back(route, tenant, c, done)) for c in calls]
                 done.rounds += 1
@@ -608,8 +621,8 @@ class ProxyService:
                 if answer.status != 200:  # the stream ends as the last round ended
                     await answer.read()
                     await self._remember(route, tenant, compacted, body, done)
-                    for event in this.ending():
-                        yield event
+                    for held in this.ending():
+                        yield held
                     return
                 this = this.next()
 
@@ -675,7 +688,8 @@ class ProxyService:
                       headers: list[tuple[str, str]], compacted: Compacted) -> UpstreamAnswer:
         started = time.perf_counter()
         url = self._bases[route.upstream] + route.path
-        answer = await self._upstream.send(route.upstream, url, body, headers)
+        answer = await self._upstream.send(route.upstream, url, body, headers,
+                                           model=compacted.model)
         self._metrics.proxy_upstream.labels(route.upstream).observe(
             time.perf_counter() - started)
         self._metrics.proxy_requests.labels(route.upstream, compacted.compaction).inc()

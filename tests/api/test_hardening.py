@@ -95,6 +95,15 @@ async def test_a_405_says_which_methods_are_allowed(client):
     assert r.status_code == 405 and r.headers["allow"] == "POST"
 
 
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics", "/expand/cs_1"])
+@pytest.mark.parametrize("body", [b"", b"x", b'{"a": 1}'])
+async def test_a_method_a_path_does_not_take_is_a_405_whatever_the_body(client, path, body):
+    for method in ("PUT", "PATCH", "POST"):
+        r = await client.request(method, path, content=body, headers=JSON)
+        assert r.status_code == 405, (method, r.text)
+        assert r.headers["allow"] == "GET" and r.json()["type"].endswith("method-not-allowed")
+
+
 @respx.mock
 async def test_an_open_circuit_says_when_to_retry(make_app):
     respx.post(URL).mock(return_value=httpx.Response(500, json={"error": {"message": "x"}}))

@@ -13,6 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from app.api.auth import hash_key
 from app.api.mcp import TOOLS
@@ -79,10 +80,12 @@ async def test_what_a_tool_cut_its_tenant_expands_and_no_other_tenant_can(url):
 async def test_bad_arguments_are_the_routes_own_problem(url):
     async with _over_http(url, "cs-key-alpha") as client:
         bad = await client.call_tool("summarize_recall", {"query": "seat?", "memories": "x"})
-        unknown = await client.call_tool("rewrite", {})
+        with pytest.raises(MCPError) as unknown:  # a protocol error, not a tool's
+            await client.call_tool("rewrite", {})
         no_handle = await client.call_tool("expand", {})
     assert bad.is_error and tool_text(bad).startswith("422") and "/memories" in tool_text(bad)
-    assert unknown.is_error and "expand, synthesize" in tool_text(unknown)
+    assert unknown.value.code == types.INVALID_PARAMS
+    assert "expand, synthesize" in unknown.value.message
     assert no_handle.is_error and "handle" in tool_text(no_handle)
 
 

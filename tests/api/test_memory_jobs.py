@@ -276,6 +276,22 @@ async def test_reflect_keeps_when_why_and_what_the_user_said(client):
     assert again.status_code == 200, again.text
 
 
+@pytest.mark.parametrize("when", [0, -5, 0.0, True, "1795678210"])
+@pytest.mark.parametrize("where", ["iteration", "call"])
+async def test_reflect_refuses_a_timestamp_its_schema_does_not_take(client, when, where):
+    """The schema takes an ISO 8601 string or seconds since the epoch past zero: 0 is an
+    unset clock, not 1970, and the service says so as the schema does."""
+    call = {"tool": "ls", "output": "a.py"}
+    body = {"goal": "fix test_parse", "mode": "fast", "tool_calls": [call]}
+    if where == "iteration":
+        body["timestamp"] = when
+    else:
+        call["timestamp"] = when
+    r = await client.post("/reflect", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["pointer"].endswith("/timestamp")
+
+
 async def test_reflect_refuses_a_context_budget_too_small_to_say_anything(client):
     r = await client.post("/reflect", json={"goal": "fix", "tool_calls": [CALL],
                                             "context_tokens": 10})

@@ -3,6 +3,7 @@ provider could not have answered either), 502 when it is unreachable, 504 when s
 
 from __future__ import annotations
 
+import logging
 import socket
 
 import pytest
@@ -19,28 +20,51 @@ pytestmark = pytest.mark.anyio
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 
 
-async def test_an_unreachable_upstream_is_a_502(make_app):
+def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed again: nothing listens there
-    async with serve(make_app(proxy_openai_url=f"http://127.0.0.1:{port}/v1")) as c:
-        r = await c.post("/v1/chat/completions", json=BODY)
-    assert r.status_code == 502, r.text
-    problem = r.json()
-    assert problem["type"].endswith("upstream-failed")
-    assert "CONTEXTSYNTH_PROXY_OPENAI_URL" in problem["detail"]
+        return int(s.getsockname()[1])  # closed again: nothing listens there
 
 
-async def test_a_silent_upstream_is_a_504(make_app):
+ANTHROPIC_BODY = {"model": "claude-haiku-4-5", "max_tokens": 64,
+                  "messages": [{"role": "user", "content": "hi"}]}
+
+
+async def test_an_unreachable_upstream_is_a_502_in_its_providers_shape(make_app, caplog):
+    """What the caller's SDK reads (its own server error), naming the setting to check
+    but never the internal address, which is the operator's log's."""
+    port = _closed_port()
+    internal = f"http://127.0.0.1:{port}"
+    app = make_app(proxy_openai_url=f"{internal}/v1", proxy_anthropic_url=internal)
+    caplog.set_level(logging.WARNING, logger="app.adapters.upstream")
+    async with serve(app) as c:
+        openai = await c.post("/v1/chat/completions", json=BODY)
+        anthropic = await c.post("/v1/messages", json=ANTHROPIC_BODY)
+    assert (openai.status_code, anthropic.status_code) == (502, 502), openai.text
+    error = openai.json()["error"]
+    assert (error["type"], error["code"]) == ("server_error", "upstream_unreachable")
+    assert "CONTEXTSYNTH_PROXY_OPENAI_URL" in error["message"]
+    assert anthropic.json()["type"] == "error"
+    assert anthropic.json()["error"]["type"] == "api_error"
+    for r in (openai, anthropic):
+        assert str(port) not in r.text and "127.0.0.1" not in r.text
+    assert any(internal in rec.getMessage() for rec in caplog.records)
+
+
+async def test_a_silent_upstream_is_a_504_in_its_providers_shape(make_app):
     with socket.socket() as silent:  # accepts connections (backlog), never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         port = silent.getsockname()[1]
-        app = make_app(proxy_openai_url=f"http://127.0.0.1:{port}/v1", proxy_timeout_s=0.3)
+        app = make_app(proxy_openai_url=f"http://127.0.0.1:{port}/v1",
+                       proxy_anthropic_url=f"http://127.0.0.1:{port}", proxy_timeout_s=0.3)
         async with serve(app) as c:
-            r = await c.post("/v1/chat/completions", json=BODY)
-    assert r.status_code == 504, r.text
-    assert r.json()["type"].endswith("upstream-timeout")
+            openai = await c.post("/v1/chat/completions", json=BODY)
+            anthropic = await c.post("/v1/messages", json=ANTHROPIC_BODY)
+    assert (openai.status_code, anthropic.status_code) == (504, 504), openai.text
+    assert openai.json()["error"]["code"] == "upstream_timeout"
+    assert anthropic.json()["error"]["type"] == "timeout_error"
+    assert "127.0.0.1" not in openai.text + anthropic.text
 
 
 async def test_an_unknown_mode_header_says_which_modes_there_are(client):

@@ -166,6 +166,9 @@ async def test_a_proxied_request_sends_its_upstream_spans_trace_context(traced, 
         "http.response.status_code")} == {
         "contextsynth.upstream": "openai", "http.request.method": "POST",
         "url.full": f"{upstream.url}/v1/chat/completions", "http.response.status_code": 200}
+    # In GenAI's names too: a tracing backend's LLM views find the call and its model.
+    assert (call.attributes["gen_ai.provider.name"], call.attributes["gen_ai.request.model"]) \
+        == ("openai", "gpt-4o-mini")
     # The provider sees this service's span as its caller, in the caller's trace.
     got = upstream.received[0].headers["traceparent"]
     assert got == f"00-{CALLER_TRACE}-{call.context.span_id:016x}-01"  # sampled, as sent

@@ -49,7 +49,8 @@ EXTERNAL = {
                                            "unit", "node", "uid"},
 }
 # The series with a tenant label.
-TENANT_SERIES = frozenset({"contextsynth_requests_total", "contextsynth_tokens_total"})
+TENANT_SERIES = frozenset({"contextsynth_requests_total", "contextsynth_tokens_total",
+                           "contextsynth_rate_limited_total"})
 # Grafana's own variables, which no PromQL parser knows: any valid duration will do.
 GRAFANA_DURATIONS = re.compile(r"\$__(rate_interval|interval|range)")
 
@@ -129,7 +130,9 @@ def full_scrape() -> Scrape:
                  "model": "none"}]),
             "CONTEXTSYNTH_LLM_RETRIES": "1",
             "CONTEXTSYNTH_WEBHOOKS": json.dumps([{"url": receiver.url, "secret": SECRET}]),
-            "CONTEXTSYNTH_WEBHOOKS_ALLOW_PRIVATE": "true"}
+            "CONTEXTSYNTH_WEBHOOKS_ALLOW_PRIVATE": "true",
+            # Well above the traffic below, which then runs into it: a refusal to count.
+            "CONTEXTSYNTH_RATE_LIMIT_DEFAULT": json.dumps({"requests_per_minute": 40})}
         with running_service(settings) as url:
             _traffic(url, upstream)
             deep = {"messages": coding_run(12), "reasoning": {"synthesis": "deep"}}
@@ -138,6 +141,10 @@ def full_scrape() -> Scrape:
                 assert c.post("/synthesize", json={**deep, "reasoning": {
                     "synthesis": "deep", "synthesis_provider": "down"}}).status_code == 200
             asyncio.run(receiver.wait_for(2))  # delivered: the deliveries are counted
+            with httpx.Client(base_url=url, timeout=60) as c:
+                statuses = [c.post("/synthesize", json={"messages": coding_run(2)}).status_code
+                            for _ in range(40)]
+            assert 429 in statuses
             text = _scrape(url)
     return Scrape.of(text)
 
@@ -238,12 +245,27 @@ def test_every_alert_reads_series_the_service_exports(full_scrape):
         "ContextsynthHighErrorRate", "ContextsynthSlowRequests", "ContextsynthLLMCircuitOpen",
         "ContextsynthWebhookDeadLetters", "ContextsynthWebhookOutboxLag",
         "ContextsynthRedisUnavailable", "ContextsynthWarmPathMissing",
-        "ContextsynthMemoryNearLimit"}
+        "ContextsynthMemoryNearLimit", "ContextsynthProviderErrors",
+        "ContextsynthRateLimitUnchecked", "ContextsynthTenantThrottled"}
     for rule in rules:
         query = Query.parse(rule["expr"])
         # Series an alert waits on must exist once there is traffic: a misspelt name
         # or label would leave it silent forever.
         _check(query, full_scrape, require_samples=True)
+
+
+def test_rate_limits_are_charted_and_alerted_and_relayed_errors_page_no_one():
+    """Refusals and limits left unchecked are on the dashboard and in the rules; the
+    service's error alert takes out the provider 5xx the proxy relays as they came."""
+    charted = {name for panel in _panels() for t in panel["targets"]
+               for name, _ in Query.parse(t["expr"]).selectors}
+    alerted = {name for rule in _rules() for name, _ in Query.parse(rule["expr"]).selectors}
+    for series in ("contextsynth_rate_limited_total", "contextsynth_rate_limit_unchecked_total"):
+        assert series in charted and series in alerted, series
+    [errors] = [r for r in _rules() if r["alert"] == "ContextsynthHighErrorRate"]
+    assert ("contextsynth_proxy_responses_total", {"status"}) in \
+        Query.parse(errors["expr"]).selectors
+    assert "- (" in errors["expr"]  # subtracted, not added
 
 
 def test_the_external_series_are_only_the_declared_ones():

@@ -96,6 +96,24 @@ def test_openai_stream_passes_through(world):
     assert upstream.received[-1].body["stream"] is True
 
 
+def test_a_proxied_answer_carries_each_of_date_and_server_once(world):
+    """The provider's date and server headers would go out beside the service's own."""
+    url, _, _, _ = world
+    body = {"model": "gpt-4o-mini", "messages": _transcript()}
+    auth = {"authorization": f"Bearer {OPENAI_KEY}"}
+    with httpx.Client(base_url=url, timeout=30, headers=auth) as client:
+        answers = [client.post("/v1/chat/completions", json=body),
+                   client.post("/v1/chat/completions", json={**body, "stream": True}),
+                   client.post("/v1/messages/count_tokens", json={
+                       "model": "claude-haiku-4-5",
+                       "messages": [{"role": "user", "content": "hi"}]}),
+                   client.get("/v1/models")]
+    for r in answers:
+        assert r.status_code == 200, r.text
+        assert [len(r.headers.get_list(n)) for n in ("date", "server")] == [1, 1], \
+            (r.request.url, r.headers)
+
+
 def test_anthropic_sdk_gets_the_answer_to_a_compacted_request(world):
     url, upstream, _, _ = world
     payload = to_anthropic(_transcript())

@@ -6,8 +6,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.service.expand_stream import ChatRound, Events
+from app.service.expand_stream import ChatRound
 from app.service.expand_tool import NAME, ExpandCall
+from app.service.sse import Event, EventDecoder
 
 
 def _event(delta, finish=None) -> bytes:
@@ -25,20 +26,28 @@ STREAM = [_event({"role": "assistant", "content": ""}), _event({"content": "Chec
           _event({}, "tool_calls"), b"data: [DONE]\n\n"]
 
 
-@given(st.lists(st.integers(1, 40), max_size=30))
-def test_events_come_out_whole_however_the_bytes_are_cut(cuts):
-    raw = b"".join(STREAM)
-    events, got, at = Events(), [], 0
+def _read(raw: bytes) -> Event:
+    [event] = EventDecoder().feed(raw)
+    return event
+
+
+@given(st.lists(st.integers(1, 40), max_size=30), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_a_round_reads_the_same_however_the_bytes_are_cut_and_lines_end(cuts, eol):
+    raw = b"".join(STREAM).replace(b"\n", eol.encode())
+    decoder, events, at = EventDecoder(), [], 0
     for size in cuts:
-        got += events.feed(raw[at:at + size])
+        events += decoder.feed(raw[at:at + size])
         at += size
-    got += events.feed(raw[at:]) + events.feed(events.rest() + b"\n\n")
-    assert got == STREAM
+    events += decoder.feed(raw[at:]) + decoder.end()
+    round_ = ChatRound()
+    passed = [e for e in map(round_.pass_on, events) if e is not None]
+    assert round_.calls() == [ExpandCall("x", {"handle": "cs_1"})]
+    assert b"Checking." in b"".join(passed) and round_.ending() == STREAM[-2:]
 
 
 def test_the_tools_deltas_go_and_the_clients_stay():
     round_ = ChatRound()
-    passed = [e for e in (round_.pass_on(e) for e in STREAM) if e is not None]
+    passed = [e for e in (round_.pass_on(_read(e)) for e in STREAM) if e is not None]
     text = b"".join(passed).decode()
     assert NAME not in text and '"book"' in text and "Checking." in text
     assert round_.calls() == [ExpandCall("x", {"handle": "cs_1"})] and round_.others == 1
@@ -49,7 +58,7 @@ def test_the_tools_deltas_go_and_the_clients_stay():
 def test_a_finish_on_the_tools_calls_alone_ends_as_a_stop():
     round_ = ChatRound()
     for event in [STREAM[0], STREAM[2], STREAM[4], STREAM[5], STREAM[6]]:
-        assert round_.pass_on(event) is None or event is STREAM[0]
+        assert round_.pass_on(_read(event)) is None or event is STREAM[0]
     assert round_.message()["tool_calls"][0]["function"]["arguments"] == '{"handle": "cs_1"}'
     ending = round_.ending()
     assert json.loads(ending[0][6:])["choices"][0]["finish_reason"] == "stop"
@@ -77,14 +86,15 @@ def test_a_messages_round_hides_the_tools_block_and_numbers_the_rest_on():
               _named("content_block_stop", index=1),
               _named("message_delta", delta={"stop_reason": "tool_use"}),
               _named("message_stop")]
-    passed = [json.loads(e.split(b"data: ")[1]) for e in map(first.pass_on, events) if e]
+    passed = [json.loads(e.split(b"data: ")[1])
+              for e in map(first.pass_on, map(_read, events)) if e]
     assert [(p["type"], p.get("index")) for p in passed] == [
         ("message_start", None), ("content_block_start", 0), ("content_block_delta", 0),
         ("content_block_stop", 0)]
     assert first.calls() == [ExpandCall("t", {"handle": "cs_1"})]
     second = first.next()
-    assert second.pass_on(events[0]) is None  # one message_start per answer
-    moved = json.loads(second.pass_on(events[4]).split(b"data: ")[1])
+    assert second.pass_on(_read(events[0])) is None  # one message_start per answer
+    moved = json.loads(second.pass_on(_read(events[4])).split(b"data: ")[1])
     assert moved["index"] == 1  # after the block the client already has
     ending = first.ending()
     assert json.loads(ending[0].split(b"data: ")[1])["delta"]["stop_reason"] == "end_turn"

@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
@@ -103,11 +105,12 @@ async def test_an_upstream_error_reaches_the_caller_as_the_provider_sent_it(make
 
 
 @pytest.mark.parametrize(("raised", "status", "kind"), [
-    (UpstreamFailed("openai at https://api.example.test could not be reached"), 502,
-     "upstream-failed"),
-    (UpstreamTimeout("openai did not answer within 60 s."), 504, "upstream-timeout")])
-async def test_an_upstream_that_cannot_answer_is_a_problem_that_says_so(make, raised, status,
-                                                                         kind):
+    (UpstreamFailed("openai could not be reached", upstream="openai"), 502,
+     "upstream_unreachable"),
+    (UpstreamTimeout("openai did not answer within 60 s.", upstream="openai"), 504,
+     "upstream_timeout")])
+async def test_an_upstream_that_cannot_answer_says_so_in_its_providers_shape(
+        make, raised, status, kind):
     def fail(_: Sent) -> UpstreamReply:
         raise raised
 
@@ -116,7 +119,7 @@ async def test_an_upstream_that_cannot_answer_is_a_problem_that_says_so(make, ra
         r = await c.post("/v1/chat/completions", json={
             "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]})
     assert r.status_code == status, r.text
-    assert r.json()["type"].endswith(kind)
+    assert r.json()["error"]["code"] == kind
     # The slot the failed request took is free again.
     assert not upstream.slots._free.locked()
 
@@ -180,3 +183,92 @@ async def test_a_proxied_calls_access_line_names_the_provider_its_answer_and_the
     assert proxied["model"] == "gpt-4o-mini"
     health = next(line for line in lines if line["endpoint"] == "/healthz")
     assert "upstream" not in health and "model" not in health
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "c", "object": "chat.completion.chunk", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+@pytest.mark.parametrize("eol", ["\r\n", "\r"])
+async def test_a_stream_in_any_line_ending_cut_anywhere_reaches_the_client_event_by_event(
+        make, eol):
+    """An upstream whose CRLFs fall across reads, or that ends lines with CR alone (both
+    as SSE allows): each event reaches the client before the upstream sends the next,
+    and the proxy still finds the expand tool's call in them and answers it."""
+    from app.service.expand_tool import NAME
+
+    log: list[str] = []  # what happened, in order: upstream reads and client writes
+
+    def reads(raw: bytes) -> Iterator[bytes]:
+        # every read ends inside a blank line's line end, or right after a CR
+        cuts = [i + 1 for i in range(len(raw)) if raw[i:i + 1] == b"\r"]
+        for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True):
+            log.append(f"upstream {raw[a:b]!r}")
+            yield raw[a:b]
+        log.append("upstream ended")
+
+    def stream(sent: Sent) -> UpstreamReply:
+        if len(upstream.sent) == 1:
+            handle = re.findall(r"cs_\d{20}", sent.body.decode())[0]
+            chunks = [_chunk({"role": "assistant", "content": "Let me check. "}),
+                      _chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                              "function": {"name": NAME, "arguments": json.dumps(
+                                                  {"handle": handle})}}]}),
+                      _chunk({}, "tool_calls")]
+        else:
+            chunks = [_chunk({"content": "Rebooked."}), _chunk({}, "stop")]
+        text = "".join(f"data: {json.dumps(c)}{eol}{eol}" for c in chunks) + \
+            f"data: [DONE]{eol}{eol}"
+        return UpstreamReply(200, [("content-type", "text/event-stream")],
+                             reads(text.encode()))  # type: ignore[arg-type]
+
+    app, upstream = make(stream, proxy_openai_url="https://api.example.test/v1")
+
+    async def logged(scope: Any, receive: Any, send: Any) -> None:
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.body" and message.get("body"):
+                log.append(f"client {message['body']!r}")
+            await send(message)
+        await app(scope, receive, sending)
+
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=logged), base_url="http://test") as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "gpt-4o-mini", "stream": True,
+            "messages": coding_run(14, output_chars=3000)},
+            headers={"authorization": f"Bearer {KEY}"})
+    assert r.status_code == 200
+    assert len(upstream.sent) == 2  # the tool's call was found and answered
+    assert NAME not in r.text
+    content = [json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
+               for line in r.text.split("\n") if line.startswith("data: {")]
+    assert "".join(content) == "Let me check. Rebooked."
+    # The first round's text went out while its upstream stream was still being read.
+    first_text = next(i for i, e in enumerate(log) if "Let me check" in e and
+                      e.startswith("client"))
+    assert first_text < log.index("upstream ended"), log
+
+
+async def test_the_providers_headers_are_read_in_any_case_and_each_kept(make, caplog):
+    """OpenAI spells its request id ``X-Request-ID``; a provider may send a header twice."""
+    def answer(_: Sent) -> UpstreamReply:
+        return UpstreamReply.json(COMPLETION, headers=[
+            ("X-Request-ID", "req_mixed_case"), ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"),
+            ("X-Contextsynth-Mode", "spoofed")])
+
+    app, _ = make(answer)
+    caplog.set_level(logging.INFO, logger="app.access")
+    async with serve(app) as c:
+        r = await c.post("/v1/chat/completions", json={
+            "model": "gpt-4o-mini", "messages": coding_run(14, output_chars=3000)},
+            headers={"x-contextsynth-mode": "fast"})
+    assert r.status_code == 200
+    [line] = [json.loads(JsonFormatter().format(rec)) for rec in caplog.records
+              if rec.name == "app.access"]
+    assert line["upstream_request_id"] == "req_mixed_case"
+    # The provider's id for its SDK, the service's own beside it.
+    assert r.headers.get_list("x-request-id") == ["req_mixed_case"]
+    assert r.headers["x-contextsynth-request-id"]
+    assert r.headers.get_list("set-cookie") == ["a=1", "b=2"]
+    assert r.headers.get_list("x-contextsynth-mode") == ["fast"]  # contextsynth's, once

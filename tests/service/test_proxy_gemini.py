@@ -126,8 +126,10 @@ async def test_an_unreachable_gemini_is_a_502_that_never_shows_the_key(encoder):
         r = await c.post(f"/v1beta/models/gemini-2.5-flash:generateContent?key={KEY}",
                          json=body)
     assert r.status_code == 502, r.text
-    detail = r.json()["detail"]
-    assert "CONTEXTSYNTH_PROXY_GEMINI_URL" in detail and KEY not in detail
+    error = r.json()["error"]  # what google-genai reads: code, status, message
+    assert (error["code"], error["status"]) == (502, "UNAVAILABLE")
+    assert "CONTEXTSYNTH_PROXY_GEMINI_URL" in error["message"] and KEY not in r.text
+    assert "127.0.0.1" not in r.text
 
 
 async def test_a_body_compaction_cannot_read_goes_on_as_it_came(make):

@@ -120,11 +120,16 @@ def _note_upstream(request: Request, proxied: Proxied) -> None:
 
 def _response(proxied: Proxied) -> Response:
     after = BackgroundTask(proxied.after) if proxied.after is not None else None
+    response: Response
     if isinstance(proxied.body, bytes):
-        return Response(proxied.body, status_code=proxied.status, headers=proxied.headers,
-                        background=after)
-    return StreamingResponse(proxied.body, status_code=proxied.status,
-                             headers=proxied.headers, background=after)
+        response = Response(proxied.body, status_code=proxied.status, background=after)
+    else:
+        response = StreamingResponse(proxied.body, status_code=proxied.status,
+                                     background=after)
+    # Each header as many times as it came (a mapping would keep one of each name).
+    response.raw_headers.extend((name.lower().encode("latin-1"), value.encode("latin-1"))
+                                for name, value in proxied.headers.multi_items())
+    return response
 
 
 async def provider(request: Request, svc: Annotated[Services, Depends(services)],

@@ -56,10 +56,20 @@ CONVERSATION_KEYS, PAYLOAD_KEYS = _format_keys()
 
 def exactly_one_of(json_schema: JsonSchemaValue, handler: GetJsonSchemaHandler,
                    keys: Sequence[str]) -> JsonSchemaValue:
-    """Say in the schema that a body sends exactly one of ``keys``: in the description
-    and as ``x-exactly-one-of``. A ``oneOf`` of bare ``required`` lists says it in JSON
-    Schema, but client generators then type the whole body as Any."""
+    """Say in the schema that a body sends exactly one of ``keys``: in JSON Schema, so
+    that validators and schema-driven fuzzers agree with the service; in the
+    description; and as ``x-exactly-one-of``, for tools that read the rule there.
+
+    The JSON Schema is a ``not``: the body is none of "no key given" and "two keys
+    given" (a null counts as not given, as the model reads it). It says what a ``oneOf``
+    of ``required`` lists says, and client generators leave it alone: they turn a
+    ``oneOf`` into a union of one type per branch, and the body's model is lost."""
     target = handler.resolve_ref_schema(json_schema)
+    given = {"not": {"type": "null"}}
+    none = {"properties": {k: {"type": "null"} for k in keys}}
+    pairs = [{"required": [a, b], "properties": {a: given, b: given}}
+             for i, a in enumerate(keys) for b in keys[i + 1:]]
+    target["not"] = {"anyOf": [none, *pairs]}
     target["x-exactly-one-of"] = list(keys)
     named = ", ".join(f"'{k}'" for k in keys)
     rule = f"Send exactly one of {named}."

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
 from app.engine.jobs.reflect.plan import ReflectJobRequest, ReflectMode
@@ -16,6 +16,26 @@ _WHEN = "When it ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch
 
 
 Outcome = Literal["success", "error", "failure", "timeout"]
+
+
+def _when(value: Any) -> Any:
+    """The two spellings the schema publishes, and no other: pydantic alone would read
+    0 as 1970 (an agent's unset clock, which then orders every call wrongly), a boolean
+    as a number and a string of digits as seconds."""
+    if isinstance(value, bool):
+        raise ValueError("a timestamp is an ISO 8601 string or seconds since the epoch, "
+                         "not a boolean")
+    if isinstance(value, int | float) and not value > 0:
+        raise ValueError("seconds since the epoch must be more than 0; leave the timestamp "
+                         "out (or null) when the time is not known")
+    if isinstance(value, str) and value.strip().lstrip("+-").replace(".", "", 1).isdigit():
+        raise ValueError("seconds since the epoch go as a JSON number, not a string")
+    return value
+
+
+# An ISO 8601 string, or a number of seconds since the epoch past zero.
+When = Annotated[datetime, BeforeValidator(_when), WithJsonSchema({"anyOf": [
+    {"type": "string", "format": "date-time"}, {"type": "number", "exclusiveMinimum": 0}]})]
 
 
 class CallIn(BaseModel):
@@ -36,7 +56,7 @@ class CallIn(BaseModel):
     cost: float | dict[str, float] | None = Field(
         None, description="A number, or an object of numbers ({\"usd\": 0.002, "
         "\"tokens\": 812}): its usd, total or amount is the call's cost.")
-    timestamp: datetime | None = Field(None, description=_WHEN)
+    timestamp: When | None = Field(None, description=_WHEN)
     rationale: str | None = Field(
         None, max_length=10_000, description="Why the agent made the call, in its words; "
         "deep mode reads it (also taken as tool_selection_rationale).",
@@ -89,8 +109,8 @@ class ReflectRequest(LLMFallback):
     tool_calls: list[CallIn] = Field(min_length=1, max_length=1000)
     history: list[PastIn] = Field(default_factory=list, max_length=100)
     mode: ReflectMode = "auto"
-    timestamp: datetime | None = Field(None, description=_WHEN.replace("it ran", "the "
-                                       "iteration ran"))
+    timestamp: When | None = Field(None, description=_WHEN.replace("it ran", "the "
+                                   "iteration ran"))
     user_feedback: str | None = Field(
         None, max_length=10_000, description="What the user said of the agent's work: the "
         "first line of the reasoning context, and read by deep mode.")

@@ -264,7 +264,7 @@ export interface components {
              * Timestamp
              * @description When it ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch.
              */
-            timestamp?: string | null;
+            timestamp?: string | number | null;
             /**
              * Rationale
              * @description Why the agent made the call, in its words; deep mode reads it (also taken as tool_selection_rationale).
@@ -683,7 +683,7 @@ export interface components {
              * Timestamp
              * @description When it ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch.
              */
-            timestamp?: string | null;
+            timestamp?: string | number | null;
             /**
              * Rationale
              * @description Why the agent made the call, in its words; deep mode reads it (also taken as tool_selection_rationale).
@@ -916,7 +916,7 @@ export interface components {
              * Timestamp
              * @description When the iteration ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch.
              */
-            timestamp?: string | null;
+            timestamp?: string | number | null;
             /**
              * User Feedback
              * @description What the user said of the agent's work: the first line of the reasoning context, and read by deep mode.

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
-from app.engine.jsontext import dumps
+from app.engine.jsontext import dumps, shown_value
 from app.engine.transcript.formats import EVIDENCE_SHOWN, Payload
 from app.engine.transcript.formats.parts import group_by_role, render_text_part
 from app.engine.transcript.model import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
@@ -38,6 +38,8 @@ class AnthropicFormat:
                 continue
             for b in content:
                 kind = b.get("type") if isinstance(b, dict) else None
+                if not isinstance(kind, str):  # not evidence; parse says what is wrong
+                    continue
                 if kind in _OWN_BLOCKS or (kind == "image" and "source" in b):
                     found.append(f"messages[{i}].content has a {kind!r} block")
         return found[:EVIDENCE_SHOWN]
@@ -82,7 +84,8 @@ def _parse_system(system: Any) -> Iterator[Message]:
 
 def _parse_block(b: Any, where: str, pointer: str) -> Part:
     if not isinstance(b, dict) or not isinstance(b.get("type"), str):
-        raise _fail(where, pointer, "has a content block that is not an object with a 'type'.")
+        raise _fail(where, pointer, "has a content block that is not an object with a string "
+                    "'type' (text, image, tool_use, tool_result, thinking...).")
     kind = b["type"]
     if kind == "text":
         if not isinstance(b.get("text"), str):
@@ -101,8 +104,8 @@ def _parse_message(m: Any, i: int) -> Iterator[Message]:
     if role not in ("user", "assistant"):
         raise _fail(
             where, pointer,
-            f"has role {role!r}; Anthropic messages use user or assistant (the system prompt "
-            "goes in the top-level 'system' field).",
+            f"has role {shown_value(role)}; it must be the string user or assistant (the "
+            "system prompt goes in the top-level 'system' field).",
         )
     content = m.get("content")
     if isinstance(content, str):

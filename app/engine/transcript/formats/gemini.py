@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
-from app.engine.jsontext import dumps
+from app.engine.jsontext import dumps, shown_value
 from app.engine.transcript.formats import EVIDENCE_SHOWN, Payload
 from app.engine.transcript.formats.parts import group_by_role
 from app.engine.transcript.model import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
@@ -100,8 +100,8 @@ def _parse_content(c: Any, i: int, previous_calls: list[ToolCall]) -> Iterator[M
         raise _fail(pointer, "must be an object with 'role' and a 'parts' array.")
     role = c.get("role", "user")
     if role not in ("user", "model"):
-        raise _fail(pointer, f"has role {role!r}; Gemini contents use 'user' or 'model' (the "
-                    "system prompt goes in 'systemInstruction').")
+        raise _fail(pointer, f"has role {shown_value(role)}; it must be the string "
+                    "'user' or 'model' (the system prompt goes in 'systemInstruction').")
     if role == "model":
         yield _parse_model(c, i)
         return

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
+from app.engine.jsontext import shown_value
 from app.engine.transcript.formats import EVIDENCE_SHOWN, Payload
 from app.engine.transcript.formats.parts import render_text_part
 from app.engine.transcript.model import Message, Part, Role, ToolCall, Transcript
@@ -43,7 +44,8 @@ class OpenAIFormat:
                 found.extend(
                     f"messages[{i}].content has a {p['type']!r} part"
                     for p in content
-                    if isinstance(p, dict) and p.get("type") in _OWN_PART_TYPES
+                    if isinstance(p, dict) and isinstance(p.get("type"), str)
+                    and p["type"] in _OWN_PART_TYPES
                 )
         return found[:EVIDENCE_SHOWN]
 
@@ -69,12 +71,14 @@ def _parse_message(m: Any, i: int) -> Message:
     # construction, checks that cost nothing on the common path.
     if not isinstance(m, dict):
         raise _fail(i, "must be an object with 'role' and 'content'.")
-    role = _ROLES.get(m.get("role"))  # type: ignore[arg-type]
+    given = m.get("role")
+    # A role that is not a string (an array, an object) cannot be a key: say so, not crash.
+    role = _ROLES.get(given) if isinstance(given, str) else None
     if role is None:
         raise _fail(
             i,
-            f"has role {m.get('role')!r}; OpenAI chat messages use system, developer, user, "
-            "assistant or tool.",
+            f"has role {shown_value(given)}; it must be a string, one of system, "
+            "developer, user, assistant or tool.",
         )
     tool_call_id = None
     if role == "tool":
@@ -106,7 +110,8 @@ def _parse_content(content: Any, i: int) -> tuple[Part, ...]:
     parts: list[Part] = []
     for j, p in enumerate(content):
         if not isinstance(p, dict) or not isinstance(p.get("type"), str):
-            raise _fail(i, f"part {j} must be an object with a 'type'.", ".content")
+            raise _fail(i, f"part {j} must be an object with a string 'type' (text, image_url, "
+                        "input_audio, file or refusal).", ".content")
         if p["type"] == "text":
             text = p.get("text")
             if not isinstance(text, str):

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
+from app.engine.jsontext import shown_value
 from app.engine.transcript.formats import EVIDENCE_SHOWN, Payload
 from app.engine.transcript.model import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
@@ -55,6 +56,7 @@ class ResponsesFormat:
             if not isinstance(item, dict):
                 raise _fail(i, "must be an object (a message, function_call, "
                             "function_call_output or reasoning item).")
+            _check_types(item, i)
             if _is_assistant_side(item):
                 pending.append((i, item))
                 continue
@@ -78,8 +80,37 @@ class ResponsesFormat:
         return body
 
 
-def _fail(i: int, detail: str) -> InvalidTranscript:
-    return InvalidTranscript(f"input[{i}] {detail}", pointer=f"/input/{i}")
+def _fail(i: int, detail: str, suffix: str = "") -> InvalidTranscript:
+    return InvalidTranscript(f"input[{i}] {detail}", pointer=f"/input/{i}{suffix}")
+
+
+# The fields read as names (looked up, compared), with what each must be.
+_NAMED = (("type", "a string such as message, function_call, function_call_output or "
+                   "reasoning"),
+          ("role", "a string: user, assistant, system or developer"))
+# The fields that hold parts, each part named by a string 'type'.
+_PART_LISTS = ("content", "output", "summary")
+
+
+def _check_types(item: Mapping[str, Any], i: int) -> None:
+    """Fields the parser looks up by value, checked for their type first: an array where
+    a name belongs is the caller's mistake to hear about, not an exception."""
+    # A null reads as the field left out, as it always has (SDKs write unset fields so).
+    for key, expected in _NAMED:
+        if item.get(key) is not None and not isinstance(item[key], str):
+            raise _fail(i, f"has {key} {shown_value(item[key])}; it must be {expected}.",
+                        f"/{key}")
+    for key in _PART_LISTS:
+        parts = item.get(key)
+        if not isinstance(parts, list):
+            continue
+        for j, p in enumerate(parts):
+            if isinstance(p, dict) and p.get("type") is not None and \
+                    not isinstance(p["type"], str):
+                raise _fail(i, f"has a {key} part {j} whose 'type' is {shown_value(p['type'])}; "
+                            "it must be a string such as input_text, output_text "
+                            "or summary_text.",
+                            f"/{key}/{j}/type")
 
 
 def _is_assistant_side(item: Mapping[str, Any]) -> bool:
@@ -97,8 +128,8 @@ def _content_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(p["text"] for p in content
-                         if isinstance(p, dict) and p.get("type") in _TEXT_PARTS
-                         and isinstance(p.get("text"), str))
+                         if isinstance(p, dict) and isinstance(p.get("type"), str)
+                         and p["type"] in _TEXT_PARTS and isinstance(p.get("text"), str))
     return ""
 
 
@@ -136,9 +167,10 @@ def _parse_item(item: Mapping[str, Any], i: int) -> Message:
             raise _fail(i, "is a function_call_output without a string 'call_id'.")
         return Message("tool", (Part("text", _content_text(item.get("output"))),),
                        tool_call_id=call_id, raw=item, index=i)
-    role = _ROLES.get(item.get("role"))  # type: ignore[arg-type]
+    given = item.get("role")
+    role = _ROLES.get(given) if isinstance(given, str) else None
     if role is None or role == "assistant":
-        raise _fail(i, f"has role {item.get('role')!r}; Responses message items use user, "
+        raise _fail(i, f"has role {shown_value(given)}; Responses message items use user, "
                     "assistant, system or developer.")
     return Message(role, (Part("text", _content_text(item.get("content")), item),), raw=item,
                    index=i)

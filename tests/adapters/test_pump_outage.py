@@ -1,0 +1,72 @@
+"""An outbox outage is logged once, however many requests were waiting on it when it
+failed, and once again for the next outage after it came back."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from app.adapters.events import Backlog, Deliverer, Subscription, WebhookConfig
+from app.adapters.metrics import Metrics
+from app.adapters.outbox import Entry
+from app.adapters.pump import Pump
+
+pytestmark = pytest.mark.anyio
+
+
+class GatedOutbox:
+    """Holds every put until the test opens the gate; then fails them all, or takes them."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.waiting = 0
+        self.down = True
+        self.losses = 0
+        self.taken: list[Entry] = []
+
+    async def put(self, entry: Entry) -> bool:
+        self.waiting += 1
+        await self.gate.wait()
+        if self.down:
+            raise ConnectionError("outbox down")
+        self.taken.append(entry)
+        return True
+
+    async def depth(self) -> int:
+        return len(self.taken)
+
+
+def _entry(n: int) -> Entry:
+    return Entry("{}", f"evt_{n}", "context.synthesized", 0)
+
+
+async def test_an_outage_is_logged_once_not_once_per_waiting_request(caplog):
+    outbox = GatedOutbox()
+    metrics = Metrics(CollectorRegistry())
+    deliverer = Deliverer([Subscription(WebhookConfig(url="https://hooks.example.com/x",
+                                                      secret="s" * 32))], outbox, metrics)
+    pump = Pump(Backlog(1000, metrics), outbox, deliverer, metrics, subscriptions=1, width=1,
+                pause_s=0.05, shared=False, journal_entries=100, put_timeout_s=60)
+    caplog.set_level(logging.WARNING, logger="app.adapters.pump")
+
+    def said(text: str) -> int:
+        return sum(text in r.getMessage() for r in caplog.records)
+
+    waiting = [asyncio.create_task(pump.accept(_entry(n))) for n in range(15)]
+    while outbox.waiting < 15:  # every request is waiting on the outbox
+        await asyncio.sleep(0)
+    outbox.gate.set()  # and the outbox fails them all
+    await asyncio.gather(*waiting)
+    assert len(pump.backlog) == 15
+    assert said("could not write events") == 1
+    outbox.down = False
+    assert await pump.flush() and len(outbox.taken) == 15
+    assert said("writing events to the outbox again") == 1
+    # The next outage is a new one: said once more.
+    outbox.down, outbox.gate = True, asyncio.Event()
+    outbox.gate.set()
+    await asyncio.gather(*(pump.accept(_entry(n)) for n in range(15, 20)))
+    assert said("could not write events") == 2
