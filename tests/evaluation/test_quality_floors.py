@@ -44,13 +44,15 @@ FLOORS = {
     # an agent's text is cut to its gist only when that saves a third: half a point to a
     # point of reduction for three quarters to one point of recall at every tier, and
     # half the runs that cost more than sending them whole.
+    # compress-history reads text actions as calls (issue 59): mini-swe-agent-text's
+    # observations go into the summary with their actions.
     ("tune", "synthesize-fast-local"): (0.582, 0.767, 1.0, 1.0),
-    ("tune", "synthesize-fast-mid"): (0.563, 0.811, 1.0, 1.0),
+    ("tune", "synthesize-fast-mid"): (0.563, 0.812, 1.0, 1.0),
     ("tune", "synthesize-fast-large"): (0.484, 0.897, 1.0, 1.0),
     ("tune", "synthesize-fast-frontier"): (0.454, 0.913, 1.0, 1.0),
     ("tune", "synthesize-rebuild-mid"): (0.592, 0.732, 1.0, 1.0),
     ("tune", "observation-mask-mid"): (0.380, 0.840, 0.868, 1.0),
-    ("tune", "compress-history-fast"): (0.348, 0.805, 1.0, 1.0),
+    ("tune", "compress-history-fast"): (0.445, 0.813, 1.0, 1.0),
     # Every failure line on the test split too, since the exit status OpenHands reports
     # after long output is read, a long failure line keeps its first 300 characters, and
     # a note names the exception a chain started from when its line has no room.
@@ -61,13 +63,18 @@ FLOORS = {
     # sessions from 17.5% to 47.5% reduction at mid (every call), the others unchanged.
     # A turn cut once a turn follows only when that pays (as on tune): the test split's
     # runs above 100% of sending them whole from 28 to 16.
-    ("test", "synthesize-fast-local"): (0.590, 0.846, 1.0, 1.0),
-    ("test", "synthesize-fast-mid"): (0.576, 0.861, 1.0, 1.0),
-    ("test", "synthesize-fast-large"): (0.518, 0.898, 1.0, 1.0),
-    ("test", "synthesize-fast-frontier"): (0.504, 0.900, 1.0, 1.0),
-    ("test", "synthesize-rebuild-mid"): (0.612, 0.815, 1.0, 1.0),
-    ("test", "observation-mask-mid"): (0.484, 0.860, 0.868, 0.977),
-    ("test", "compress-history-fast"): (0.234, 0.914, 1.0, 1.0),
+    # Cline joined the test split (issue 58): three long sessions of an agent that writes
+    # its tools as markup in its text, read by the shapes learned from each run; their
+    # results are large and the agent goes on to use its own writes, so the split's
+    # reduction rose by 12 points and its recall fell by 4 (cline alone is under its
+    # window: see MARGINS).
+    ("test", "synthesize-fast-local"): (0.699, 0.805, 1.0, 1.0),
+    ("test", "synthesize-fast-mid"): (0.694, 0.819, 1.0, 1.0),
+    ("test", "synthesize-fast-large"): (0.642, 0.865, 1.0, 1.0),
+    ("test", "synthesize-fast-frontier"): (0.632, 0.871, 1.0, 1.0),
+    ("test", "synthesize-rebuild-mid"): (0.719, 0.767, 1.0, 1.0),
+    ("test", "observation-mask-mid"): (0.557, 0.873, 0.868, 0.977),
+    ("test", "compress-history-fast"): (0.454, 0.883, 1.0, 1.0),
 }
 # The test split's families, every call at mid: recall minus the keep-last line's at
 # the same reduction, in points of recall, at least (today's, half a point lower).
