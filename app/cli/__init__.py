@@ -200,6 +200,32 @@ def _bench(args: argparse.Namespace) -> int:
     return run(directory, repeat=args.repeat, tier=args.tier)
 
 
+def _eval_long(args: argparse.Namespace) -> int:
+    from app.adapters.tokenizer import load_encoding
+    from app.engine.compaction.tiers import Tier
+    from app.evaluation.long import STEPS, LongOptions, evaluate_long, long_json, long_table
+
+    try:
+        budgets = tuple(int(b) for b in args.budgets.split(",") if b.strip())
+    except ValueError:
+        print(f"contextsynth eval: --budgets takes token counts separated by commas, e.g. "
+              f"8000,32000,128000, not {args.budgets!r}", file=sys.stderr)
+        return 2
+    options = LongOptions(directory=args.dir, families=tuple(args.family), split=args.split,
+                          budgets=budgets, steps=args.steps or STEPS, tier=Tier(args.tier),
+                          url=args.url)
+    try:
+        evaluation = evaluate_long(options, load_encoding("cl100k_base"))
+    except ValueError as exc:
+        print(f"contextsynth eval: {exc}", file=sys.stderr)
+        return 2
+    print(long_table(evaluation))
+    if args.json:
+        Path(args.json).write_text(json.dumps(long_json(evaluation, options), indent=2) + "\n",
+                                   encoding="utf-8")
+    return 0
+
+
 def _eval(args: argparse.Namespace) -> int:
     from app.adapters.tokenizer import load_encoding
     from app.engine.compaction.tiers import Tier
@@ -207,6 +233,8 @@ def _eval(args: argparse.Namespace) -> int:
     from app.evaluation.report import planted_table, plot, summaries, table, write_json
     from app.evaluation.run import EvalOptions, evaluate
 
+    if args.long:
+        return _eval_long(args)
     options = EvalOptions(
         directory=args.dir, files=tuple(args.file), steps=args.steps, tier=Tier(args.tier),
         split=args.split, families=tuple(args.family),
@@ -391,6 +419,14 @@ def _parser() -> argparse.ArgumentParser:
                             help="also show, per compactor, each part of the output's share "
                                  "of tokens and of needed facts (held, and held there alone)")
     evaluation.add_argument("--plot", help="draw recall against reduction to this PNG")
+    evaluation.add_argument("--long", action="store_true",
+                            help="long sessions instead: the runs of one agent family chained "
+                            "into one session (mini-swe-agent and cline, or --family), "
+                            "replayed per --budgets (with --steps, default 24; --dir, "
+                            "--split, --tier, --url and --json apply)")
+    evaluation.add_argument("--budgets", default="8000,32000,128000",
+                            help="with --long: the budget_tokens to replay at, comma-separated "
+                            "(default 8000,32000,128000)")
     evaluation.set_defaults(run=_eval)
     return parser
 

@@ -18,8 +18,10 @@ from app.adapters.tokenizer import pretokenizer
 from app.engine.compaction.base import Span
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
+from app.engine.errors import BudgetTooSmall
 from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.history.compressor import HistoryCompressor, HistoryOptions
+from app.engine.jobs.synthesize.budget import Budget
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
 from app.engine.transcript.formats.openai import OpenAIFormat
@@ -37,6 +39,11 @@ class CompactorResult:
 
     messages: list[Wire]
     behind: dict[str, list[Wire]] = field(default_factory=dict)
+
+
+class Refused(Exception):
+    """A job refused the call (``/synthesize`` with a budget smaller than what must stay:
+    the service's 422); the proxy would send the request as it came."""
 
 
 class Compactor(Protocol):
@@ -70,16 +77,65 @@ class Baseline:
         return head + [m for m in messages[start:] if m.get("role") != "system"]
 
 
+class WireCounter:
+    """Tokens of OpenAI messages as the service counts them against ``budget_tokens``
+    (the engine's counter: content, calls and a few tokens a message)."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self._counter = TokenCounter(encoder, pretokenizer=pretokenizer(encoder))
+        self._wire = OpenAIFormat()
+
+    def __call__(self, messages: Sequence[Wire]) -> int:
+        return self._counter.messages(self._wire.parse({"messages": list(messages)}).messages)
+
+
+@dataclass(frozen=True)
+class KeepFit:
+    """``keep-fit-<tokens>``: the system messages and the task, then the most recent
+    messages, whole, that fit in ``tokens`` beside them (never starting on a tool result
+    whose call would be cut): the plain window a budget of that size allows."""
+
+    name: str
+    tokens: int
+    count: Callable[[Sequence[Wire]], int]
+
+    def compact(self, messages: Sequence[Wire]) -> CompactorResult:
+        task = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
+        head = [i for i, m in enumerate(messages) if m.get("role") == "system" or i == task]
+        room = self.tokens - self.count([messages[i] for i in head])
+        stop = head[-1] + 1 if head else 0  # the window never reaches into the head
+        start = len(messages)
+        while start > stop:
+            size = self.count([messages[start - 1]])
+            if size > room:
+                break
+            room -= size
+            start -= 1
+        while start < len(messages) and messages[start].get("role") == "tool":
+            start += 1  # a result without its call would be an orphan
+        kept = set(head)
+        return CompactorResult([messages[i] for i in head]
+                               + [m for i, m in enumerate(messages[start:], start)
+                                  if i not in kept])
+
+
 # A request body for one of our jobs, from the messages; the reply holds "messages".
 Request = Callable[[Sequence[Wire]], tuple[str, dict[str, Any]]]
 
 
-def _synthesize(tier: Tier, strategy: str | None = None) -> Request:
+def _synthesize(tier: Tier, strategy: str | None = None, budget: int | None = None,
+                ) -> Request:
     reasoning: dict[str, Any] = {"synthesis": "custom" if strategy else "fast"}
     if strategy:
         reasoning["synthesis_strategy"] = strategy
+    extra: dict[str, Any] = {} if budget is None else {"budget_tokens": budget}
     return lambda m: ("/synthesize", {"messages": list(m), "tier": tier.value,
-                                      "reasoning": reasoning})
+                                      "reasoning": reasoning, **extra})
+
+
+def budgeted(budget: int, tier: Tier = Tier.MID) -> tuple[str, Request]:
+    """``synthesize-budget-<budget>``: ``fast`` at ``tier`` with ``budget_tokens``."""
+    return f"synthesize-budget-{budget}", _synthesize(tier, budget=budget)
 
 
 def _history(messages: Sequence[Wire]) -> tuple[str, dict[str, Any]]:
@@ -108,7 +164,10 @@ class Engine:
             "/synthesize": self._synthesize, "/compress-history": self._compress}
 
     def run(self, path: str, body: dict[str, Any]) -> CompactorResult:
-        out, spans = self._jobs[path](body)
+        try:
+            out, spans = self._jobs[path](body)
+        except BudgetTooSmall as exc:
+            raise Refused(str(exc)) from exc
         if out is None:  # the service sends the caller's messages back as they were
             return CompactorResult(list(body["messages"]))
         rendered: list[Wire] = self._wire.render(out)["messages"]
@@ -117,8 +176,10 @@ class Engine:
 
     def _synthesize(self, body: dict[str, Any]) -> _Answer:
         reasoning = body["reasoning"]
+        tokens = body.get("budget_tokens")
         options = SynthesisOptions(mode=Mode(reasoning["synthesis"]), tier=Tier(body["tier"]),
-                                   strategy=reasoning.get("synthesis_strategy"))
+                                   strategy=reasoning.get("synthesis_strategy"),
+                                   budget=Budget(tokens) if tokens is not None else None)
         synthesis = self._synthesizer.run(self._wire.parse(body), options)
         if not (synthesis.compacted or synthesis.nudged):
             return None, ()
@@ -151,6 +212,8 @@ class Service:
 
     def run(self, path: str, body: dict[str, Any]) -> CompactorResult:
         response = self._client.post(path, json=body)
+        if response.status_code == 422 and BudgetTooSmall.slug in response.text:
+            raise Refused(response.text[:300])
         if response.status_code != 200:
             raise RuntimeError(f"POST {path} answered {response.status_code}: "
                                f"{response.text[:300]}")

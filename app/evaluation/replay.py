@@ -64,17 +64,25 @@ class Scorer:
                 tally.add_call(before, count(sent), shared_prefix(previous[compactor.name],
                                                                   sent), elapsed)
                 previous[compactor.name] = sent
-                tally.needed += len(wanted)
-                found = needed.found(wanted, out, self.sets)
-                tally.found += found
-                shown = expandable(out, made[compactor.name])
-                tally.found_expanded += needed.found(wanted, [*out, *shown], self.sets) \
-                    if shown else found
-                if self.parts:
-                    add_parts(out, [len(t) for t in sent], wanted, self.sets, tally.parts)
-                cut = self.failures.cut(prefix, out)
-                tally.errors_cut += len(cut)
-                tally.errors_kept += errors.retained(cut, out)
+                self.score(prefix, wanted, out, sent, made[compactor.name], tally)
+
+    def score(self, prefix: Sequence[Wire], wanted: set[str], out: Sequence[Wire],
+              sent: Sequence[tuple[int, ...]], made: Mapping[str, list[Wire]],
+              tally: Tally) -> None:
+        """What one call's output ``out`` (``sent``: its tokens) keeps of the ``wanted``
+        facts, also behind the handles it shows (``made``: every handle of the run so
+        far), and of the failure lines of ``prefix`` it changed."""
+        tally.needed += len(wanted)
+        found = needed.found(wanted, out, self.sets)
+        tally.found += found
+        shown = expandable(out, made)
+        tally.found_expanded += needed.found(wanted, [*out, *shown], self.sets) \
+            if shown else found
+        if self.parts:
+            add_parts(out, [len(t) for t in sent], wanted, self.sets, tally.parts)
+        cut = self.failures.cut(prefix, out)
+        tally.errors_cut += len(cut)
+        tally.errors_kept += errors.retained(cut, out)
 
     def planted(self, run: planted.PlantedRun, compactor: Compactor, tally: Tally) -> None:
         """Survival of each planted fact in the context sent at every step once all of

@@ -1,0 +1,76 @@
+"""``contextsynth eval --long``: chained real runs replayed under token budgets."""
+
+import json
+import shutil
+
+import pytest
+
+from app.cli import main
+from app.corpus import CORPUS_DIR, load
+from app.evaluation.long import chain
+
+# Two real mini-swe-agent runs, cut short (each to a tool result) so the test is quick.
+RUNS = ("minisweagent-ds-chat-test-1-100-django__django-11099.jsonl",
+        "minisweagent-ds-chat-dev-pydicom__pydicom-901.jsonl")
+KEEP = 40
+BUDGETS = (3000, 6000)
+
+
+@pytest.fixture
+def two_runs(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in RUNS:
+        lines = (CORPUS_DIR / name).read_text(encoding="utf-8").splitlines()[:KEEP]
+        assert json.loads(lines[-1])["role"] == "tool"
+        (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    manifest = [{"file": name, "family": "mini-swe-agent"} for name in RUNS]
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def test_chained_runs_keep_one_system_prompt_and_each_task(two_runs):
+    first, second = (load(two_runs / name) for name in RUNS)
+    session = chain([first, second])
+    assert [m["role"] for m in session].count("system") == 1
+    assert session == first + second[1:]  # the second task follows the first run's end
+    assert session[KEEP]["role"] == "user"
+
+
+def test_long_eval_never_passes_the_budget_and_reports_each_budget(two_runs, tmp_path,
+                                                                   capsys):
+    out = tmp_path / "long.json"
+    assert main(["eval", "--long", "--dir", str(two_runs), "--steps", "6", "--budgets",
+                 ",".join(map(str, BUDGETS)), "--json", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "mini-swe-agent x2: 2 runs chained" in printed.out
+    data = json.loads(out.read_text())
+    assert data["sessions"][0]["source"] == "chained real runs"
+    assert data["sessions"][0]["messages"] == 2 * KEEP - 1
+    rows = {(r["budget"], r["compactor"]): r for r in data["rows"]}
+    assert set(rows) == {(None, "none"), (None, "synthesize-fast-mid"),
+                         *((b, f"synthesize-budget-{b}") for b in BUDGETS),
+                         *((b, f"keep-fit-{b}") for b in BUDGETS)}
+    # The budgets bind: without one, the engine sends more than the smaller budget.
+    assert rows[None, "synthesize-fast-mid"]["largest"] > BUDGETS[0]
+    for b in BUDGETS:
+        ours, window = rows[b, f"synthesize-budget-{b}"], rows[b, f"keep-fit-{b}"]
+        for row in (ours, window):
+            assert row["calls"] == 6 and not row["refused"]
+            assert row["largest"] <= b and not row["over_budget"]
+            assert set(row["cost"]) == {"openai", "anthropic"}
+            assert 0.0 <= row["prefix_reuse"] <= 1.0
+        assert ours["window_recall"] == window["recall"]
+        assert ours["margin"] == pytest.approx(ours["recall"] - window["recall"])
+        assert f"synthesize-budget-{b}" in printed.out and f"keep-fit-{b}" in printed.out
+
+
+def test_budgets_must_be_token_counts(two_runs, capsys):
+    assert main(["eval", "--long", "--dir", str(two_runs), "--budgets", "8k"]) == 2
+    assert "--budgets takes token counts" in capsys.readouterr().err
+
+
+def test_a_folder_without_the_chained_families_says_how_to_name_them(tmp_path, capsys):
+    shutil.copy(CORPUS_DIR / "sweagent-ctf-crypto-eps.jsonl", tmp_path)
+    assert main(["eval", "--long", "--dir", str(tmp_path)]) == 2
+    assert "--family" in capsys.readouterr().err
