@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from app.engine.compaction.base import Compaction, StrategyContext, cut_text, span_of
 from app.engine.compaction.ledger import build_ledger
 from app.engine.compaction.notes import render_ledger
+from app.engine.compaction.tiers import TierBudget
 from app.engine.errors import BudgetTooSmall
 from app.engine.prompts import DIGEST_HEADER, DIGEST_USER
 from app.engine.reading.outcomes import shorten
@@ -37,10 +38,28 @@ _LEAST_CHARS = 200
 @dataclass(frozen=True, slots=True)
 class Budget:
     """``tokens``: the most the output may have (None: no bound); ``trigger``: at or below
-    it the conversation goes back exactly as it came (None: always compacted)."""
+    it the conversation goes back exactly as it came (None: always compacted); ``fill``:
+    the caller gave the budget, and the recent turns whole take a share of it (a cap the
+    service sets from the model's window only bounds what ``fast`` sends as it is)."""
 
     tokens: int | None
     trigger: int | None = None
+    fill: bool = True
+
+
+# With a budget the caller gave, the recent turns are kept whole up to this share of it
+# (then older turns close into notes as before): a bigger budget keeps more of what an
+# agent uses most. Chosen on the long sessions of the tune split (eval --long).
+RECENT_SHARE = 0.75
+
+
+def filled(budget: TierBudget, tokens: int) -> TierBudget:
+    """The tier's budget with its recent window (and the turns that close a block) grown
+    to a share of ``tokens`` where that is more than the tier keeps."""
+    recent = int(tokens * RECENT_SHARE)
+    if recent <= budget.window_tokens:
+        return budget
+    return replace(budget, window_tokens=recent, closing_tokens=recent)
 
 
 # A strategy's compaction of some messages, read with their own context.

@@ -205,7 +205,7 @@ def _budget(request: SynthesizeJobRequest) -> Budget | None:
     window = context_window(request.model)
     if share is None or window is None:
         return given
-    return Budget(max(1, int(window * share)), trigger)
+    return Budget(max(1, int(window * share)), trigger, fill=False)
 
 
 def _tier(request: SynthesizeJobRequest) -> tuple[Tier, str]:

@@ -28,6 +28,7 @@ from app.engine.jobs.synthesize.budget import (
     check_fits,
     condensed,
     cut_points,
+    filled,
     squeezed,
 )
 from app.engine.jobs.synthesize.modes import Mode
@@ -135,6 +136,10 @@ class Prepared:
         object.__setattr__(self, "tokens_before", tokens_before)
         object.__setattr__(self, "read", read)
 
+    def with_context(self, context: StrategyContext) -> Prepared:
+        return Prepared(self.transcript, self.lifted, self.options, context, self.signals,
+                        self.phase, self.nudge, self.task, self.tokens_before, self.read)
+
     def unchanged(self) -> Synthesis:
         # Sent back as it came: a later call that compacts keeps the head.
         head = self.context.segments.head_stop
@@ -210,8 +215,12 @@ class Synthesizer:
             # Notes of a run the engine did not read would keep its harness's output as
             # the user's words and cut the agent's actions: a window does no such harm.
             strategy = self._window
-        compaction = strategy.compact(prepared.lifted.messages, prepared.context)
         room = options.budget.tokens if options.budget is not None else None
+        context = prepared.context
+        if room is not None and options.budget is not None and options.budget.fill:
+            context = context.with_budget(filled(context.budget, room))
+            prepared = prepared.with_context(context)
+        compaction = strategy.compact(prepared.lifted.messages, context)
         if room is None:
             return self._finish(prepared, compaction, strategy.name)
         fitted = self._fit(prepared, strategy, compaction, room)
@@ -237,7 +246,7 @@ class Synthesizer:
         tier = prepared.options.tier
 
         def sub(part: Sequence[Message]) -> tuple[Compaction, StrategyContext]:
-            own = self._caches.context(part, tier, count)
+            own = self._caches.context(part, tier, count).with_budget(context.budget)
             return strategy.compact(part, own), own
 
         turns = context.segments.turns
