@@ -168,6 +168,7 @@ class Runner:
                               Reply(c.text, model=c.model, cache_hit=True))
         except UnusableReply:
             return None
+        self._metrics.cache_requests.labels("hit").inc()
         return _Called(done, None, c, CacheInfo(True, found.age_s))
 
     async def _ask(self, gateway: Gateway, job: Job[Q, S, V], plan: Plan[S],
