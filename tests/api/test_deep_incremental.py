@@ -51,8 +51,9 @@ async def test_each_step_sends_only_the_turns_the_last_summary_did_not_cover(mak
     prompts: list[str] = []
     respx.post(URL).mock(side_effect=scripted(prompts))
     run = load_named(RUN)
-    # A task no other test run sends, so that the shared Redis holds nothing of it yet.
-    run[1] = {**run[1], "content": f"{run[1]['content']}\n({uuid.uuid4()})"}
+    # A task no other test run sends, so that the shared Redis holds nothing of it yet
+    # (at its start: a prompt shows a long task's start).
+    run[1] = {**run[1], "content": f"({uuid.uuid4()})\n{run[1]['content']}"}
     settings = {"llm_providers": [PROVIDER], "redis_url": redis_url}
     apps = [make_app(**settings)] + ([make_app(**settings)] if redis_url else [])
     bodies = []
@@ -73,9 +74,13 @@ async def test_each_step_sends_only_the_turns_the_last_summary_did_not_cover(mak
     assert len(deep) >= 20 and not any(body["degraded"] for body in bodies)
     assert len(prompts) >= 8, "the older part grew on many steps"
     assert "Earlier steps:" in prompts[0] and "State summary" not in prompts[0]
+    first_turn = run[2]["content"][:60]  # the agent's first words, in the older part from then on
+    assert first_turn in prompts[0]
     for n, prompt in enumerate(prompts[1:], 2):
-        # Every later call updates the summary the one before it made.
+        # Every later call updates the summary the one before it made, and sends only the
+        # turns after it.
         assert "State summary of the earlier steps:" in prompt, n
+        assert first_turn not in prompt, n
         assert f"(summary {n - 1})" in prompt, n
         assert len(prompt) < full_last / 2, (n, len(prompt), full_last)
     # Not growing with the run: the last calls send about what the first updates sent.
