@@ -47,9 +47,6 @@ class DeepPlan:
     # ends there (see ``prefix_names``): the last is the prefix this plan's summary covers.
     ends: tuple[int, ...] = ()
     prefixes: tuple[str, ...] = ()
-    # Where the prompt's transcript starts: ``start``, or the end of the prefix whose
-    # earlier summary the prompt updates.
-    since: int = 0
 
 
 def plan(messages: Sequence[Message], context: StrategyContext, task: str,
@@ -63,7 +60,7 @@ def plan(messages: Sequence[Message], context: StrategyContext, task: str,
               PromptMessage("user", DEEP_USER.format(task=_task(task),
                                                     transcript=fence(text))))
     return DeepPlan(prompt, start, stop, older_tokens, tuple(t.stop for t in older),
-                    prefix_names(messages, older, task, context), start)
+                    prefix_names(messages, older, task, context))
 
 
 def resumed(messages: Sequence[Message], context: StrategyContext, task: str,
@@ -77,7 +74,7 @@ def resumed(messages: Sequence[Message], context: StrategyContext, task: str,
                               transcript=fence(text))
     prompt = (PromptMessage("system", DEEP_SYSTEM), PromptMessage("user", user))
     return DeepPlan(prompt, deep.start, deep.stop, deep.older_tokens, deep.ends,
-                    deep.prefixes, since)
+                    deep.prefixes)
 
 
 def prefix_names(messages: Sequence[Message], older: Sequence[Turn], task: str,
