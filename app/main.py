@@ -66,6 +66,7 @@ from app.service.cache_plan import CachePlan, cache_plan
 from app.service.handles import HandleStore
 from app.service.jobs import Jobs
 from app.service.llm_call import LLMGateway
+from app.service.prefix_summaries import PrefixSummaries
 from app.service.proxy import ProxyService
 from app.service.rate_limits import RateLimits
 from app.service.runner import Runner
@@ -134,7 +135,8 @@ def create_app(
                           settings.large_request_wait_s)
     runner = Runner(formats, settings, metrics, gateway, handles, emitter,
                     cache_ttl_s={"summarize-recall": settings.recall_cache_ttl_s},
-                    large=large, tracer=tracer)
+                    large=large, tracer=tracer,
+                    summaries=PrefixSummaries(cache, ttl_s=settings.cache_ttl_s))
     jobs = Jobs(counter, strategies, caches, formats)
     upstream = traced_transport(upstream or Upstream(settings.proxy_timeout_s, Slots(
         settings.proxy_max_connections, settings.proxy_queue, settings.proxy_queue_timeout_s)),

@@ -99,6 +99,14 @@ DEEP_SYSTEM = (
 
 DEEP_USER = "Task:\n{task}\n\nEarlier steps:\n{transcript}\n\nWrite the state summary now."
 
+# An earlier call's summary of the first steps, and only the steps after it: a step of
+# the agent costs what it added, not the whole older part again.
+DEEP_UPDATE = (
+    "Task:\n{task}\n\nState summary of the earlier steps:\n{summary}\n\n"
+    "Steps since that summary:\n{transcript}\n\n"
+    "Return the whole state summary, updated with what the new steps add or change."
+)
+
 SUMMARY_HEADER = MARKER + " State of earlier work, summarized ({what}; expand: {handle}):"
 
 

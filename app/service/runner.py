@@ -23,6 +23,7 @@ from app.engine.transcript.formats import WireFormat, resolve_format
 from app.service.handles import HandleStore
 from app.service.limits import check_limits
 from app.service.llm_call import CacheInfo, Gateway, LLMOptions
+from app.service.prefix_summaries import Found, PrefixSummaries
 from app.service.work import LargeRequests, Worker
 from app.settings import Settings
 
@@ -55,7 +56,8 @@ class Runner:
                  metrics: Metrics, gateway: Gateway | None,
                  handles: HandleStore | None = None, events: Emitter | None = None,
                  cache_ttl_s: Mapping[str, float] | None = None,
-                 large: LargeRequests | None = None, tracer: Tracer = NO_TRACER) -> None:
+                 large: LargeRequests | None = None, tracer: Tracer = NO_TRACER,
+                 summaries: PrefixSummaries | None = None) -> None:
         self._formats = formats
         self._settings = settings
         self._metrics = metrics
@@ -65,6 +67,7 @@ class Runner:
         self._ttl = dict(cache_ttl_s or {})  # per job; others take the gateway's default
         self.large = large or LargeRequests(4, 30.0)
         self._tracer = tracer  # the engine's plan and finish are spans
+        self._summaries = summaries  # what earlier calls summarized, for a plan to resume
 
     async def run(self, job: Job[Q, S, V], request: Q, llm: LLMOptions, tenant: str,
                   ) -> Ran[V]:
@@ -90,7 +93,8 @@ class Runner:
         elif plan.prompt is None or self._gateway is None:
             called = _Called(await call(self._finish, job, plan, None))
         else:
-            called = await self._ask(self._gateway, job, plan, plan.prompt, llm, tenant, call)
+            called = await self._resumed(self._gateway, job, plan, plan.prompt, llm, tenant,
+                                         call)
         report = called.done.report
         self._record(job.name, report, tenant)
         if self._handles is not None:
@@ -131,6 +135,41 @@ class Runner:
         wire = resolve_format(self._formats, request.format, request.payload)
         # The job finds the format by name: the payload is read for its shapes once.
         return cast(Q, replace(request, format=wire.name)), size
+
+    async def _resumed(self, gateway: Gateway, job: Job[Q, S, V], plan: Plan[S],
+                       prompt: tuple[PromptMessage, ...], llm: LLMOptions, tenant: str,
+                       call: Worker) -> _Called[V]:
+        """The call for ``plan``, sending only what an earlier call did not summarize
+        already (see ``Resume``), or none when it summarized all of it; a reply used is
+        kept for the next call to extend."""
+        resume, kept = plan.resume, self._summaries
+        if resume is None or kept is None:
+            return await self._ask(gateway, job, plan, prompt, llm, tenant, call)
+        found = None if llm.force_refresh else await kept.find(resume, tenant, job.name, llm)
+        if found is not None and found.turns == len(resume.prefixes):
+            reused = await self._reuse(job, plan, found, call)
+            if reused is not None:
+                return reused
+        elif found is not None:
+            plan = await call(resume.build, found.turns, found.completion.text)
+            prompt = plan.prompt or prompt
+        called = await self._ask(gateway, job, plan, prompt, llm, tenant, call)
+        if called.fallback_reason is None and called.completion is not None:
+            await kept.keep(resume, tenant, job.name, llm, called.completion)
+        return called
+
+    async def _reuse(self, job: Job[Q, S, V], plan: Plan[S], found: Found,
+                     call: Worker) -> _Called[V] | None:
+        """The job finished with a kept summary of all it asks about, as with a cached
+        reply; None when the job cannot use it."""
+        c = found.completion
+        try:
+            done = await call(self._finish, job, plan,
+                              Reply(c.text, model=c.model, cache_hit=True))
+        except UnusableReply:
+            return None
+        self._metrics.cache_requests.labels("hit").inc()
+        return _Called(done, None, c, CacheInfo(True, found.age_s))
 
     async def _ask(self, gateway: Gateway, job: Job[Q, S, V], plan: Plan[S],
                    prompt: tuple[PromptMessage, ...], llm: LLMOptions, tenant: str,

@@ -11,7 +11,7 @@ same ``Report``, so metrics, handles and events are recorded once, for every job
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -77,6 +77,21 @@ class Plan(Generic[S]):
     # Events sent before the call (type, data): a call may take long, and these say why
     # it is being made.
     notices: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    resume: Resume[S] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Resume(Generic[S]):
+    """How a plan's prompt shrinks when the service keeps what an earlier call made of
+    the first part of what the prompt covers (the engine keeps nothing between calls).
+
+    ``prefixes`` names the parts that may have a summary, shortest first (a name stands
+    for their content): the reply to this plan's prompt summarizes the last, and the
+    service keeps it under that name. ``build(n, summary)`` is the plan whose prompt
+    updates ``summary``, the summary of the n-th part, with only what follows it."""
+
+    prefixes: tuple[str, ...]
+    build: Callable[[int, str], Plan[S]]
 
 
 @dataclass(frozen=True, slots=True)

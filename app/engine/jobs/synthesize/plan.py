@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from app.engine.compaction.deep import DeepPlan
@@ -17,6 +18,7 @@ from app.engine.jobs.base import (
     Plan,
     Reply,
     Report,
+    Resume,
     degraded,
 )
 from app.engine.jobs.history.windows import context_window
@@ -132,7 +134,15 @@ class SynthesizeJob(ConversationJob):
         state = replace(state, decision=decision, deep=deep)
         if decision.mode is not Mode.DEEP or deep is None:
             return Plan(state)
-        return Plan(state, deep.prompt, SUMMARY_MAX_TOKENS)
+        return Plan(state, deep.prompt, SUMMARY_MAX_TOKENS,
+                    resume=Resume(deep.prefixes, partial(self._resumed, state, deep)))
+
+    def _resumed(self, state: _State, deep: DeepPlan, turns: int, summary: str,
+                 ) -> Plan[_State]:
+        """The plan that updates ``summary``, of the first ``turns`` older turns, with the
+        older turns after them: what an earlier call summarized is not sent again."""
+        deep = self._synthesizer.resume_deep(state.prepared, deep, turns, summary)
+        return Plan(replace(state, deep=deep), deep.prompt, SUMMARY_MAX_TOKENS)
 
     def _choose(self, state: _State, deep: DeepPlan | None) -> ModeDecision:
         """auto's choice once the transcript is read; deep with nothing to summarize

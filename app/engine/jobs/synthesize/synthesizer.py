@@ -284,6 +284,12 @@ class Synthesizer:
         tokens = self._counter.messages(messages[older[0].start : older[-1].stop]) if older else 0
         return deep.plan(messages, prepared.context, prepared.task or "", tokens)
 
+    def resume_deep(self, prepared: Prepared, plan: DeepPlan, turns: int,
+                    summary: str) -> DeepPlan:
+        """``plan`` updating an earlier summary of its first ``turns`` older turns."""
+        return deep.resumed(prepared.lifted.messages, prepared.context, prepared.task or "",
+                            plan, turns, summary)
+
     def finish_deep(self, prepared: Prepared, plan: DeepPlan, summary: str) -> Synthesis:
         compaction = deep.summarized(prepared.lifted.messages, prepared.context, plan,
                                      summary)
