@@ -59,13 +59,27 @@ def test_the_output_never_passes_the_budget(synthesizer, formats, turns, output_
     assert not pending
 
 
-def test_under_the_budget_fast_works_as_without_one(synthesizer, formats):
+def test_under_a_cap_fast_works_as_without_one(synthesizer, formats):
+    # The cap the service sets from a model's window only bounds what fast sends.
     wire = formats["openai"]
     messages = coding_run(30)
     plain = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions())
-    budgeted = synthesizer.run(wire.parse({"messages": messages}),
-                               SynthesisOptions(budget=Budget(plain.tokens_after + 1000)))
-    assert wire.render(budgeted.transcript) == wire.render(plain.transcript)
+    capped = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions(
+        budget=Budget(plain.tokens_after + 1000, fill=False)))
+    assert wire.render(capped.transcript) == wire.render(plain.transcript)
+
+
+def test_a_bigger_budget_keeps_more_of_the_recent_turns_whole(synthesizer, formats):
+    wire = formats["openai"]
+    messages = coding_run(60, output_chars=2000)
+    whole = []
+    for tokens in (4_000, 16_000, 64_000):
+        result = synthesizer.run(wire.parse({"messages": messages}),
+                                 SynthesisOptions(budget=Budget(tokens), steer=False))
+        out = wire.render(result.transcript)["messages"]
+        assert result.tokens_after <= tokens
+        whole.append(sum(1 for m in out if m in messages[2:]))
+    assert whole[0] < whole[1] < whole[2]
 
 
 def test_past_the_budget_the_oldest_turns_condense_into_a_digest(synthesizer, formats):
