@@ -154,6 +154,16 @@ async def test_a_share_of_the_models_window_triggers(client):
     assert own["compressed"]
 
 
+async def test_a_share_reads_the_window_from_litellms_model_map(client):
+    # llama2 (4,096 tokens), behind a provider prefix: a model no family rule knew.
+    messages = load_named("tau-airline-gpt4o-task000")[:20]
+    body = (await client.post("/compress-history", json={
+        "messages": messages, "mode": "fast", "keep_last_n": 4, "model": "ollama/llama2",
+        "trigger_share": 0.5})).json()
+    assert body["compressed"], body
+    assert "> 2048 tokens" in body["reason"]
+
+
 async def test_a_share_without_a_known_window_is_refused(client):
     r = await client.post("/compress-history", json={
         "messages": [{"role": "user", "content": "x"}], "model": "my-finetune",
