@@ -29,7 +29,8 @@ class _HistoryFields(Conversation):
         None, ge=1, description="Also compress above this many tokens.")
     trigger_share: float | None = Field(
         None, gt=0, le=1, description="Also compress above this share of the model's context "
-        "window (0.75: three quarters); needs 'model' of a known family or 'context_window'.")
+        "window (0.75: three quarters); needs a 'model' that LiteLLM's model map lists, or "
+        "'context_window'.")
     model: str | None = Field(None, description="The model the history is for, e.g. gpt-4o; "
                               "used with 'trigger_share'.")
     context_window: int | None = Field(

@@ -386,7 +386,7 @@ export interface components {
             trigger_tokens?: number | null;
             /**
              * Trigger Share
-             * @description Also compress above this share of the model's context window (0.75: three quarters); needs 'model' of a known family or 'context_window'.
+             * @description Also compress above this share of the model's context window (0.75: three quarters); needs a 'model' that LiteLLM's model map lists, or 'context_window'.
              */
             trigger_share?: number | null;
             /**
