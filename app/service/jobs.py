@@ -29,7 +29,7 @@ class Jobs:
         self.synthesize = SynthesizeJob(Synthesizer(counter, strategies, caches), formats)
         self.history = HistoryJob(HistoryCompressor(counter, caches), formats)
         self.trace = TraceJob(TraceSummarizer(counter, caches))
-        self.rescue = RescueJob(caches, formats)
+        self.rescue = RescueJob(caches, formats, counter)
         self.recall = RecallJob(counter)
         self.reflect = ReflectJob(Reflector(caches.outcomes, counter.text))
 

@@ -61,6 +61,15 @@ async def test_a_known_models_window_caps_the_output_without_a_budget(make_app):
     assert r.json()["stats"]["tokens_after"] <= 819
 
 
+async def test_the_cap_reads_the_window_from_litellms_model_map(make_app):
+    # llama2 has a 4,096-token window in the map; a fifth of it is the cap.
+    async with serve(make_app(budget_share=0.2)) as c:
+        r = await c.post("/synthesize", json={"messages": _long_run(60),
+                                              "model": "ollama/llama2"})
+    body = r.json()
+    assert body["compacted"] and body["stats"]["tokens_after"] <= 819
+
+
 def _answer(_: Sent) -> UpstreamReply:
     return UpstreamReply.json({"id": "c", "object": "chat.completion", "choices": [
         {"index": 0, "finish_reason": "stop",

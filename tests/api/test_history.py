@@ -154,6 +154,16 @@ async def test_a_share_of_the_models_window_triggers(client):
     assert own["compressed"]
 
 
+async def test_a_share_reads_the_window_from_litellms_model_map(client):
+    # llama2 (4,096 tokens), behind a provider prefix: a model no family rule knew.
+    messages = load_named("tau-airline-gpt4o-task000")[:20]
+    body = (await client.post("/compress-history", json={
+        "messages": messages, "mode": "fast", "keep_last_n": 4, "model": "ollama/llama2",
+        "trigger_share": 0.5})).json()
+    assert body["compressed"], body
+    assert "> 2048 tokens" in body["reason"]
+
+
 async def test_a_share_without_a_known_window_is_refused(client):
     r = await client.post("/compress-history", json={
         "messages": [{"role": "user", "content": "x"}], "model": "my-finetune",
@@ -233,3 +243,61 @@ async def test_an_agent_that_acts_in_its_text_is_compressed_like_one_that_calls_
     again = (await client.post("/compress-history", json={
         "messages": body["messages"], "mode": "fast"})).json()
     assert "under the trigger" in again["reason"]
+
+
+def _pairs_intact(messages):
+    """Every tool result follows the assistant message that called it."""
+    called = set()
+    for m in messages:
+        if m["role"] == "assistant":
+            called |= {c["id"] for c in m.get("tool_calls") or []}
+        elif m["role"] == "tool" and m["tool_call_id"] not in called:
+            return False
+    return True
+
+
+async def test_a_budget_keeps_fewer_of_the_last_messages_to_fit(client):
+    run = load_named("minisweagent-ds-chat-dev-pydicom__pydicom-901")
+    base = {"messages": run, "mode": "fast", "keep_last_n": 30}
+    free = (await client.post("/compress-history", json=base)).json()
+    budget = free["stats"]["tokens_after"] // 2
+    r = await client.post("/compress-history", json={**base, "budget_tokens": budget})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["compressed"] and body["stats"]["tokens_after"] <= budget
+    assert len(body["messages"]) < len(free["messages"])
+    assert body["messages"][-1] == run[-1] and _pairs_intact(body["messages"])
+    assert f"to fit the budget of {budget} tokens" in body["reason"]
+
+
+async def test_over_the_budget_it_compresses_under_the_triggers(client):
+    messages = load_named("tau-airline-gpt4o-task000")[:20]  # under 50 messages
+    base = {"messages": messages, "mode": "fast", "keep_last_n": 4}
+    tokens = (await client.post("/compress-history", json=base)).json()["stats"]["tokens_before"]
+    body = (await client.post("/compress-history", json={
+        **base, "budget_tokens": tokens - 200})).json()
+    assert body["compressed"] and "over the budget" in body["reason"]
+    assert body["stats"]["tokens_after"] <= tokens - 200
+
+
+async def test_a_budget_smaller_than_what_always_stays_is_a_422(client):
+    run = load_named("minisweagent-ds-chat-dev-pydicom__pydicom-901")
+    r = await client.post("/compress-history", json={
+        "messages": run, "mode": "fast", "budget_tokens": 200})
+    assert r.status_code == 422
+    problem = r.json()
+    assert problem["type"].endswith("budget-too-small")
+    assert problem["pointer"] == "/budget_tokens"
+    assert "past 'budget_tokens' 200" in problem["detail"]
+
+
+@respx.mock
+async def test_a_long_llm_summary_is_cut_to_the_budget(make_app):
+    respx.post(URL).respond(200, json=completion(SECTIONS + "\n- more detail" * 600))
+    run = load_named("minisweagent-ds-chat-dev-pydicom__pydicom-901")
+    async with serve(make_app(llm_providers=[PROVIDER])) as c:
+        r = await c.post("/compress-history", json={
+            "messages": run, "keep_last_n": 4, "budget_tokens": 4000})
+    body = r.json()
+    assert r.status_code == 200, body
+    assert body["mode"] == "deep" and body["stats"]["tokens_after"] <= 4000

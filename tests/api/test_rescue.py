@@ -157,3 +157,26 @@ async def test_an_oversized_newest_step_keeps_its_end_in_the_evidence(client):
     assert "FINAL-RESULT: 2099 passed, 1 failed" in evidence
     assert body["evidence"]["compacted"]
     assert len(evidence) > 60_000  # the budget is used, not one line of it
+
+
+@pytest.mark.parametrize("budget", [1500, 4000])
+async def test_a_token_budget_bounds_the_whole_prompt(client, encoder, budget):
+    run = load_named("minisweagent-ds-chat-dev-pydicom__pydicom-901")
+    r = await client.post("/rescue", json={"messages": run, "question": QUESTION,
+                                           "dry_run": True, "budget_tokens": budget})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    # Counted here too, as a provider would: the prompt's text fits the budget.
+    sent = sum(len(encoder.encode_ordinary(m["content"])) for m in body["prompt"])
+    assert sent <= budget and body["evidence"]["tokens"] <= budget
+    assert body["evidence"]["compacted"]
+    assert sent > budget * 0.6  # the evidence uses the room it has
+
+
+async def test_a_token_budget_the_question_alone_fills_is_a_422(client):
+    r = await client.post("/rescue", json={"messages": RUN, "question": "why " * 400,
+                                           "dry_run": True, "budget_tokens": 300})
+    assert r.status_code == 422
+    problem = r.json()
+    assert problem["type"].endswith("budget-too-small")
+    assert problem["pointer"] == "/budget_tokens"

@@ -177,3 +177,37 @@ async def test_outcomes_are_those_reflect_takes(client):
     (group,) = body["groups"]
     assert group["summary"].count("-> failed") == 7  # every failure and timeout of the 10
     assert [a["outcome"] for a in body["recent"]] == ["timeout", "success"]
+
+
+@pytest.mark.parametrize("budget", [300, 800, 2000])
+async def test_the_output_fits_the_budget(client, budget):
+    # Ten recent actions kept whole are past every one of these budgets.
+    r = await client.post("/summarize-trace", json={
+        "actions": ACTIONS, "mode": "fast", "keep": 10, "large_keep": 10,
+        "budget_tokens": budget})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["stats"]["tokens_after"] <= budget
+    assert f"cut to the budget of {budget} tokens" in body["reason"]
+    # What left the recent actions is in the summary, behind its handle.
+    assert body["stats"]["actions_summarized"] + len(body["recent"]) == len(ACTIONS)
+    assert body["recent"][-1]["action_input"] == ACTIONS[-1]["action_input"]
+
+
+async def test_over_the_budget_a_trace_under_the_trigger_is_summarized(client):
+    actions = ACTIONS[:6]
+    whole = (await client.post("/summarize-trace", json={
+        "actions": actions, "mode": "fast", "trigger": 50})).json()
+    assert whole["strategy"] == "none"
+    budget = whole["stats"]["tokens_before"] // 2
+    body = (await client.post("/summarize-trace", json={
+        "actions": actions, "mode": "fast", "trigger": 50, "budget_tokens": budget})).json()
+    assert body["strategy"] != "none" and body["stats"]["tokens_after"] <= budget
+
+
+async def test_a_budget_below_the_scratchpads_own_text_is_a_422(client):
+    r = await client.post("/summarize-trace", json={
+        "scratchpad": "Question: " + "why " * 500 + "\n" + SCRATCHPAD, "budget_tokens": 50})
+    assert r.status_code == 422
+    assert r.json()["type"].endswith("budget-too-small")
+    assert r.json()["pointer"] == "/budget_tokens"

@@ -41,7 +41,8 @@ async def rescue(
         dry_run=body.dry_run,
         prompt=[PromptMessageOut(role=m.role, content=m.content) for m in p.prompt]
         if body.dry_run else None,
-        evidence=EvidenceOut(steps=p.steps, chars=p.evidence_chars, compacted=p.compacted),
+        evidence=EvidenceOut(steps=p.steps, chars=p.evidence_chars, compacted=p.compacted,
+                             tokens=p.tokens),
         degraded=ran.value.degraded_reason is not None,
         degraded_reason=ran.value.degraded_reason,
         llm=render.usage(ran.completion),

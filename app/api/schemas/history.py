@@ -29,7 +29,8 @@ class _HistoryFields(Conversation):
         None, ge=1, description="Also compress above this many tokens.")
     trigger_share: float | None = Field(
         None, gt=0, le=1, description="Also compress above this share of the model's context "
-        "window (0.75: three quarters); needs 'model' of a known family or 'context_window'.")
+        "window (0.75: three quarters); needs a 'model' that LiteLLM's model map lists, or "
+        "'context_window'.")
     model: str | None = Field(None, description="The model the history is for, e.g. gpt-4o; "
                               "used with 'trigger_share'.")
     context_window: int | None = Field(
@@ -40,6 +41,12 @@ class _HistoryFields(Conversation):
     mode: LLMJobMode = Field(
         "auto", description="deep: LLM summary; fast: deterministic extraction; auto: deep "
         "when an LLM is configured.")
+    budget_tokens: int | None = Field(
+        None, ge=1, description="The most tokens the output may have: above it the history "
+        "is compressed whatever the triggers say, and when the summary and the last "
+        "messages would pass it, fewer of the last messages are kept (a tool call never "
+        "parted from its result). 422 when the system prompt, the task, the user's "
+        "messages and the summary alone are past it.")
 
 
 # The LLM fields come last in the published schema, as they always have.
@@ -52,7 +59,8 @@ class CompressHistoryRequest(LLMFallback, _HistoryFields):
             trigger_messages=self.trigger_messages or settings.history_trigger_messages,
             trigger_tokens=self._token_trigger(),
             keep_last_n=(self.keep_last_n if self.keep_last_n is not None
-                         else settings.history_keep_last_n)), self.mode)
+                         else settings.history_keep_last_n),
+            budget_tokens=self.budget_tokens), self.mode)
 
     def _token_trigger(self) -> int | None:
         """The lower of the token trigger and the share of the window, whichever are given."""

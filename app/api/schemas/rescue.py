@@ -14,6 +14,11 @@ class _RescueFields(Conversation):
     question: str = Field(min_length=1, description="What the user asked the agent.")
     max_steps: int | None = Field(None, ge=1, description="The agent's step limit.")
     dry_run: StrictBool = Field(False, description="Return the prompt without calling the LLM.")
+    budget_tokens: int | None = Field(
+        None, ge=1, description="The most tokens the prompt sent to the LLM may have "
+        "(instructions, question and evidence): the evidence is shrunk until it fits, as "
+        "well as CONTEXTSYNTH_RESCUE_EVIDENCE_CHARS. 422 when the instructions and the "
+        "question alone leave it no room.")
 
 
 # The LLM fields come last in the published schema, as they always have.
@@ -25,7 +30,7 @@ class RescueRequest(LLMFallback, _RescueFields):
     def to_job(self, settings: Settings) -> RescueJobRequest:
         return RescueJobRequest(self.payload(), self.format, self.question, self.max_steps,
                                 self.dry_run, settings.rescue_evidence_chars,
-                                settings.rescue_max_tokens)
+                                settings.rescue_max_tokens, self.budget_tokens)
 
 
 class PromptMessageOut(BaseModel):
@@ -37,6 +42,8 @@ class EvidenceOut(BaseModel):
     steps: int
     chars: int
     compacted: bool = Field(description="Some evidence was shrunk to fit the budget.")
+    tokens: int | None = Field(None, description="The prompt's tokens, counted when "
+                               "'budget_tokens' was sent.")
 
 
 class RescueResponse(BaseModel):

@@ -60,6 +60,12 @@ class _TraceFields(BaseModel):
     min_llm_chars: int | None = Field(None, ge=0)
     min_saving: float | None = Field(None, ge=0, le=0.9)
     mode: LLMJobMode = "auto"
+    budget_tokens: int | None = Field(
+        None, ge=1, description="The most tokens the output text may have: above it the "
+        "trace is summarized whatever the trigger says, and when the summary and the "
+        "recent actions would pass it, the recent observations are cut shorter, then the "
+        "oldest recent actions join the summary, then the summary's lines are cut. 422 when "
+        "even that is past it.")
 
 
 # The LLM fields come last in the published schema, as they always have.
@@ -84,7 +90,8 @@ class SummarizeTraceRequest(LLMFallback, _TraceFields):
             _given(self.observation_chars, d.observation_chars),
             _given(self.large_chars, d.large_chars),
             _given(self.large_trigger, d.large_trigger), _given(self.large_keep, d.large_keep),
-            _given(self.min_llm_chars, d.min_llm_chars), _given(self.min_saving, d.min_saving))
+            _given(self.min_llm_chars, d.min_llm_chars), _given(self.min_saving, d.min_saving),
+            self.budget_tokens)
         return TraceRequest(actions, self.scratchpad, options, self.mode)
 
     @model_validator(mode="after")

@@ -386,7 +386,7 @@ export interface components {
             trigger_tokens?: number | null;
             /**
              * Trigger Share
-             * @description Also compress above this share of the model's context window (0.75: three quarters); needs 'model' of a known family or 'context_window'.
+             * @description Also compress above this share of the model's context window (0.75: three quarters); needs a 'model' that LiteLLM's model map lists, or 'context_window'.
              */
             trigger_share?: number | null;
             /**
@@ -411,6 +411,11 @@ export interface components {
              * @enum {string}
              */
             mode?: "auto" | "fast" | "deep";
+            /**
+             * Budget Tokens
+             * @description The most tokens the output may have: above it the history is compressed whatever the triggers say, and when the summary and the last messages would pass it, fewer of the last messages are kept (a tool call never parted from its result). 422 when the system prompt, the task, the user's messages and the summary alone are past it.
+             */
+            budget_tokens?: number | null;
             /** Synthesis Provider */
             synthesis_provider?: string | null;
             /** Synthesis Model */
@@ -529,6 +534,11 @@ export interface components {
              * @description Some evidence was shrunk to fit the budget.
              */
             compacted: boolean;
+            /**
+             * Tokens
+             * @description The prompt's tokens, counted when 'budget_tokens' was sent.
+             */
+            tokens?: number | null;
         };
         /**
          * ExpandResponse
@@ -1060,6 +1070,11 @@ export interface components {
              * @default false
              */
             dry_run?: boolean;
+            /**
+             * Budget Tokens
+             * @description The most tokens the prompt sent to the LLM may have (instructions, question and evidence): the evidence is shrunk until it fits, as well as CONTEXTSYNTH_RESCUE_EVIDENCE_CHARS. 422 when the instructions and the question alone leave it no room.
+             */
+            budget_tokens?: number | null;
             /** Synthesis Provider */
             synthesis_provider?: string | null;
             /** Synthesis Model */
@@ -1352,6 +1367,11 @@ export interface components {
              * @enum {string}
              */
             mode?: "auto" | "fast" | "deep";
+            /**
+             * Budget Tokens
+             * @description The most tokens the output text may have: above it the trace is summarized whatever the trigger says, and when the summary and the recent actions would pass it, the recent observations are cut shorter, then the oldest recent actions join the summary, then the summary's lines are cut. 422 when even that is past it.
+             */
+            budget_tokens?: number | null;
             /** Synthesis Provider */
             synthesis_provider?: string | null;
             /** Synthesis Model */

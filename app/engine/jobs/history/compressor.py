@@ -1,7 +1,9 @@
 """``/compress-history``: older messages become one sectioned summary, recent ones stay.
 
 The cut keeps the last ``keep_last_n`` messages and moves back so that no
-tool result is parted from its call. User and system messages keep their
+tool result is parted from its call. With a token budget, the output never passes it:
+the cut moves forward, keeping fewer of the last messages (a call never parted from its
+result either), until the summary and what stays fit. User and system messages keep their
 order and the summary block follows them, so no request appears after the work
 that answered it. A summary block from an earlier call is updated with only the
 messages after it (anchored, incremental), so a call costs what is new.
@@ -20,7 +22,7 @@ from app.engine.compaction.ledger import build_ledger
 from app.engine.compaction.lifting import Lifted, lift
 from app.engine.compaction.notes import groups, render_ledger
 from app.engine.compaction.runs import Runs
-from app.engine.errors import InvalidTranscript
+from app.engine.errors import BudgetTooSmall, InvalidTranscript
 from app.engine.jobs.accounting import account
 from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.synthesize.synthesizer import check_output
@@ -68,11 +70,22 @@ _CHANGE = re.compile(r"\[(?:wrote|defines|edited|created) |\bcat >|\bsed -i\b|"
 _LEFT_OUT = re.compile(r"^\(\+(\d+) ")
 
 
+# The longest summary an LLM is asked for, in tokens (the reply's bound, and what a
+# budget keeps room for when the LLM writes the summary).
+SUMMARY_MAX_TOKENS = 2000
+# Tries at cutting an LLM's summary to the room a budget leaves (the marker's length and
+# the tokenizer can need a second one).
+_CUT_ROUNDS = 4
+
+
 @dataclass(frozen=True)
 class HistoryOptions:
     trigger_messages: int = 50
     trigger_tokens: int | None = None
     keep_last_n: int = 10
+    # The most tokens the output may have; past it the history is compressed whatever
+    # the triggers say.
+    budget_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +101,7 @@ class HistoryPlan:
     # The messages as the notes read them: an agent's text actions as calls, and the
     # observations that answered them as their results (see compaction.lifting).
     lifted: Lifted | None = None
+    budget_tokens: int | None = None
 
     @property
     def fired(self) -> bool:
@@ -140,7 +154,10 @@ class HistoryCompressor:
     def _context(self, messages: Sequence[Message]) -> StrategyContext:
         return self._caches.context(messages)
 
-    def plan(self, transcript: Transcript, options: HistoryOptions) -> HistoryPlan:
+    def plan(self, transcript: Transcript, options: HistoryOptions,
+             summary_tokens: int | None = None) -> HistoryPlan:
+        """``summary_tokens``: the size of the summary to keep room for under a budget
+        (an LLM's reply's bound); None: the deterministic summary, measured."""
         transcript = _unmerged(transcript)
         messages = transcript.messages
         if not messages:
@@ -151,7 +168,9 @@ class HistoryCompressor:
         task = messages[seg.task_index].text if seg.task_index is not None else ""
         over_count = len(messages) > options.trigger_messages
         over_tokens = options.trigger_tokens is not None and tokens > options.trigger_tokens
-        if not (over_count or over_tokens):
+        budget = options.budget_tokens
+        over_budget = budget is not None and tokens > budget
+        if not (over_count or over_tokens or over_budget):
             limit = f"{options.trigger_messages} messages"
             if options.trigger_tokens is not None:
                 limit += f" or {options.trigger_tokens} tokens"
@@ -165,17 +184,74 @@ class HistoryCompressor:
         previous_at = next((i for i in range(stop - 1, head - 1, -1)
                             if _is_block(messages[i])), None)
         start = previous_at if previous_at is not None else head
-        region = messages[start:stop]
-        if not any(m.role in ("assistant", "tool") for m in region):
-            return HistoryPlan(transcript, tokens, "nothing older than the last "
-                               f"{options.keep_last_n} messages to summarize", task)
         previous = messages[previous_at] if previous_at is not None else None
         why = ("over the message trigger" if over_count
-               else f"over the token trigger ({tokens} > {options.trigger_tokens} tokens)")
+               else f"over the token trigger ({tokens} > {options.trigger_tokens} tokens)"
+               if over_tokens else f"over the budget ({tokens} > {budget} tokens)")
         lifted = lift(messages, self._caches.actions)
         plan = HistoryPlan(transcript, tokens, why, task, start, stop, previous,
-                           lifted=lifted)
+                           lifted=lifted, budget_tokens=budget)
+        if budget is not None:
+            plan = self._fit(plan, budget, summary_tokens)
+        if not any(m.role in ("assistant", "tool") for m in messages[start : plan.stop]):
+            return HistoryPlan(transcript, tokens, "nothing older than the last "
+                               f"{options.keep_last_n} messages to summarize", task)
         return replace(plan, prompt=self._prompt(plan))
+
+    def _size(self, plan: HistoryPlan, summary: str | int) -> int:
+        """The output's tokens with this cut: what stays, and the block with ``summary``
+        (its text, or its size in tokens)."""
+        messages = plan.transcript.messages
+        gone = {id(m) for m in _replaced(plan)}
+        kept = [m for m in messages if id(m) not in gone]
+        header = HISTORY_HEADER.format(handle=self._handle(plan))
+        if isinstance(summary, str):
+            block = self._counter.message(Message("user", (Part("text", "\n".join(
+                [header, summary.strip()])),)))
+        else:
+            block = self._counter.message(Message("user", (Part("text", header),))) + summary
+        return self._counter.messages(kept) + block
+
+    def _fit(self, plan: HistoryPlan, budget: int, summary_tokens: int | None) -> HistoryPlan:
+        """The plan with the fewest of the last messages dropped that brings the output
+        within ``budget``: the cut moves forward past whole calls with their results.
+        Without ``summary_tokens`` the deterministic summary is measured at each cut it
+        is worth measuring at (it grows as the span does, so a cut that fits the last
+        measure is measured again)."""
+        messages = plan.transcript.messages
+        cuts = [s for s in range(plan.stop, len(messages) + 1)
+                if s == len(messages) or messages[s].role != "tool"]
+        estimate: str | int = summary_tokens if summary_tokens is not None else ""
+        measured_at = -1
+        for stop in cuts:
+            tried = replace(plan, stop=stop)
+            if summary_tokens is None and measured_at < 0:
+                estimate, measured_at = self.fast_summary(tried), stop
+            if self._size(tried, estimate) > budget:
+                continue
+            if summary_tokens is not None or measured_at == stop:
+                return self._fitted(tried, plan.stop)
+            estimate, measured_at = self.fast_summary(tried), stop
+            if self._size(tried, estimate) <= budget:
+                return self._fitted(tried, plan.stop)
+        if summary_tokens is not None:
+            # No room for the longest reply: the room the deterministic summary needs
+            # will do, and the LLM's summary is cut to what is left (``_within_budget``).
+            return self._fit(plan, budget, None)
+        everything = replace(plan, stop=len(messages))
+        least = self._size(everything, self.fast_summary(everything))
+        raise BudgetTooSmall(
+            f"the system prompt, the task, the user's messages and the summary of the "
+            f"rest alone take {least} tokens, past 'budget_tokens' {budget}; send a "
+            f"budget of at least {least} tokens.", pointer="/budget_tokens")
+
+    def _fitted(self, plan: HistoryPlan, wanted: int) -> HistoryPlan:
+        if plan.stop == wanted:
+            return plan
+        kept = len(plan.transcript.messages) - plan.stop
+        return replace(plan, reason=f"{plan.reason}; the last {kept} messages kept, not "
+                       f"{len(plan.transcript.messages) - wanted}, to fit the budget of "
+                       f"{plan.budget_tokens} tokens")
 
     def _prompt(self, plan: HistoryPlan) -> tuple[PromptMessage, ...]:
         text, _ = render_evidence(plan.span, self._context(plan.transcript.messages),
@@ -233,7 +309,22 @@ class HistoryCompressor:
         """The handle the summary's block will carry: what /expand gives back for it."""
         return self._caches.handles.of(_replaced(plan))
 
+    def _within_budget(self, plan: HistoryPlan, summary: str) -> str:
+        """An LLM's summary cut to the room the budget leaves it (a reply is counted by
+        this service's tokenizer, not the provider's)."""
+        budget = plan.budget_tokens
+        for _ in range(_CUT_ROUNDS):
+            if budget is None:
+                break
+            over = self._size(plan, summary) - budget
+            if over <= 0:
+                break
+            tokens = max(self._counter.text(summary), 1)
+            summary = shorten(summary, max(len(summary) * (tokens - over) // tokens - 8, 0))
+        return summary
+
     def finish(self, plan: HistoryPlan, summary: str) -> HistoryResult:
+        summary = self._within_budget(plan, summary)
         messages = plan.transcript.messages
         region = messages[plan.start : plan.stop]
         replaced = _replaced(plan)

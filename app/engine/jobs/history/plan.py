@@ -19,6 +19,7 @@ from app.engine.jobs.base import (
     degraded,
 )
 from app.engine.jobs.history.compressor import (
+    SUMMARY_MAX_TOKENS,
     HistoryCompressor,
     HistoryOptions,
     HistoryPlan,
@@ -26,8 +27,6 @@ from app.engine.jobs.history.compressor import (
 )
 from app.engine.jobs.summaries import check_summary
 from app.engine.transcript.formats import WireFormat, conversation
-
-SUMMARY_MAX_TOKENS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +61,11 @@ class HistoryJob(ConversationJob):
 
     def plan(self, request: HistoryRequest, llm: bool) -> Plan[_State]:
         wire, transcript = self._read(request)
-        plan = self._compressor.plan(transcript, request.options)
-        state = _State(request, wire, plan, llm and request.mode != "fast")
+        use_llm = llm and request.mode != "fast"
+        # Under a budget, room is kept for the longest summary the LLM may write.
+        plan = self._compressor.plan(transcript, request.options,
+                                     SUMMARY_MAX_TOKENS if use_llm else None)
+        state = _State(request, wire, plan, use_llm)
         if request.mode == "deep" and not llm:
             return Plan(state, needs_llm=NeedsLLM(
                 "mode 'deep' of /compress-history", "ask for mode 'fast'"))

@@ -18,8 +18,9 @@ from app.engine.jobs.base import (
 )
 from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.rescue.answer import from_evidence, ungrounded
-from app.engine.jobs.rescue.prompt import RescuePlan, plan
+from app.engine.jobs.rescue.prompt import RescuePlan, TokenBudget, plan
 from app.engine.transcript.formats import WireFormat
+from app.engine.transcript.tokens import TokenCounter
 
 # The quoted answer's length: the answer's token budget at about four characters a token.
 _CHARS_PER_TOKEN = 4
@@ -32,6 +33,7 @@ class RescueJobRequest(ConversationRequest):
     dry_run: bool = False
     evidence_chars: int = 24_000
     max_tokens: int = 800
+    budget_tokens: int | None = None  # the prompt's tokens, at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +46,20 @@ class Rescued:
 class RescueJob(ConversationJob):
     name = "rescue"
 
-    def __init__(self, caches: EngineCaches, formats: Mapping[str, WireFormat]) -> None:
+    def __init__(self, caches: EngineCaches, formats: Mapping[str, WireFormat],
+                 counter: TokenCounter) -> None:
         super().__init__(formats)
         self._caches = caches
+        self._counter = counter
 
     def plan(self, request: RescueJobRequest, llm: bool) -> Plan[RescuePlan]:
         messages = self._read(request)[1].messages
         # Planning validates the transcript as every job does: a bad request is a 422
         # whether or not an LLM is configured.
+        token_budget = None if request.budget_tokens is None else TokenBudget(
+            request.budget_tokens, self._counter.text)
         rescue = plan(messages, self._caches.context(messages), request.question,
-                      request.evidence_chars, request.max_steps)
+                      request.evidence_chars, request.max_steps, token_budget)
         if request.dry_run:
             return Plan(rescue)
         if not llm:

@@ -4,6 +4,10 @@ Strategies, from most to least ambitious: ``llm`` (outcome lines per tool from
 the synthesis model), ``deterministic`` (the same lines built from the
 actions), ``truncation`` (every observation cut) and ``none`` (under the
 trigger). A summary that saves too little falls back to truncation.
+
+With a token budget the output never passes it: past it the trace is summarized
+whatever the trigger says, then the recent observations are cut shorter, then the
+oldest recent actions join the summary, then the summary's lines are cut.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from app.engine import jsontext
 from app.engine.compaction.base import Handles
-from app.engine.errors import InvalidTranscript
+from app.engine.errors import BudgetTooSmall, InvalidTranscript
 from app.engine.jobs.caches import EngineCaches
 from app.engine.prompts import (
     TRACE_CLOSE,
@@ -34,6 +38,9 @@ _STEP = re.compile(r"^(Thought|Action Input|Action|Observation|Outcome|Final Ans
 _INPUT_CHARS = 60
 _LINE_CHARS = 100
 _OLD_OBSERVATION_CHARS = 200
+# Under a budget: the shortest a recent observation, and a summary's line, is cut to.
+_LEAST_OBSERVATION_CHARS = 50
+_LEAST_LINE_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,7 @@ class TraceOptions:
     large_keep: int = 3
     min_llm_chars: int = 2_000  # under this an LLM call is not worth its cost
     min_saving: float = 0.10
+    budget_tokens: int | None = None  # the most tokens the output may have
 
 
 @dataclass(frozen=True)
@@ -297,6 +305,14 @@ class TraceSummarizer:
         trigger = options.large_trigger if large else options.trigger
         keep = options.large_keep if large else options.keep
         size = f"{before} characters" + (" (large)" if large else "")
+        budget = options.budget_tokens
+        if budget is not None and tokens > budget:
+            # Past the budget the trace is summarized whatever the trigger says (the
+            # newest action stays when there are others), and finish keeps fewer recent
+            # actions if they do not fit.
+            return self._fired(actions, options, trigger, min(keep, len(actions) - 1),
+                               before, tokens, f"over the budget ({tokens} > {budget} "
+                               "tokens)", frame)
         if len(actions) <= trigger:
             return TracePlan(actions, options, trigger, keep, full, before, tokens, False,
                              f"{len(actions)} actions, not over the trigger of {trigger} "
@@ -306,9 +322,15 @@ class TraceSummarizer:
                              f"keep ({keep}) covers all {len(actions)} actions: nothing older "
                              "to summarize", False, head=head, tail=tail)
         del full
-        plan = TracePlan(actions, options, trigger, keep, "", before, tokens, True,
-                         f"{len(actions)} actions, over the trigger of {trigger} for {size}",
-                         before >= options.min_llm_chars, head=head, tail=tail)
+        return self._fired(actions, options, trigger, keep, before, tokens,
+                           f"{len(actions)} actions, over the trigger of {trigger} for {size}",
+                           frame)
+
+    def _fired(self, actions: tuple[Action, ...], options: TraceOptions, trigger: int,
+               keep: int, before: int, tokens: int, reason: str,
+               frame: tuple[str, str]) -> TracePlan:
+        plan = TracePlan(actions, options, trigger, keep, "", before, tokens, True, reason,
+                         before >= options.min_llm_chars, head=frame[0], tail=frame[1])
         groups = self._groups(plan.older)
         return replace(plan, groups=groups, prompt=self._prompt(plan.older))
 
@@ -408,6 +430,66 @@ class TraceSummarizer:
 
     def finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
                strategy: str) -> TraceResult:
+        result = self._finish(plan, groups, strategy)
+        budget = plan.options.budget_tokens
+        if budget is None or result.tokens_after <= budget:
+            return result
+        return self._within(plan, groups if groups is not None and strategy == "llm"
+                            else plan.groups, strategy if strategy == "llm"
+                            else "deterministic", budget)
+
+    def _within(self, plan: TracePlan, groups: tuple[Group, ...], strategy: str,
+                budget: int) -> TraceResult:
+        """The summary cut to ``budget``: shorter recent observations first, then fewer
+        recent actions (the oldest join the summary, as their own lines), then shorter
+        summary lines; refused when the scratchpad's own text alone is past it."""
+        recent = plan.recent
+        reason = f"{plan.reason}; cut to the budget of {budget} tokens"
+
+        def text(lines: Sequence[str], kept: Sequence[Action], chars: int) -> str:
+            summary = "\n".join([TRACE_OPEN, *lines, TRACE_CLOSE])
+            rest = render_trace(kept, chars)
+            return plan.framed(f"{summary}\n{rest}" if rest else summary)
+
+        def done(body: str, moved: int, all_groups: tuple[Group, ...]) -> TraceResult:
+            # The actions moved into the summary are older ones now: the handle and the
+            # receipt cover them.
+            fitted = replace(plan, keep=len(recent) - moved)
+            return self._replaced(fitted, body, strategy, all_groups, plan.tokens_before,
+                                  reason)
+
+        chars = plan.options.observation_chars
+        for moved in range(len(recent)):
+            kept = recent[moved:]
+            extra = self._groups(recent[:moved]) if moved else ()
+            lines = [g.summary for g in (*groups, *extra)]
+            while True:
+                body = text(lines, kept, chars)
+                if self._counter.text(body) <= budget:
+                    return done(body, moved, (*groups, *extra))
+                if chars <= _LEAST_OBSERVATION_CHARS:
+                    break
+                chars = max(chars // 2, _LEAST_OBSERVATION_CHARS)
+        moved = max(len(recent) - 1, 0)
+        all_groups = (*groups, *self._groups(recent[:moved]))
+        lines = [g.summary for g in all_groups]
+        line_chars = max((len(line) for line in lines), default=0)
+        while True:
+            line_chars = max(line_chars // 2, _LEAST_LINE_CHARS)
+            body = text([shorten(line, line_chars) for line in lines], recent[moved:],
+                        _LEAST_OBSERVATION_CHARS)
+            least = self._counter.text(body)
+            if least <= budget:
+                return done(body, moved, all_groups)
+            if line_chars <= _LEAST_LINE_CHARS:
+                break
+        raise BudgetTooSmall(
+            f"the trace's summary, its newest action and the scratchpad's own text take "
+            f"{least} tokens at the least, past 'budget_tokens' {budget}; send a budget "
+            f"of at least {least} tokens.", pointer="/budget_tokens")
+
+    def _finish(self, plan: TracePlan, groups: tuple[Group, ...] | None,
+                strategy: str) -> TraceResult:
         options = plan.options
         tokens_before = plan.tokens_before
         if not plan.fired or groups is None:

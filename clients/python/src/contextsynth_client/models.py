@@ -117,6 +117,7 @@ class CompressHistoryRequest(_Conversation, _LLMFallback):
     context_window: int | None = None
     keep_last_n: int | None = None
     mode: JobMode = "auto"
+    budget_tokens: int | None = None
 
 
 class ActionIn(Request):
@@ -141,12 +142,14 @@ class SummarizeTraceRequest(_LLMFallback):
     min_llm_chars: int | None = None
     min_saving: float | None = None
     mode: JobMode = "auto"
+    budget_tokens: int | None = None
 
 
 class RescueRequest(_Conversation, _LLMFallback):
     question: str
     max_steps: int | None = None
     dry_run: bool = False
+    budget_tokens: int | None = None
 
 
 class MemoryIn(Request):
@@ -377,6 +380,7 @@ class EvidenceOut(Answer):
     steps: int
     chars: int
     compacted: bool
+    tokens: int | None = None
 
 
 class RescueResponse(Answer):
