@@ -82,20 +82,32 @@ FLOORS = {
 # yet, and this holds it where it is. Its runs are 2,000 tokens or less and the tail
 # cuts that gave its reduction cost more than they saved (its cost was 102% of sending
 # everything): cut only where they pay, its margin went from 3.8 points to 2.5.
+# Cline (issue 58) joined under its line: read by the shapes learned from each run, its
+# three long sessions went from 16.7% reduction and 30.2 points under the window to
+# 86.5% and 5.2 under (the runs' results are very large and the agent goes on to use its
+# own earlier writes); this holds it there. The TapeAgents team's two runs are short:
+# nothing is compacted, so they sit on the line.
 MARGINS = {"aider": 0.097, "openhands-codeact": 0.105, "tau2-bench": 0.147,
-           "webvoyager": 0.020}
+           "webvoyager": 0.020, "cline": -0.057, "tapeagents-team": -0.005}
 CEILINGS = {  # (split, compactor): prefix reuse floor, cost ceilings (share of none)
     # A reply's code in its note line: on tune, mini-swe-agent-text's replies outside its
     # actions gave 0.7 points of recall for 1 of cost in that family (0.14 overall).
     # A turn cut once a turn follows only when that pays: 0.2 points of cost.
-    ("tune", "synthesize-fast-mid"): (0.885, 0.538, 0.582),
-    ("tune", "compress-history-fast"): (0.873, 0.973, 1.059),
+    # The phase's nudge is left out where it would say "no tool has run yet" after turns
+    # were taken, and a required tool that failed gets one consistent nudge (issue 59):
+    # a few hundredths of a point of cost either way.
+    ("tune", "synthesize-fast-mid"): (0.886, 0.543, 0.586),
+    # compress-history reads text actions as calls (issue 59): from 97.3% / 105.9% of the
+    # cost of sending everything to 61.5% / 65.0%.
+    ("tune", "compress-history-fast"): (0.920, 0.620, 0.655),
     # Aider's sessions compacted (console output and edit reports read as results): less
     # of each output is the previous one's (their turns become notes), for 4.6 points of
     # cost on the split.
     # And cut only when that pays (issue 36): 0.5 and 0.7 points of cost.
-    ("test", "synthesize-fast-mid"): (0.807, 0.580, 0.627),
-    ("test", "compress-history-fast"): (0.898, 0.872, 0.907),
+    # Cline joined the split (issue 58): its long sessions, compacted by 86%, lower the
+    # split's cost and raise its reuse.
+    ("test", "synthesize-fast-mid"): (0.838, 0.361, 0.401),
+    ("test", "compress-history-fast"): (0.914, 0.508, 0.542),
 }
 # Issue 15's targets, over every call of the corpus's first 31 runs (tau-bench airline,
 # SWE-agent, mini-swe-agent on deepseek): needed-fact recall at least 75% at 70% or more
