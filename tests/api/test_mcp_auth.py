@@ -5,7 +5,6 @@ page from an origin nobody allowed gets a 403, keys or not."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -34,7 +33,7 @@ def _rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 @pytest.fixture
-def handled(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+def handled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The methods of the requests that reached the MCP SDK's transport."""
     seen: list[str] = []
     original = StreamableHTTPSessionManager.handle_request
@@ -45,7 +44,7 @@ def handled(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         await original(self, scope, receive, send)
 
     monkeypatch.setattr(StreamableHTTPSessionManager, "handle_request", counted)
-    yield seen
+    return seen
 
 
 def _app(encoder: Any, registry: CollectorRegistry | None = None, **settings: Any) -> Any:
@@ -59,8 +58,8 @@ def _counted(registry: CollectorRegistry, status: str) -> float:
                and s.labels["route"] == "/mcp" and s.labels["status"] == status)
 
 
-@pytest.mark.parametrize("method,params", [INITIALIZE, ("tools/list", {}), CALL,
-                                           ("ping", {})])
+@pytest.mark.parametrize(("method", "params"), [INITIALIZE, ("tools/list", {}), CALL,
+                                               ("ping", {})])
 @pytest.mark.parametrize("authorization", [None, "Bearer cs-key-wrong", "Basic Y3M6a2V5"])
 async def test_every_method_without_a_valid_key_is_an_http_401(encoder, handled, method,
                                                                 params, authorization):
