@@ -192,7 +192,7 @@ def create_app(
         mount(app, echo.router)
     # MCP's streamable HTTP: an ASGI app of the SDK's, outside the OpenAPI document (its
     # protocol is JSON-RPC, described by MCP itself).
-    tools = MCPEndpoint(app, VERSION, max_body_bytes=body_bytes)
+    tools = MCPEndpoint(app, VERSION, services, max_body_bytes=body_bytes)
     app.routes.append(Route(MCP_PATH, tools, methods=["GET", "POST", "DELETE"],
                             include_in_schema=False))
     # Outermost last: metrics and logs see the 413s the body limit sends.

@@ -15,6 +15,7 @@ from app.adapters.events import RETRY_SCHEDULE_S, WebhookConfig
 from app.adapters.llm.config import ProviderConfig
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.trace.summarizer import TraceOptions
+from app.service.origins import normalized
 from app.service.rate_limits import TenantLimits
 from app.service.server_keys import DEFAULT_ROUTES, parse_route
 
@@ -155,6 +156,11 @@ class Settings(BaseSettings):
     api_keys: dict[str, str] = Field(
         default_factory=dict, description="JSON object: sha256 hex of an API key -> tenant "
         "(`contextsynth hash-key KEY` prints the hash). Empty: no keys, one tenant.")
+    mcp_allowed_origins: list[str] = Field(
+        default_factory=list, description="JSON list of web origins (scheme://host[:port]) "
+        "whose pages may call /mcp, beside pages on localhost, 127.0.0.1 and [::1]; a "
+        "request with any other Origin header gets a 403. Requests without Origin (every "
+        "client but a browser) are not affected.")
     rate_limits: dict[str, TenantLimits] = Field(
         default_factory=dict, description="JSON object: tenant -> {requests_per_minute, "
         "tokens_per_minute, tokens_per_day}, each optional (left out: no limit). A tenant "
@@ -236,6 +242,11 @@ class Settings(BaseSettings):
         for route in routes:
             parse_route(route)  # a ValueError says how to write one
         return routes
+
+    @field_validator("mcp_allowed_origins")
+    @classmethod
+    def _origins_read(cls, origins: list[str]) -> list[str]:
+        return [normalized(origin) for origin in origins]  # a ValueError says how to write one
 
     @field_validator("proxy_openai_url")
     @classmethod

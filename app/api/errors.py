@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.adapters.llm import base as llm
 from app.context import request_id
 from app.engine import errors as e
+from app.service.origins import OriginNotAllowed
 from app.service.proxy import ProxyHeaderInvalid
 from app.service.rate_limits import OverLimit, RateLimited, TooManyTokens
 from app.service.server_keys import NotAProxyRoute, ServerKeyRefused
@@ -44,6 +45,7 @@ STATUS: dict[type[e.ContextsynthError], int] = {
     e.BudgetTooSmall: 422,
     ProxyHeaderInvalid: 400,
     ServerKeyRefused: 403,
+    OriginNotAllowed: 403,
     NotAProxyRoute: 404,
     e.InvalidNumber: 422,
     e.MalformedBody: 400,

@@ -9,7 +9,12 @@ HTTP API's own, and so are the errors: a refused call comes back as a tool error
 text is the problem document's title and detail.
 
 The HTTP transport is stateless and answers in JSON (no session to pin a client to a
-replica, as every other route of this stateless service).
+replica, as every other route of this stateless service). Before any MCP processing a
+request passes the checks every route's caller passes, at HTTP: a browser's ``Origin``
+(403, see ``service.origins``), the API key when keys are configured (401 with
+``WWW-Authenticate: Bearer``, as MCP's authorization spec asks, whatever the JSON-RPC
+method, and for the GET stream too), and one request from the tenant's rate limits
+(429); a tool call's route then draws only its body's tokens.
 """
 
 from __future__ import annotations
@@ -29,17 +34,22 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.adapters.tracing import with_trace_context
+from app.api.auth import authenticate
+from app.api.deps import Services
 from app.api.middleware import COUNTED_INSIDE
+from app.api.rate_limit import admit, request_drawn
 from app.api.schemas.common import ExpandResponse
 from app.api.schemas.history import CompressHistoryRequest, CompressHistoryResponse
 from app.api.schemas.recall import SummarizeRecallRequest, SummarizeRecallResponse
 from app.api.schemas.reflect import ReflectRequest, ReflectResponse
 from app.api.schemas.synthesize import SynthesizeRequest, SynthesizeResponse
 from app.api.schemas.trace import SummarizeTraceRequest, SummarizeTraceResponse
+from app.service.origins import check_origin
 
 PATH = "/mcp"
 Context = ServerRequestContext[Any, Any]
@@ -181,9 +191,11 @@ class MCPEndpoint:
     serves while the app runs (``running``, entered by the app's lifespan: a session
     manager and a client of the app, new each time, as a lifespan may run again)."""
 
-    def __init__(self, app: ASGIApp, version: str, *, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, version: str, services: Services, *,
+                 max_body_bytes: int) -> None:
         self._app = app
         self._version = version
+        self._services = services
         self._max_body_bytes = max_body_bytes
         self._manager: StreamableHTTPSessionManager | None = None
 
@@ -209,6 +221,12 @@ class MCPEndpoint:
             await JSONResponse(problem, status_code=503, media_type="application/problem+json",
                                headers={"retry-after": "1"})(scope, receive, send)
             return
+        # Refused at HTTP before the SDK reads a byte: a caller without a key costs a
+        # header check, not a JSON-RPC exchange (raised here, answered by app.api.errors).
+        request = Request(scope)
+        check_origin(request.headers.get("origin"), self._services.settings.mcp_allowed_origins)
+        found = authenticate(request, self._services)
+        await admit(request, self._services, found)
         # The trace context of this request's span, where the tools' calls read it; the
         # state shared with the copy, where a call marks the request counted inside.
         scope.setdefault("state", {})
@@ -216,7 +234,8 @@ class MCPEndpoint:
                    for k, v in scope.get("headers", [])]
         traced = [(k.encode("latin-1"), v.encode("latin-1"))
                   for k, v in with_trace_context(headers)]
-        await manager.handle_request({**scope, "headers": traced}, receive, send)
+        with request_drawn():  # this request was drawn above; a tool's route is not
+            await manager.handle_request({**scope, "headers": traced}, receive, send)
 
 
 def in_process(app: ASGIApp) -> httpx.AsyncClient:

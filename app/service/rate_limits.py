@@ -168,15 +168,19 @@ class RateLimits:
         return self._tenants.get(tenant, self._default)
 
     async def admit(self, tenant: str, route: str, body: Any = None, *,
-                    upstream: str | None = None) -> Admitted | None:
+                    upstream: str | None = None, request: bool = True) -> Admitted | None:
         """Draw one request and the body's tokens from the tenant's buckets, or raise
         ``RateLimited`` (429) or ``TooManyTokens`` (413). ``body``: the request's JSON,
         parsed or as bytes (read only when the tenant's tokens are limited); None for a
         request without one, which draws from the request buckets alone. ``route``: its
-        template, for the metric. None when no limit applies."""
+        template, for the metric. ``request``: False when the request was drawn already
+        (by the call that made this one), so only the tokens are. None when no limit
+        applies."""
         buckets = self.buckets(tenant)
         if body is None:  # nothing to count: its token buckets are left alone
             buckets = tuple(b for b in buckets if _KIND[b.name].unit == "requests")
+        if not request:
+            buckets = tuple(b for b in buckets if _KIND[b.name].unit != "requests")
         if not buckets:
             return None
         tokens = None

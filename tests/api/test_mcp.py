@@ -8,6 +8,8 @@ import json
 import sys
 from collections.abc import Iterator
 
+import httpx
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
@@ -72,9 +74,101 @@ async def test_what_a_tool_cut_its_tenant_expands_and_no_other_tenant_can(url):
         other = await beta.call_tool("expand", {"handle": span["handle"]})
     assert other.is_error and "404" in tool_text(other)
     assert "tool_calls" not in tool_text(other)  # never another tenant's text
-    async with _over_http(url) as nobody:
-        refused = await nobody.call_tool("synthesize", {"messages": messages})
-    assert refused.is_error and tool_text(refused).startswith("401")
+
+
+class Recorded:
+    """An SDK client's HTTP client whose key can be taken away, and the answers it got."""
+
+    def __init__(self, url: str, key: str | None, origin: str | None = None) -> None:
+        self.url = url
+        self.key = key
+        self.origin = origin
+        self.answers: list[httpx2.Response] = []
+
+    async def _request(self, request: httpx2.Request) -> None:
+        if self.key:
+            request.headers["authorization"] = f"Bearer {self.key}"
+        if self.origin:
+            request.headers["origin"] = self.origin
+
+    async def _response(self, response: httpx2.Response) -> None:
+        self.answers.append(response)
+
+    def client(self) -> Client:
+        http = httpx2.AsyncClient(timeout=30, event_hooks={
+            "request": [self._request], "response": [self._response]})
+        return Client(streamable_http_client(self.url, http_client=http))
+
+
+def refusals(answers: list[httpx2.Response], status: int) -> list[httpx2.Response]:
+    return [r for r in answers if r.status_code == status]
+
+
+async def not_connected(caller: Recorded) -> None:
+    """The client could not start its session: every error under it is the SDK's own
+    (the transport reports a refused HTTP request as an MCP error)."""
+    try:
+        async with caller.client():
+            pass
+    except Exception as exc:  # the SDK's task groups wrap it
+        leaves = list(_leaves(exc))
+        assert leaves and all(isinstance(e, MCPError) for e in leaves), leaves
+        return
+    raise AssertionError("the client started a session")
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield exc
+
+
+@pytest.mark.parametrize("key", [None, "cs-key-wrong"])
+async def test_the_sdk_client_without_a_valid_key_gets_an_http_401(url, key):
+    caller = Recorded(url, key)
+    await not_connected(caller)
+    assert caller.answers  # its probe and its initialize, both refused at HTTP
+    assert {r.status_code for r in caller.answers} == {401}
+    assert {r.headers["www-authenticate"] for r in caller.answers} == {"Bearer"}
+
+
+async def test_a_key_taken_away_mid_session_is_an_http_401_for_list_and_call(url):
+    caller = Recorded(url, "cs-key-alpha")
+    outcomes: list[object] = []
+    async with caller.client() as client:
+        listed = await client.list_tools()
+        caller.key = None  # as after the key was revoked: the client no longer has it
+        for attempt in (client.list_tools(), client.call_tool("summarize_recall", {
+                "query": "Which seat?", "memories": [{"id": "m1", "text": "An aisle seat."}]})):
+            try:
+                outcomes.append(await attempt)
+            except MCPError as exc:
+                outcomes.append(exc)
+    assert listed.tools
+    assert all(isinstance(o, MCPError) for o in outcomes), outcomes
+    refused = refusals(caller.answers, 401)
+    assert len(refused) == 2
+    assert all(r.headers["www-authenticate"] == "Bearer" for r in refused)
+
+
+async def test_the_sdk_client_from_a_web_origin_not_allowed_gets_a_403(url):
+    caller = Recorded(url, "cs-key-alpha", origin="https://evil.example")
+    await not_connected(caller)
+    assert caller.answers and {r.status_code for r in caller.answers} == {403}
+
+
+async def test_the_event_stream_needs_a_key_and_opens_with_one(url):
+    accept = {"accept": "text/event-stream"}
+    async with httpx.AsyncClient(timeout=30) as http:
+        async with http.stream("GET", url, headers=accept) as stream:  # heads only
+            refused = (stream.status_code, stream.headers.get("www-authenticate"))
+        async with http.stream("GET", url, headers={
+                **accept, "authorization": "Bearer cs-key-alpha"}) as stream:
+            opened = (stream.status_code, stream.headers["content-type"])
+    assert refused == (401, "Bearer")
+    assert opened == (200, "text/event-stream")
 
 
 async def test_bad_arguments_are_the_routes_own_problem(url):
