@@ -66,14 +66,16 @@ def check_bounds(body: Any, bounds: tuple[ListBound, ...], settings: Settings) -
         found = [(pointer, n) for pointer, value in _reach(body, bound.path, "")
                  if (n := bound.count(value)) is not None]
         if bound.total:
+            # Points at the list that holds them all: the path up to its first ``*``.
+            outer = bound.path[: bound.path.index("*")] if "*" in bound.path else bound.path
             total = sum(n for _, n in found)
-            over = [("/" + "/".join(bound.path), total)] if total > limit else []
+            over = [("/" + "/".join(map(_escaped, outer)), total, "holds, in all,")] \
+                if total > limit else []
         else:
-            over = [(pointer, n) for pointer, n in found if n > limit][:1]
-        for pointer, n in over:
-            where = f"{pointer} has" if not bound.total else f"{pointer} have, together,"
+            over = [(pointer, n, "has") for pointer, n in found if n > limit][:1]
+        for pointer, n, has in over:
             raise SettingExceeded(
-                f"{where} {n} {bound.what}; this service takes at most {limit} "
+                f"{pointer} {has} {n} {bound.what}; this service takes at most {limit} "
                 f"({env_name(bound.setting)}). {bound.advice}",
                 setting=bound.setting, value=limit, pointer=pointer)
 
