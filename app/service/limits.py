@@ -1,4 +1,6 @@
-"""Request limits that apply to every job, and finding the conversation in a payload."""
+"""Request limits: those that apply to every job, the bounds of each job's lists
+(``ListBound``, declared by the request models), and finding the conversation in a
+payload. Every refusal names the setting that sets the limit."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from app.settings import Settings
 
 # Where a request carries its conversation, in any wire format: measured per message.
 CONVERSATION_KEYS = frozenset({"messages", "contents", "input"})
-ENV_PREFIX = "CONTEXTSYNTH_"
 
 
 class SettingExceeded(LimitExceeded):
@@ -34,7 +35,7 @@ class SettingExceeded(LimitExceeded):
 
 def env_name(setting: str) -> str:
     """The environment variable of a ``Settings`` field."""
-    return ENV_PREFIX + setting.upper()
+    return str(Settings.model_config.get("env_prefix", "")) + setting.upper()
 
 
 def _items(value: Any) -> int | None:
