@@ -55,6 +55,23 @@ class Settings(BaseSettings):
                                    description="Largest single message, and largest single "
                                    "text of any job (a memory, a tool output), in characters "
                                    "(413 above).")
+    # Each item of a list costs every step of its job a little, on the event loop when the
+    # body is small: a list's length, not only its bytes, bounds how long a request can
+    # keep other requests waiting (100,000 short actions held /healthz for 7 s).
+    max_trace_actions: int = Field(
+        1000, ge=1, description="/summarize-trace: most actions in one request, in "
+        "'actions' or as 'Action:' lines of a 'scratchpad' (413 above).")
+    max_reflect_calls: int = Field(
+        1000, ge=1, description="/reflect: most tool calls of the iteration, and of each "
+        "earlier record in 'history' (413 above).")
+    max_reflect_history: int = Field(
+        100, ge=1, description="/reflect: most earlier records in 'history' (413 above).")
+    max_reflect_history_calls: int = Field(
+        10_000, ge=1, description="/reflect: most tool calls in all the earlier records "
+        "together (413 above).")
+    max_recall_memories: int = Field(
+        1000, ge=1, description="/summarize-recall: most memories in one request "
+        "(413 above).")
     token_encoding: str = Field("cl100k_base", description="tiktoken encoding used for counts.")
     cache_memory_bytes: int | None = Field(
         None, ge=16 << 20, description="Bytes every cache of this worker holds together, "
@@ -118,7 +135,9 @@ class Settings(BaseSettings):
     # tens of milliseconds go there (bench --replay measured 64,000: 12% slower).
     offload_chars: int = Field(
         1_000_000, ge=0,
-        description="Requests larger than this run in a worker thread, off the event loop.")
+        description="Requests larger than this (a body of more bytes, or a job "
+        "reading more characters) run in a worker thread, off the event loop: the "
+        "validation of the body against its schema, and the engine's work.")
     # A request allocates thousands of containers and the caches hold millions of
     # long-lived objects: at Python's default (700) the collector walked the whole heap
     # every few hundred requests (see app/adapters/collector.py).

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.adapters.llm import base as llm
 from app.context import request_id
 from app.engine import errors as e
+from app.service.limits import SettingExceeded
 from app.service.origins import OriginNotAllowed
 from app.service.proxy import ProxyHeaderInvalid
 from app.service.rate_limits import OverLimit, RateLimited, TooManyTokens
@@ -221,7 +222,8 @@ async def domain_error(request: Request, exc: Exception) -> JSONResponse:
     else:
         response = problem(_status_of(exc), exc.slug, exc.title, exc.detail, request,
                            pointer=exc.pointer,
-                           **(exc.fields() if isinstance(exc, OverLimit) else {}))
+                           **(exc.fields() if isinstance(exc, OverLimit | SettingExceeded)
+                              else {}))
     if isinstance(exc, OverLimit):
         response.headers.update(exc.headers)  # x-ratelimit-*
     if response.status_code == 401:

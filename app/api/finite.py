@@ -33,7 +33,7 @@ from app.adapters.jsoncodec import check_depth
 from app.adapters.resends import Resends
 from app.api.deps import Services
 from app.engine.errors import InvalidNumber, MalformedBody, NestedTooDeep, NotUTF8
-from app.service.limits import CONVERSATION_KEYS, check_texts
+from app.service.limits import CONVERSATION_KEYS, ListBound, check_bounds, check_texts
 
 # An exponent of three digits or more is the only way a finite-looking number overflows.
 _SUSPECT = re.compile(rb"NaN|Infinity|[eE][+]?\d{3,}")
@@ -129,6 +129,7 @@ class FiniteJSONRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = self.inner_handler()
+        bounds = self.bounds()
 
         async def checked(request: Request) -> Response:
             if request.method in ("POST", "PUT", "PATCH"):
@@ -137,6 +138,8 @@ class FiniteJSONRoute(APIRoute):
                 settings = _services(request).settings
                 if isinstance(parsed, jsoncodec.Unread):
                     parsed = read_strictly(body, settings.max_json_depth)
+                # Before anything walks the lists: a length costs nothing to read.
+                check_bounds(parsed, bounds, settings)
                 # A body no longer than the limit holds no text longer than it.
                 if len(body) > settings.max_message_chars:
                     check_texts(parsed, settings.max_message_chars, CONVERSATION_KEYS)
@@ -147,6 +150,13 @@ class FiniteJSONRoute(APIRoute):
             return await handler(request)
 
         return checked
+
+    def bounds(self) -> tuple[ListBound, ...]:
+        """The lists of the body model that the settings bound (its ``BOUNDS``)."""
+        model = self.body_field.field_info.annotation if self.body_field is not None \
+            else None
+        found: tuple[ListBound, ...] = getattr(model, "BOUNDS", ())
+        return found
 
     def inner_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         """What serves the request once its numbers are checked."""

@@ -37,6 +37,7 @@ from app.api.finite import FiniteJSONRoute
 from app.api.rate_limit import admit
 from app.api.schemas.common import CONVERSATION_KEYS
 from app.service.conversation import HEADER, conversation_key
+from app.service.work import Worker
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -78,16 +79,14 @@ class JobRoute(FiniteJSONRoute):
 
 def _handler(shape: _Shape, endpoint: Callable[..., Awaitable[Response]]) -> Handler:
     async def handle(request: Request) -> Response:
-        value = await _body(request)
+        value, size = await _body(request)
         svc = await services(request)
         found = authenticate(request, svc)
         admitted = await admit(request, svc, found, value)
-        try:
-            body = shape.model.model_validate(value)
-        except ValidationError as exc:
-            raise RequestValidationError(
-                [{**err, "loc": ("body", *err["loc"])} for err in exc.errors(include_url=False)],
-                body=value) from None
+        # Validating a large body builds a model per item of its lists: tens of
+        # milliseconds at the limits, held off the event loop as the engine's work is.
+        work = Worker(offload=size > svc.settings.offload_chars)
+        body = await work(_validated, shape.model, value)
         response = await endpoint(**{shape.body: body, shape.request: request,
                                      shape.services: svc, shape.tenant: found})
         key = conversation_key(request.headers.get(HEADER), value, CONVERSATION_KEYS)
@@ -99,10 +98,19 @@ def _handler(shape: _Shape, endpoint: Callable[..., Awaitable[Response]]) -> Han
     return handle
 
 
-async def _body(request: Request) -> Any:
-    """The body as FastAPI would hand it to the model: parsed when it is declared JSON
-    (``finite`` has parsed it already), the bytes when it is not (the model then says it
-    wants an object); an empty body is a missing one."""
+def _validated(model: type[BaseModel], value: Any) -> BaseModel:
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**err, "loc": ("body", *err["loc"])} for err in exc.errors(include_url=False)],
+            body=value) from None
+
+
+async def _body(request: Request) -> tuple[Any, int]:
+    """The body as FastAPI would hand it to the model, and its size in bytes: parsed
+    when it is declared JSON (``finite`` has parsed it already), the bytes when it is not
+    (the model then says it wants an object); an empty body is a missing one."""
     raw = await request.body()
     if not raw:
         raise RequestValidationError(
@@ -110,10 +118,11 @@ async def _body(request: Request) -> Any:
     kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     main, _, sub = kind.partition("/")
     if main != "application" or not (sub == "json" or sub.endswith("+json")):
-        return raw
+        return raw, len(raw)
     value = await request.json()  # parsed, or refused, by the route class (``finite``)
     # Nothing reads the bytes again: let them go while the job runs, instead of holding
     # a second copy of a large body to the end of the request. (Starlette's cache of
     # request.body(); if it were renamed this would fail every job request's tests.)
-    del request._body
-    return value
+    size = len(raw)
+    del request._body, raw
+    return value, size

@@ -7,7 +7,11 @@ free loopback port. For each job a request is built as large as the limits accep
 ``CONTEXTSYNTH_MAX_BODY_BYTES``), once with texts as tool output reads and once as
 dense in short distinct facts as they can be (``SHAPES``), and sent while a thread asks
 /healthz every 10 ms. The floor is /healthz's own p99 with nothing else running,
-measured in the same run. Printed per request: the answer,
+measured in the same run. Then the requests whose bulk is how many items they hold,
+not how long their texts are (``many``: /summarize-trace with 100,000 actions, /reflect
+with 100,000 tool calls, each a line of output), the lists the message limit does not
+reach: refused by their own bounds, they should leave /healthz near its floor. Printed
+per request: the answer,
 its time, /healthz p99 and worst while it ran (and p99 against the floor), and the
 rise of the worker's resident memory against the body's size. Targets: /healthz p99
 under 100 ms, memory under 3x the body.
@@ -20,6 +24,7 @@ import random
 import statistics
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -29,6 +34,7 @@ from app.cli.replay import served
 from app.settings import Settings
 
 REFLECT_CALLS = 1000  # the most /reflect takes in one iteration
+MANY = 100_000  # items of the requests made of many short ones
 HEALTH_TARGET_S = 0.1
 MEMORY_TARGET = 3.0
 _VOCABULARY = ["alpha", "beta", "kafka", "broker", "partition", "error:", "timeout", "retry",
@@ -83,6 +89,20 @@ def requests(texts: int, chars: int, shape: str = "words",
             {"tool": "bash", "params": f"cat f{n}.log",
              "output": big[n % texts][: texts * chars // REFLECT_CALLS]}
             for n in range(REFLECT_CALLS)]}),
+    }
+
+
+def many(items: int = MANY) -> dict[str, tuple[str, dict[str, object]]]:
+    """Requests of ``items`` short items each (a line of output apiece): their cost is
+    the number of items, which the lists' bounds, not the body's size, keep in check."""
+    tools = ("bash", "read_file", "grep")
+    return {
+        "/summarize-trace": ("summarize-trace", {"actions": [
+            {"action": tools[n % 3], "action_input": f"cat f{n}.log",
+             "observation": f"line {n}: ok"} for n in range(items)], "mode": "fast"}),
+        "/reflect": ("reflect", {"goal": "fix the failing test", "mode": "fast", "tool_calls": [
+            {"tool": tools[n % 3], "params": f"cat f{n}.log", "output": f"line {n}: ok"}
+            for n in range(items)]}),
     }
 
 
@@ -156,21 +176,29 @@ def floor(url: str, probes: int = 200) -> float:
     return _p99(tuple(times))
 
 
+def _bodies(texts: int, chars: int) -> Iterator[tuple[str, str, str, dict[str, object]]]:
+    """Each request to send, as (shape, path, job, body), built as it is sent."""
+    for shape in SHAPES:
+        for path, (job, body) in requests(texts, chars, shape).items():
+            yield shape, path, job, body
+    for path, (job, body) in many().items():
+        yield "many", path, job, body
+
+
 def run(*, scale: float = 1.0) -> int:
     settings = Settings()
     chars = int(settings.max_message_chars * scale)
     texts = max(1, int(settings.max_body_bytes * 0.85 * scale) // max(chars, 1))
     rows = []
     idle = 0.0
-    for shape in SHAPES:
-        for path, (job, body) in requests(texts, chars, shape).items():
-            raw = json.dumps(body).encode()
-            del body
-            # A worker of its own per request: memory one took and kept is not the next's.
-            with served() as url:
-                pid = worker_pid(url.rsplit(":", 1)[1])
-                idle = max(idle, floor(url))
-                rows.append(measure(url, path, job, shape, raw, pid))
+    for shape, path, job, body in _bodies(texts, chars):
+        raw = json.dumps(body).encode()
+        del body
+        # A worker of its own per request: memory one took and kept is not the next's.
+        with served() as url:
+            pid = worker_pid(url.rsplit(":", 1)[1])
+            idle = max(idle, floor(url))
+            rows.append(measure(url, path, job, shape, raw, pid))
     print(f"/healthz p99 with nothing running (the floor): {idle * 1000:.1f} ms")
     print(f"{'job':<18}{'shape':<7}{'body MB':>8}{'status':>7}{'time s':>8}{'health p99 ms':>15}"
           f"{'x floor':>9}{'worst ms':>10}{'memory MB':>11}{'x body':>8}")

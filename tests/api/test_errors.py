@@ -125,7 +125,8 @@ async def test_too_many_messages(make_app):
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
         r = await c.post("/synthesize", json={"messages": coding_run(4)})
     body = assert_problem(r, 413, "limit-exceeded")
-    assert "at most 5" in body["detail"]
+    assert "at most 5 (CONTEXTSYNTH_MAX_MESSAGES)" in body["detail"]
+    assert (body["limit"], body["limit_value"]) == ("CONTEXTSYNTH_MAX_MESSAGES", 5)
 
 
 async def test_oversized_message(make_app):
@@ -134,7 +135,9 @@ async def test_oversized_message(make_app):
         r = await c.post("/synthesize", json={"messages": coding_run(1)})
     body = assert_problem(r, 413, "limit-exceeded")
     assert body["pointer"] == "/messages/3"  # the 1,500-character tool result
-    assert "messages[3] has 1519 characters of content; the limit is 100." in body["detail"]
+    assert ("messages[3] has 1519 characters of content; the limit is 100 "
+            "(CONTEXTSYNTH_MAX_MESSAGE_CHARS)." in body["detail"])
+    assert (body["limit"], body["limit_value"]) == ("CONTEXTSYNTH_MAX_MESSAGE_CHARS", 100)
 
 
 async def test_unknown_route_and_method(client):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -19,6 +19,7 @@ from pydantic_core import CoreSchema
 
 from app.engine.reading.factscan import MOST_FACTS
 from app.engine.transcript.formats import build_formats
+from app.service.limits import ListBound
 from app.service.llm_call import LLMOptions
 
 # A short support chat, for the examples of the jobs that take a conversation.
@@ -83,6 +84,13 @@ class Conversation(BaseModel):
 
     # A misspelt option must be an error, not silently ignored.
     model_config = ConfigDict(extra="forbid")
+    # Counted on the parsed JSON, before the model reads the body (the runner counts
+    # the conversation again, as its format reads it, for the requests that come by
+    # other ways: the proxy).
+    BOUNDS: ClassVar[tuple[ListBound, ...]] = tuple(
+        ListBound((key,), "max_messages", "messages",
+                  "Send the most recent ones, or compress in parts.")
+        for key in CONVERSATION_KEYS)
 
     @classmethod
     def __get_pydantic_json_schema__(
@@ -234,9 +242,12 @@ class Problem(BaseModel):
     instance: str | None = None
     pointer: str | None = None
     errors: list[dict[str, str]] | None = None
-    # A rate-limited (429) or too-many-tokens (413) answer says which limit and when.
+    # A rate-limited (429) or too-many-tokens (413) answer says which limit and when; a
+    # request over a configured limit (413, limit-exceeded) names its setting.
     limit: str | None = Field(None, description="The tenant's limit that refused the request: "
-                              "requests_per_minute, tokens_per_minute or tokens_per_day.")
+                              "requests_per_minute, tokens_per_minute or tokens_per_day; or, "
+                              "for limit-exceeded, the setting (as its environment variable, "
+                              "such as CONTEXTSYNTH_MAX_TRACE_ACTIONS).")
     limit_value: int | None = Field(None, description="That limit's value.")
     retry_after: int | None = Field(None, description="Seconds until the request fits, as in "
                                     "Retry-After.")
@@ -265,8 +276,10 @@ PROBLEMS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "No such handle for this tenant (or it expired)."},
     408: {"model": Problem, "description": "The body did not arrive within the body timeout."},
     413: {"model": Problem, "description": "The body is over the size limit (after gzip "
-          "decoding), or has too many messages, or a message or text over its limit, or more "
-          "tokens than the tenant's token limit can ever admit (too-many-tokens)."},
+          "decoding), or has too many messages (or actions, tool calls, earlier records, "
+          "memories), or a message or text over its limit (limit-exceeded, naming the "
+          "setting in 'limit'), or more tokens than the tenant's token limit can ever admit "
+          "(too-many-tokens)."},
     415: {"model": Problem, "description": "The body is declared as another media type than "
           "JSON, or in an encoding other than gzip."},
     422: {"model": Problem, "description": "The transcript, its format or an option is invalid."},

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
 from app.engine.jobs.recall.answer import Memory
 from app.engine.jobs.recall.plan import RecallMode, RecallRequest
+from app.service.limits import ListBound
 
 
 class MemoryIn(BaseModel):
@@ -26,9 +29,16 @@ class SummarizeRecallRequest(LLMFallback):
         "memories": [{"id": "m1", "text": "Mia always books an aisle seat.", "score": 0.9},
                      {"id": "m2", "text": "Mia's user id is mia_li_3668.", "score": 0.4}],
         "mode": "extractive"}]})
+    # Counted on the parsed JSON, before the model reads a single memory.
+    BOUNDS: ClassVar[tuple[ListBound, ...]] = (
+        ListBound(("memories",), "max_recall_memories", "memories",
+                  "Send the best-ranked ones (only the top k are read), or fewer."),
+    )
 
     query: str = Field(min_length=1)
-    memories: list[MemoryIn] = Field(min_length=1, max_length=1000)
+    memories: list[MemoryIn] = Field(
+        min_length=1, description="At most CONTEXTSYNTH_MAX_RECALL_MEMORIES (1000 by "
+        "default).")
     k: int = Field(10, ge=1, le=100, description="Memories to synthesize from.")
     max_tokens: int = Field(500, ge=16, le=4000, description="Longest answer.")
     include_citations: StrictBool = True

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from app.api.schemas.common import CacheOut, LLMFallback, LLMUsageOut
 from app.engine.jobs.reflect.plan import ReflectJobRequest, ReflectMode
 from app.engine.jobs.reflect.reflector import CONTEXT_TOKENS, Call, PastIteration
+from app.service.limits import ListBound
 
 _WHEN = "When it ran: ISO 8601 (2026-11-26T07:30:00Z) or seconds since the epoch."
 
@@ -92,7 +93,9 @@ class PastIn(BaseModel):
 
     iteration: int | None = None
     progress_assessment: Literal["advancing", "stuck", "regressing"] | None = None
-    calls: list[PastCallIn] = Field(default_factory=list, max_length=1000)
+    calls: list[PastCallIn] = Field(
+        default_factory=list, description="At most CONTEXTSYNTH_MAX_REFLECT_CALLS (1000 by "
+        "default).")
 
 
 class ReflectRequest(LLMFallback):
@@ -102,12 +105,28 @@ class ReflectRequest(LLMFallback):
         "tool_calls": [{"tool": "bash", "params": {"command": "pytest -x"},
                         "output": "FAILED test_parse - ValueError: bad month"}],
         "mode": "fast"}]})
+    # Counted on the parsed JSON, before the model reads a single call; the outer lists
+    # first, so the records are walked only when there are not too many of them.
+    BOUNDS: ClassVar[tuple[ListBound, ...]] = (
+        ListBound(("tool_calls",), "max_reflect_calls", "tool calls",
+                  "Reflect on the iteration in parts."),
+        ListBound(("history",), "max_reflect_history", "earlier records",
+                  "Send the most recent ones."),
+        ListBound(("history", "*", "calls"), "max_reflect_calls", "tool calls",
+                  "Send fewer of the record's calls, or fewer records."),
+        ListBound(("history", "*", "calls"), "max_reflect_history_calls", "tool calls",
+                  "Send fewer, or more recent, earlier records.", total=True),
+    )
 
     goal: str = Field(min_length=1)
     iteration: int | None = Field(None, ge=0)
     # One iteration's calls: a handful, and every one is read, enriched and answered.
-    tool_calls: list[CallIn] = Field(min_length=1, max_length=1000)
-    history: list[PastIn] = Field(default_factory=list, max_length=100)
+    tool_calls: list[CallIn] = Field(
+        min_length=1, description="At most CONTEXTSYNTH_MAX_REFLECT_CALLS (1000 by default).")
+    history: list[PastIn] = Field(
+        default_factory=list, description="Earlier records: at most "
+        "CONTEXTSYNTH_MAX_REFLECT_HISTORY (100 by default), with at most "
+        "CONTEXTSYNTH_MAX_REFLECT_HISTORY_CALLS calls (10,000 by default) in all.")
     mode: ReflectMode = "auto"
     timestamp: When | None = Field(None, description=_WHEN.replace("it ran", "the "
                                    "iteration ran"))

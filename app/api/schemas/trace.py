@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue
@@ -19,6 +19,7 @@ from app.api.schemas.common import (
 from app.engine.jobs.base import LLMJobMode
 from app.engine.jobs.trace.plan import TraceRequest
 from app.engine.jobs.trace.summarizer import Action, TraceOptions
+from app.service.limits import ListBound, count_lines
 from app.settings import Settings
 
 T = TypeVar("T", int, float)
@@ -47,10 +48,13 @@ class ActionIn(BaseModel):
 class _TraceFields(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    actions: list[ActionIn] | None = Field(None, min_length=1)
+    actions: list[ActionIn] | None = Field(
+        None, min_length=1, description="At most CONTEXTSYNTH_MAX_TRACE_ACTIONS (1000 by "
+        "default).")
     scratchpad: str | None = Field(
         None, min_length=1, description="ReAct text: Thought / Action / Action Input / "
-        "Observation blocks.")
+        "Observation blocks; at most CONTEXTSYNTH_MAX_TRACE_ACTIONS 'Action:' lines, and "
+        "CONTEXTSYNTH_MAX_MESSAGE_CHARS characters.")
     trigger: int | None = Field(None, ge=1, description="Summarize past this many actions.")
     keep: int | None = Field(None, ge=0, description="Recent actions kept in full.")
     observation_chars: int | None = Field(None, ge=50)
@@ -78,6 +82,14 @@ class SummarizeTraceRequest(LLMFallback, _TraceFields):
                     {"action": "run_tests", "action_input": "tests/",
                      "observation": "FAILED test_main - AssertionError", "outcome": "error"}],
         "trigger": 2, "keep": 1, "mode": "fast"}]})
+    # Counted on the parsed JSON, before the model reads a single action.
+    BOUNDS: ClassVar[tuple[ListBound, ...]] = (
+        ListBound(("actions",), "max_trace_actions", "actions",
+                  "Send the most recent ones, or summarize the trace in parts."),
+        ListBound(("scratchpad",), "max_trace_actions", "'Action:' lines (actions)",
+                  "Send the most recent actions, or summarize the trace in parts.",
+                  count=count_lines(r"^Action:")),
+    )
 
     def to_job(self, settings: Settings) -> TraceRequest:
         actions = None

@@ -709,7 +709,10 @@ export interface components {
             iteration?: number | null;
             /** Progress Assessment */
             progress_assessment?: ("advancing" | "stuck" | "regressing") | null;
-            /** Calls */
+            /**
+             * Calls
+             * @description At most CONTEXTSYNTH_MAX_REFLECT_CALLS (1000 by default).
+             */
             calls?: components["schemas"]["PastCallIn"][];
         };
         /** PrefixOut */
@@ -757,7 +760,7 @@ export interface components {
             }[] | null;
             /**
              * Limit
-             * @description The tenant's limit that refused the request: requests_per_minute, tokens_per_minute or tokens_per_day.
+             * @description The tenant's limit that refused the request: requests_per_minute, tokens_per_minute or tokens_per_day; or, for limit-exceeded, the setting (as its environment variable, such as CONTEXTSYNTH_MAX_TRACE_ACTIONS).
              */
             limit?: string | null;
             /**
@@ -912,9 +915,15 @@ export interface components {
             goal: string;
             /** Iteration */
             iteration?: number | null;
-            /** Tool Calls */
+            /**
+             * Tool Calls
+             * @description At most CONTEXTSYNTH_MAX_REFLECT_CALLS (1000 by default).
+             */
             tool_calls: components["schemas"]["CallIn"][];
-            /** History */
+            /**
+             * History
+             * @description Earlier records: at most CONTEXTSYNTH_MAX_REFLECT_HISTORY (100 by default), with at most CONTEXTSYNTH_MAX_REFLECT_HISTORY_CALLS calls (10,000 by default) in all.
+             */
             history?: components["schemas"]["PastIn"][];
             /**
              * Mode
@@ -1236,7 +1245,10 @@ export interface components {
             force_refresh?: boolean;
             /** Query */
             query: string;
-            /** Memories */
+            /**
+             * Memories
+             * @description At most CONTEXTSYNTH_MAX_RECALL_MEMORIES (1000 by default).
+             */
             memories: components["schemas"]["MemoryIn"][];
             /**
              * K
@@ -1332,11 +1344,14 @@ export interface components {
          *     }
          */
         SummarizeTraceRequest: {
-            /** Actions */
+            /**
+             * Actions
+             * @description At most CONTEXTSYNTH_MAX_TRACE_ACTIONS (1000 by default).
+             */
             actions?: components["schemas"]["ActionIn"][] | null;
             /**
              * Scratchpad
-             * @description ReAct text: Thought / Action / Action Input / Observation blocks.
+             * @description ReAct text: Thought / Action / Action Input / Observation blocks; at most CONTEXTSYNTH_MAX_TRACE_ACTIONS 'Action:' lines, and CONTEXTSYNTH_MAX_MESSAGE_CHARS characters.
              */
             scratchpad?: string | null;
             /**
@@ -1845,7 +1860,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages (or actions, tool calls, earlier records, memories), or a message or text over its limit (limit-exceeded, naming the setting in 'limit'), or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1977,7 +1992,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages (or actions, tool calls, earlier records, memories), or a message or text over its limit (limit-exceeded, naming the setting in 'limit'), or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2109,7 +2124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages (or actions, tool calls, earlier records, memories), or a message or text over its limit (limit-exceeded, naming the setting in 'limit'), or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2241,7 +2256,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages (or actions, tool calls, earlier records, memories), or a message or text over its limit (limit-exceeded, naming the setting in 'limit'), or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2431,7 +2446,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages (or actions, tool calls, earlier records, memories), or a message or text over its limit (limit-exceeded, naming the setting in 'limit'), or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2563,7 +2578,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is over the size limit (after gzip decoding), or has too many messages, or a message or text over its limit, or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
+            /** @description The body is over the size limit (after gzip decoding), or has too many messages (or actions, tool calls, earlier records, memories), or a message or text over its limit (limit-exceeded, naming the setting in 'limit'), or more tokens than the tenant's token limit can ever admit (too-many-tokens). */
             413: {
                 headers: {
                     [name: string]: unknown;
