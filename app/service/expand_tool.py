@@ -240,10 +240,15 @@ def may_offer(wire: str, body: dict[str, Any]) -> bool:
     return not _forced(body.get("tool_choice"), _FORCING[wire])
 
 
+_CONVERSATION_KEYS = ("messages", "input", "contents", "actions")
+
+
 def read_back(document: dict[str, Any], arguments: dict[str, Any], max_chars: int) -> str:
     """What the tool answers for a stored span: its originals as JSON lines, narrowed to
     ``lines`` or to lines holding ``search``, each line numbered, within ``max_chars``."""
-    originals = document.get("messages", document.get("actions", []))
+    # A span is stored in the wire format of the caller that dropped it last: its
+    # conversation sits under that format's key (Responses' input, Gemini's contents).
+    originals = next((document[k] for k in _CONVERSATION_KEYS if k in document), [])
     lines = json.dumps(originals, indent=1, ensure_ascii=False).split("\n")
     numbered = list(enumerate(lines, 1))
     span = str(arguments.get("lines") or "")

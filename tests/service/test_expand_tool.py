@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from app.service.expand_tool import NAME, SHAPES, ExpandCall, may_offer, read_back
 
 DOCUMENT = {"format": "openai", "messages": [
@@ -64,3 +66,12 @@ def test_the_tool_is_not_offered_where_the_client_forces_its_own():
     offered = SHAPES["anthropic"].offer({**messages, "tools": [{"name": "book"}]})
     assert [t["name"] for t in offered["tools"]] == ["book", NAME]
     assert json.dumps(offered["tools"][1]["input_schema"]["required"]) == '["handle"]'
+
+
+@pytest.mark.parametrize("key", ["messages", "input", "contents"])
+def test_a_span_stored_in_any_callers_format_reads_back(key):
+    # The span is stored in the format of the caller that dropped it last: a Responses
+    # caller's under input, a Gemini caller's under contents.
+    document = {"handle": "cs_1", "format": "x", key: [{"role": "user", "content": "hi"}]}
+    text = read_back(document, {"handle": "cs_1"}, 10_000)
+    assert '"role": "user"' in text and '"content": "hi"' in text

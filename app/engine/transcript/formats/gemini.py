@@ -158,7 +158,8 @@ def _parse_response(
                     "user turn right after the call, or drop it.")
     unanswered.remove(match)
     text = _response_text(fr.get("response", {}))
-    return Message("tool", (Part("text", text),), tool_call_id=match.id, name=name,
+    # The call it answers names it (its own name may be anything when its id matched).
+    return Message("tool", (Part("text", text),), tool_call_id=match.id, name=match.name,
                    raw={"envelope": c, "part": p, "text": text}, index=i)
 
 
