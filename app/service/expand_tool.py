@@ -248,7 +248,7 @@ def read_back(document: dict[str, Any], arguments: dict[str, Any], max_chars: in
     ``lines`` or to lines holding ``search``, each line numbered, within ``max_chars``."""
     # A span is stored in the wire format of the caller that dropped it last: its
     # conversation sits under that format's key (Responses' input, Gemini's contents).
-    originals = next((document[k] for k in _CONVERSATION_KEYS if k in document), [])
+    originals: Any = next((document[k] for k in _CONVERSATION_KEYS if k in document), [])
     lines = json.dumps(originals, indent=1, ensure_ascii=False).split("\n")
     numbered = list(enumerate(lines, 1))
     span = str(arguments.get("lines") or "")
