@@ -171,7 +171,7 @@ def _ranked_as_bm25_reads_every_term(memories, query, k):
     def score(doc):
         counts, length = doc
         total = 0.0
-        for t in wanted:
+        for t in sorted(wanted):  # the order the engine sums in
             if counts[t]:
                 idf = math.log(1 + (len(docs) - frequency[t] + 0.5) / (frequency[t] + 0.5))
                 total += idf * counts[t] * 2.2 / (

@@ -105,11 +105,14 @@ def select(memories: Sequence[Memory], query: str, k: int) -> list[Memory]:
     average = sum(length for _, length in docs) / max(len(docs), 1) or 1.0
     frequency = Counter(t for counts, _ in docs for t in counts)
     n = len(docs)
+    # Summed in one order: over a set's order, which differs from process to process,
+    # near-equal scores came out in another order on another replica.
+    ordered = sorted(query_terms)
 
     def bm25(doc: tuple[dict[str, int], int]) -> float:
         counts, length = doc
         total = 0.0
-        for t in query_terms:
+        for t in ordered:
             if t in counts:
                 idf = math.log(1 + (n - frequency[t] + 0.5) / (frequency[t] + 0.5))
                 tf = counts[t] * 2.2 / (counts[t] + 1.2 * (0.25 + 0.75 * length / average))
