@@ -35,8 +35,9 @@ def _answer(_: Sent) -> UpstreamReply:
 @pytest.fixture
 def make(encoder: Any) -> Callable[..., tuple[FastAPI, MemoryUpstream]]:
     def build(environ: dict[str, str] | None = None,
+              handler: Callable[[Sent], UpstreamReply] = _answer,
               **settings: Any) -> tuple[FastAPI, MemoryUpstream]:
-        upstream = MemoryUpstream(_answer)
+        upstream = MemoryUpstream(handler)
         app = create_app(Settings(**settings), registry=CollectorRegistry(), encoder=encoder,
                          discover=lambda: [], environ=environ or {}, upstream=upstream)
         return app, upstream
@@ -177,3 +178,15 @@ def test_the_model_comes_from_the_body_or_geminis_path():
     assert requested_model("/v1beta/models/gemini-2.5-pro:countTokens", None) == \
         "gemini-2.5-pro"
     assert requested_model("/v1/files", {"purpose": "x"}) is None
+
+
+async def test_a_passed_through_answer_is_counted_as_the_providers(make):
+    # A provider's 5xx passed on is the provider's: counted among the relayed answers,
+    # which the service's own error alert leaves out.
+    app, _ = make(handler=lambda _: UpstreamReply.json({"error": {"message": "overloaded"}},
+                                                       status=503))
+    async with serve(app) as c:
+        r = await c.get("/v1/models", headers={"authorization": "Bearer sk-caller"})
+        metrics = (await c.get("/metrics")).text
+    assert r.status_code == 503
+    assert 'contextsynth_proxy_responses_total{status="503",upstream="openai"} 1.0' in metrics

@@ -191,6 +191,10 @@ async def passed_through(request: Request, svc: Annotated[Services, Depends(serv
     answer = await svc.proxy.pass_through(
         request.method, request.url.path, request.url.query, body,
         request.headers.items(), tenant)
+    # The provider and its status, for the access log and the relayed answers' count:
+    # a provider's 5xx passed on is the provider's, not this service's (see the alerts).
+    request.state.upstream = upstream
+    request.state.upstream_status = answer.status
     return StreamingResponse(answer.chunks(), status_code=answer.status,
                              headers={**dict(answer.headers),
                                       "x-contextsynth-compaction": "passed"})
