@@ -14,12 +14,14 @@ AGENTS=$ROOT/.agents
 PYTHON=${PYTHON:-python3}
 
 # One line a program: its name (the tests' and `contextsynth wrap`'s), where it comes
-# from, the package with its version range, and the executable it installs.
+# from, the package with its version range, and the executable it installs. The ranges
+# are the versions the tests were written against: a new minor version changes the
+# tools a program offers and the shapes it sends, and is taken on when its tests pass.
 #   npm NAME PACKAGE@RANGE BIN
 #   pypi NAME REQUIREMENT BIN
 PROGRAMS=(
-    "npm claude @anthropic-ai/claude-code@>=2.1.0,<3 claude"
-    "npm codex @openai/codex@>=0.171.0,<0.200.0 codex"
+    "npm claude @anthropic-ai/claude-code@>=2.1.197,<2.2.0 claude"
+    "npm codex @openai/codex@>=0.171.0,<0.172.0 codex"
 )
 
 ONLY=("$@")
