@@ -10,8 +10,9 @@ run grows, and the output keeps within a quarter of the budget of what fits.
 A digest that moves rewrites everything after it, which a provider's cache then misses,
 so the cut moves in steps (hysteresis): the run is read in strides of twice the budget,
 and at the start of each stride the cut is set to condense the run as it was then down to
-70% of the budget. Through the stride the cut stays there, the output growing only at
-its end, unless it would pass the budget, when it moves just far enough. Both choices rest
+70% of the budget (as far as the points go when the recent turns a given budget keeps
+whole take more). Through the stride the cut stays there, the output growing only at its
+end, unless it would pass the budget, when it moves just far enough. Both choices rest
 on the transcript alone (the service keeps no state), so every call of a stride makes them
 the same way. A newest turn larger than the budget has its results and arguments cut,
 with handles; only what must stay (the system prompt, the task and the newest user
