@@ -20,6 +20,10 @@ PYTHON=${PYTHON:-python3}
 PROGRAMS=(
     "npm claude @anthropic-ai/claude-code@>=2.1.0,<3 claude"
     "npm codex @openai/codex@>=0.171.0,<0.200.0 codex"
+    "npm gemini @google/gemini-cli@>=0.61.0,<1 gemini"
+    "pypi aider aider-chat>=0.86.2,<0.87 aider"
+    "pypi mini-swe-agent mini-swe-agent>=2.4.6,<3 mini"
+    "pypi litellm litellm[proxy]>=1.80,<2 litellm"
 )
 
 ONLY=("$@")
