@@ -43,7 +43,8 @@ def _after(seen: Seen, reply: str) -> str | None:
     messages = seen.body.get("messages") or []
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
-        if m.get("role") == "assistant" and text_of(m.get("content")).strip() == reply.strip():
+        if m.get("role") == "assistant" and \
+                text_of(m.get("content")).strip().endswith(reply.strip()):
             return "\n".join(text_of(n.get("content")) for n in messages[i + 1:])
     return None
 
@@ -73,8 +74,9 @@ class TextPlayer:
         handle = self.script.wants_expand(seen)
         if handle is not None:
             call = Call(EXPAND_TOOL, {"handle": handle}, new_id("call_"))
-            return self._made(Turn(text="Reading back what the notes cut.", calls=(call,)),
-                              call.id)
+            # No text with it: in a stream, a round's text reaches the program as part
+            # of the answer, and the reply it then sends back would not be the step's.
+            return self._made(Turn(calls=(call,)), call.id)
         step = self.script.next_step()
         if step is None:
             self.last = None
