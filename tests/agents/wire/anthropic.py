@@ -30,7 +30,10 @@ class AnthropicWire:
 
     def read(self, path: str, body: dict[str, Any], query: dict[str, str]) -> Seen:
         messages = body.get("messages") or []
-        last = messages[-1] if messages else {"role": "user", "content": ""}
+        # Claude Code ends some requests with a system message (a reminder) after the
+        # tool results: the results are those of the last user or assistant message.
+        turns = [m for m in messages if m.get("role") != "system"]
+        last = turns[-1] if turns else {"role": "user", "content": ""}
         results: tuple[Result, ...] = ()
         if last.get("role") == "user":
             results = tuple(
