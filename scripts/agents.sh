@@ -21,6 +21,7 @@ PROGRAMS=(
     "npm claude @anthropic-ai/claude-code@>=2.1.0,<3 claude"
     "npm codex @openai/codex@>=0.171.0,<0.200.0 codex"
     "npm gemini @google/gemini-cli@>=0.61.0,<1 gemini"
+    "npm qwen @qwen-code/qwen-code@>=0.15.10,<1 qwen"
     "pypi aider aider-chat>=0.86.2,<0.87 aider"
     "pypi mini-swe-agent mini-swe-agent>=2.4.6,<3 mini"
     "pypi litellm litellm[proxy]>=1.80,<2 litellm"
