@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -79,3 +81,19 @@ def run_program(command: list[str], cwd: Path, env: dict[str, str],
     print(f"{Path(command[0]).name} ran {time.monotonic() - started:.1f} s\n{log_of(service)}")
     assert done.returncode == 0, done.stdout + done.stderr
     return done
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SCRATCH_SHOWN = "/work"  # the test's scratch folder (the repository's parent), as shown
+
+
+def record_session(name: str, service: Service, route: str, repo: Path) -> None:
+    """With RECORD_AGENT_FIXTURES=1, keep the program's last request on ``route`` (its
+    whole session, as it sent it) as ``fixtures/NAME.json``, for the engine's reading
+    tests (tests/agents/test_reading.py); the scratch folder's path made stable."""
+    if not os.environ.get("RECORD_AGENT_FIXTURES"):
+        return
+    last = [a.body for a in service.answered if a.path == route][-1]
+    text = json.dumps(last, indent=1, ensure_ascii=False).replace(str(repo.parent), SCRATCH_SHOWN)
+    FIXTURES.mkdir(exist_ok=True)
+    (FIXTURES / f"{name}.json").write_text(text + "\n")

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from tests.agents import valid
-from tests.agents.checks import assert_the_run_went_as_scripted, run_program
+from tests.agents.checks import assert_the_run_went_as_scripted, record_session, run_program
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.player import ScriptedPlayer, Tools
@@ -59,5 +59,6 @@ def test_claude_code_fixes_the_repository_through_the_proxy(tmp_path: Path) -> N
             repo, env, player, service)
     result = json.loads(done.stdout)
     assert result["is_error"] is False, result
+    record_session("claude-code", service, "/v1/messages", repo)
     assert_the_run_went_as_scripted(repo, player, upstream, service, ("/v1/messages",),
                                     valid.anthropic)

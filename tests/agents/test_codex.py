@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from tests.agents import valid
-from tests.agents.checks import assert_the_run_went_as_scripted, run_program
+from tests.agents.checks import assert_the_run_went_as_scripted, record_session, run_program
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.player import ScriptedPlayer, Tools
@@ -65,5 +65,6 @@ def test_codex_fixes_the_repository_through_the_proxy(tmp_path: Path) -> None:
              "-c", "model_provider=contextsynth", "-m", MODEL, "--skip-git-repo-check",
              "--dangerously-bypass-approvals-and-sandbox", TASK],
             repo, env, player, service)
+    record_session("codex", service, "/v1/responses", repo)
     assert_the_run_went_as_scripted(repo, player, upstream, service, ("/v1/responses",),
                                     valid.responses)
