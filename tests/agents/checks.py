@@ -87,13 +87,15 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCRATCH_SHOWN = "/work"  # the test's scratch folder (the repository's parent), as shown
 
 
-def record_session(name: str, service: Service, route: str, repo: Path) -> None:
+def record_session(name: str, service: Service, route: str, repo: Path,
+                   keep: Callable[[dict[str, Any]], bool] = lambda body: True) -> None:
     """With RECORD_AGENT_FIXTURES=1, keep the program's last request on ``route`` (its
     whole session, as it sent it) as ``fixtures/NAME.json``, for the engine's reading
-    tests (tests/agents/test_reading.py); the scratch folder's path made stable."""
+    tests (tests/agents/test_reading.py); the scratch folder's path made stable.
+    ``keep``: which requests on the route are the session's (not a side request's)."""
     if not os.environ.get("RECORD_AGENT_FIXTURES"):
         return
-    last = [a.body for a in service.answered if a.path == route][-1]
+    last = [a.body for a in service.answered if a.path == route and keep(a.body)][-1]
     text = json.dumps(last, indent=1, ensure_ascii=False).replace(str(repo.parent), SCRATCH_SHOWN)
     FIXTURES.mkdir(exist_ok=True)
     (FIXTURES / f"{name}.json").write_text(text + "\n")

@@ -12,6 +12,7 @@ would: yes to every question, and "Go on." at each prompt until the model is don
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import subprocess
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 
 from tests.agents import valid
-from tests.agents.checks import assert_the_run_went_as_scripted, log_of
+from tests.agents.checks import assert_the_run_went_as_scripted, log_of, record_session
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.programs import venv_bin
@@ -134,3 +135,5 @@ def test_aider_fixes_the_repository_through_the_proxy(tmp_path: Path) -> None:
     assert "Applied edit to shop/pricing.py" in printed
     assert_the_run_went_as_scripted(repo, player, upstream, service, ("/v1/chat/completions",),
                                     valid.chat)
+    record_session("aider", service, "/v1/chat/completions", repo,
+                   keep=lambda body: "SEARCH/REPLACE" in json.dumps(body["messages"][0]))

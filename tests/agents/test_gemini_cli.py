@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from tests.agents import valid
-from tests.agents.checks import assert_the_run_went_as_scripted, log_of
+from tests.agents.checks import assert_the_run_went_as_scripted, log_of, record_session
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.player import ScriptedPlayer, Tools
@@ -88,3 +88,5 @@ def test_gemini_cli_fixes_the_repository_through_the_proxy(tmp_path: Path) -> No
     assert all(r.startswith("/v1beta/models/") for r in routes), routes
     assert_the_run_went_as_scripted(repo, player, upstream, service, routes, valid.gemini,
                                     expand=False)
+    record_session("gemini-cli", service, f"/v1beta/models/{MODEL}:streamGenerateContent",
+                   repo)

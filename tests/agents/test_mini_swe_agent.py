@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.agents import valid
-from tests.agents.checks import assert_the_run_went_as_scripted, log_of
+from tests.agents.checks import assert_the_run_went_as_scripted, log_of, record_session
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.programs import venv_bin
@@ -81,3 +81,4 @@ def test_mini_swe_agent_fixes_the_repository_through_the_proxy(tmp_path: Path) -
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_the_run_went_as_scripted(repo, player, upstream, service, ("/v1/chat/completions",),
                                     valid.chat)
+    record_session("mini-swe-agent", service, "/v1/chat/completions", repo)

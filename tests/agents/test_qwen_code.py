@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from tests.agents import valid
-from tests.agents.checks import assert_the_run_went_as_scripted, run_program
+from tests.agents.checks import assert_the_run_went_as_scripted, record_session, run_program
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.player import ScriptedPlayer, Tools
@@ -57,3 +57,6 @@ def test_qwen_code_fixes_the_repository_through_the_proxy(tmp_path: Path) -> Non
                     qwen_env(tmp_path / "home", f"{service.url}/v1"), player, service)
     assert_the_run_went_as_scripted(repo, player, upstream, service, ("/v1/chat/completions",),
                                     valid.chat)
+    # Its last working request (the memory subagent's comes after it).
+    record_session("qwen-code", service, "/v1/chat/completions", repo,
+                   keep=lambda body: len(body.get("tools") or []) > 7)
