@@ -14,17 +14,19 @@ AGENTS=$ROOT/.agents
 PYTHON=${PYTHON:-python3}
 
 # One line a program: its name (the tests' and `contextsynth wrap`'s), where it comes
-# from, the package with its version range, and the executable it installs.
+# from, the package with its version range, and the executable it installs. The ranges
+# are the versions the tests were written against: a new minor version changes the
+# tools a program offers and the shapes it sends, and is taken on when its tests pass.
 #   npm NAME PACKAGE@RANGE BIN
 #   pypi NAME REQUIREMENT BIN
 PROGRAMS=(
-    "npm claude @anthropic-ai/claude-code@>=2.1.0,<3 claude"
-    "npm codex @openai/codex@>=0.171.0,<0.200.0 codex"
-    "npm gemini @google/gemini-cli@>=0.61.0,<1 gemini"
-    "npm qwen @qwen-code/qwen-code@>=0.15.10,<1 qwen"
+    "npm claude @anthropic-ai/claude-code@>=2.1.197,<2.2.0 claude"
+    "npm codex @openai/codex@>=0.171.0,<0.172.0 codex"
+    "npm gemini @google/gemini-cli@>=0.61.0,<0.62.0 gemini"
+    "npm qwen @qwen-code/qwen-code@>=0.15.10,<0.16.0 qwen"
     "pypi aider aider-chat>=0.86.2,<0.87 aider"
-    "pypi mini-swe-agent mini-swe-agent>=2.4.6,<3 mini"
-    "pypi litellm litellm[proxy]>=1.80,<2 litellm"
+    "pypi mini-swe-agent mini-swe-agent>=2.4.6,<2.5 mini"
+    "pypi litellm litellm[proxy]>=1.108.7,<1.109 litellm"
 )
 
 ONLY=("$@")

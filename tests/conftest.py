@@ -41,7 +41,7 @@ settings.load_profile("contextsynth")
 E2E = ("tests/integration/", "tests/agents/", "tests/test_deploy.py", "tests/test_build.py",
        "tests/test_install.py",
        "tests/test_readme.py", "tests/test_generated_client.py", "tests/test_contract.py",
-       "tests/cli/test_bench_http.py", "tests/cli/test_cli.py",
+       "tests/cli/test_bench_http.py", "tests/cli/test_cli.py", "tests/cli/test_wrap.py",
        "tests/evaluation/test_cli_eval.py", "tests/clients/test_python_client.py",
        "tests/clients/test_typescript_client.py")
 INTEGRATION = ("tests/api/", "tests/service/test_proxy", "tests/adapters/test_events.py",

@@ -75,10 +75,11 @@ def run_program(command: list[str], cwd: Path, env: dict[str, str],
                               timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as stuck:
         raise AssertionError(
-            f"{Path(command[0]).name} still running after {RUN_TIMEOUT_S} s, at step "
+            f"{' '.join(command[:6])} still running after {RUN_TIMEOUT_S} s, at step "
             f"{player.script.at} (waiting for {player.script.pending})\n{log_of(service)}\n"
             f"{stuck.stdout!r}\n{stuck.stderr!r}") from None
-    print(f"{Path(command[0]).name} ran {time.monotonic() - started:.1f} s\n{log_of(service)}")
+    print(f"{' '.join(command[:6])} ran {time.monotonic() - started:.1f} s\n"
+          f"{log_of(service)}")
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 

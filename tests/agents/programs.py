@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,3 +28,12 @@ def venv_bin(name: str, requirement: str, command: str) -> Path:
         pytest.skip(f"{requirement} is not installed (scripts/agents.sh installs it into "
                     f".agents/venv/{name})")
     return path
+
+
+def wrapped(program: str, args: list[str], service_url: str, env: dict[str, str],
+            binary: Path) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that run ``program`` as a user would, through
+    ``contextsynth wrap`` at the service (this tree's, whatever the venv installed)."""
+    path = f"{binary.parent}{os.pathsep}{env.get('PATH', os.environ['PATH'])}"
+    return ([sys.executable, "-m", "app.cli", "wrap", program, *args],
+            {**env, "PATH": path, "CONTEXTSYNTH_URL": service_url, "PYTHONPATH": str(ROOT)})

@@ -1,6 +1,6 @@
-"""Claude Code (``@anthropic-ai/claude-code``) through the proxy: ``claude -p`` fixes a
-failing test in a scratch repository over 30-odd tool calls, against a scripted
-Anthropic behind ``contextsynth serve``."""
+"""Claude Code (``@anthropic-ai/claude-code``) through the proxy: ``contextsynth wrap
+claude -p ...`` fixes a failing test in a scratch repository over 30-odd tool calls,
+against a scripted Anthropic behind the service."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.agents.checks import assert_the_run_went_as_scripted, record_session,
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.player import ScriptedPlayer, Tools
-from tests.agents.programs import npm_bin
+from tests.agents.programs import npm_bin, wrapped
 from tests.agents.script import Call
 from tests.agents.upstream import ScriptedUpstream
 from tests.agents.wire.anthropic import AnthropicWire
@@ -51,12 +51,14 @@ def test_claude_code_fixes_the_repository_through_the_proxy(tmp_path: Path) -> N
     with ScriptedUpstream([AnthropicWire()], player) as upstream, \
             proxy(upstream.url) as service:
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8",
-               "ANTHROPIC_BASE_URL": service.url, "ANTHROPIC_API_KEY": "sk-ant-scripted",
-               **QUIET}
-        done = run_program(
-            [str(claude), "-p", TASK, "--output-format", "json",
-             "--allowedTools", ",".join(TOOLS)],
-            repo, env, player, service)
+               "ANTHROPIC_API_KEY": "sk-ant-scripted", **QUIET}
+        command, env = wrapped("claude", ["-p", TASK, "--output-format", "json",
+                                          "--allowedTools", ",".join(TOOLS)],
+                               service.url, env, claude)
+        done = run_program(command, repo, env, player, service)
+    # contextsynth wrap set the base URL, and said so in one line.
+    assert done.stderr.startswith(
+        f"contextsynth wrap: claude -> {service.url} (ANTHROPIC_BASE_URL)\n")
     result = json.loads(done.stdout)
     assert result["is_error"] is False, result
     record_session("claude-code", service, "/v1/messages", repo)

@@ -1,7 +1,7 @@
-"""Codex CLI (``@openai/codex``) through the proxy: ``codex exec`` fixes a failing test in
-a scratch repository over 30-odd tool calls (``exec_command``, and its free-form
-``apply_patch``), against a scripted OpenAI Responses API behind ``contextsynth serve``,
-streamed as Codex asks."""
+"""Codex CLI (``@openai/codex``) through the proxy: ``contextsynth wrap codex exec ...``
+fixes a failing test in a scratch repository over 30-odd tool calls (``exec_command``,
+and its free-form ``apply_patch``), against a scripted OpenAI Responses API behind the
+service, streamed as Codex asks."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.agents.checks import assert_the_run_went_as_scripted, record_session,
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.player import ScriptedPlayer, Tools
-from tests.agents.programs import npm_bin
+from tests.agents.programs import npm_bin, wrapped
 from tests.agents.script import Call
 from tests.agents.upstream import ScriptedUpstream
 from tests.agents.wire.responses import ResponsesWire
@@ -56,15 +56,16 @@ def test_codex_fixes_the_repository_through_the_proxy(tmp_path: Path) -> None:
     player = ScriptedPlayer(CODEX_TOOLS, str(repo))
     with ScriptedUpstream([ResponsesWire()], player) as upstream, \
             proxy(upstream.url) as service:
-        provider = (f'{{name="contextsynth", base_url="{service.url}/v1", '
-                    'env_key="OPENAI_API_KEY", wire_api="responses"}')
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8",
                "CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-scripted"}
-        run_program(
-            [str(codex), "exec", "-c", f"model_providers.contextsynth={provider}",
-             "-c", "model_provider=contextsynth", "-m", MODEL, "--skip-git-repo-check",
-             "--dangerously-bypass-approvals-and-sandbox", TASK],
-            repo, env, player, service)
+        # The sandbox is Codex's business, not the proxy's: off, so that it needs no
+        # bubblewrap or landlock in CI's container.
+        command, env = wrapped("codex", ["exec", "-m", MODEL, "--skip-git-repo-check",
+                                         "--dangerously-bypass-approvals-and-sandbox", TASK],
+                               service.url, env, codex)
+        done = run_program(command, repo, env, player, service)
+    assert done.stderr.startswith(
+        f"contextsynth wrap: codex -> {service.url} (-c model_provider=contextsynth)\n")
     record_session("codex", service, "/v1/responses", repo)
     assert_the_run_went_as_scripted(repo, player, upstream, service, ("/v1/responses",),
                                     valid.responses)

@@ -99,6 +99,11 @@ def responses(body: dict[str, Any]) -> list[str]:
                 problems.append(f"input[{i}] answers {item['call_id']} a second time")
             answered.add(item["call_id"])
             pending.discard(item["call_id"])
+        elif kind == "reasoning" and item.get("encrypted_content") is not None:
+            summary = "\n".join(p.get("text", "") for p in item.get("summary") or [])
+            if item["encrypted_content"] != signature(summary):
+                problems.append(f"input[{i}] is a reasoning item whose encrypted_content "
+                                "does not match it")
         elif kind == "message" and item.get("role") == "user" and pending:
             problems.append(f"calls {sorted(pending)} unanswered before input[{i}]")
     if pending:

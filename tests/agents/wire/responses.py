@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.agents.script import Call, Result, Seen, Turn, flatten, new_id
 from tests.agents.wire import Event, Reply, approx_tokens, halves
+from tests.agents.wire.anthropic import signature
 
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
@@ -53,8 +54,13 @@ class ResponsesWire:
         custom = {_tool_name(t) for t in seen.body.get("tools") or [] if t.get("type") == "custom"}
         output: list[dict[str, Any]] = []
         if turn.thinking:
-            output.append({"type": "reasoning", "id": new_id("rs_"), "summary": [
-                {"type": "summary_text", "text": turn.thinking}]})
+            reasoning: dict[str, Any] = {"type": "reasoning", "id": new_id("rs_"), "summary": [
+                {"type": "summary_text", "text": turn.thinking}]}
+            if "reasoning.encrypted_content" in (seen.body.get("include") or []):
+                # Stateless clients (store: false) send it back on the next request; the
+                # provider refuses one that was altered (``valid`` checks it came intact).
+                reasoning["encrypted_content"] = signature(turn.thinking)
+            output.append(reasoning)
         if turn.text:
             output.append({"type": "message", "id": new_id("msg_"), "role": "assistant",
                            "status": "completed", "content": [
