@@ -23,7 +23,7 @@ from tests.agents import valid
 from tests.agents.checks import assert_the_run_went_as_scripted, log_of, record_session
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
-from tests.agents.programs import venv_bin
+from tests.agents.programs import venv_bin, wrapped
 from tests.agents.script import Seen
 from tests.agents.textplayer import TextActions, TextPlayer
 from tests.agents.upstream import ScriptedUpstream
@@ -66,12 +66,12 @@ def aider_side(seen: Seen) -> bool:
 AIDER_ACTIONS = TextActions(write=aider_reply, side=aider_side, whole=True)
 
 
-def aider_args(url: str) -> list[str]:
-    """Aider against ``url`` (an OpenAI base URL), quiet: no update check, no analytics,
-    no colours, plain input, no commits of its own (the plan reads ``git diff``), and
-    the tests run after each edit."""
-    return ["--model", "openai/gpt-4o", "--openai-api-base", url,
-            "--openai-api-key", "sk-scripted", "--edit-format", "diff",
+def aider_args() -> list[str]:
+    """Aider quiet (the base URL is contextsynth wrap's): no update check, no
+    analytics, no colours, plain input, no commits of its own (the plan reads
+    ``git diff``), and the tests run after each edit."""
+    return ["--model", "openai/gpt-4o", "--openai-api-key", "sk-scripted",
+            "--edit-format", "diff",
             "--no-check-update", "--analytics-disable", "--no-show-release-notes",
             "--no-show-model-warnings", "--no-pretty", "--no-fancy-input", "--no-auto-commits",
             "--no-dirty-commits", "--no-gitignore", "--no-auto-lint", "--auto-test",
@@ -125,14 +125,15 @@ def test_aider_fixes_the_repository_through_the_proxy(tmp_path: Path) -> None:
            "TERM": "dumb", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     with ScriptedUpstream([ChatWire()], player) as upstream, proxy(upstream.url) as service:
         started = time.monotonic()
-        process = subprocess.Popen([str(aider), *aider_args(f"{service.url}/v1")], cwd=repo,
-                                   env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT)
+        command, env = wrapped("aider", aider_args(), service.url, env, aider)
+        process = subprocess.Popen(command, cwd=repo, env=env, stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         printed = converse(process, player, started + 300)
         took = time.monotonic() - started
     print(f"aider ran {took:.1f} s, {len(upstream.calls)} model calls\n{log_of(service)}")
     assert process.returncode == 0, printed[-3000:]
     assert "Applied edit to shop/pricing.py" in printed
+    assert f"contextsynth wrap: aider -> {service.url} (OPENAI_API_BASE)\n" in printed
     assert_the_run_went_as_scripted(repo, player, upstream, service, ("/v1/chat/completions",),
                                     valid.chat)
     record_session("aider", service, "/v1/chat/completions", repo,

@@ -2,9 +2,10 @@
 test in a scratch repository over 30-odd tool calls, against a scripted Gemini behind
 ``contextsynth serve``.
 
-Gemini CLI takes a base URL from ``GOOGLE_GEMINI_BASE_URL``, but that alone makes it
-choose its "gateway" sign-in, which ``-p`` then refuses ("Invalid auth method
-selected"); a settings file choosing ``gemini-api-key`` keeps the key and the base URL.
+It runs through ``contextsynth wrap gemini``, which sets ``GOOGLE_GEMINI_BASE_URL`` and
+a system settings file choosing the ``gemini-api-key`` sign-in (the base URL alone makes
+Gemini CLI choose its "gateway" sign-in, which ``-p`` refuses: "Invalid auth method
+selected"); the user's settings here choose none.
 The expand tool is not offered on Gemini's routes yet, so this run reads nothing back.
 """
 
@@ -21,16 +22,15 @@ from tests.agents.checks import assert_the_run_went_as_scripted, log_of, record_
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.player import ScriptedPlayer, Tools
-from tests.agents.programs import npm_bin
+from tests.agents.programs import npm_bin, wrapped
 from tests.agents.script import Call
 from tests.agents.upstream import ScriptedUpstream
 from tests.agents.wire.gemini import GeminiWire
 
 PACKAGE = "@google/gemini-cli"
 MODEL = "gemini-2.5-pro"
-# The sign-in a key and a base URL need, and no traffic of its own (updates, usage).
-SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"},
-                         "folderTrust": {"enabled": False}},
+# No traffic of its own (updates, usage); the sign-in is contextsynth wrap's.
+SETTINGS = {"security": {"folderTrust": {"enabled": False}},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False}}
@@ -58,12 +58,12 @@ def gemini_call(step: Step, repo: str) -> Call:
 GEMINI_TOOLS = Tools(working="run_shell_command", call=gemini_call, id_prefix="gc_")
 
 
-def gemini_env(home: Path, url: str) -> dict[str, str]:
-    """What Gemini CLI needs to use ``url`` with a key and no Google sign-in."""
+def gemini_env(home: Path) -> dict[str, str]:
+    """Gemini CLI's environment but for the base URL: a key, a home with settings."""
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(SETTINGS))
     return {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8",
-            "GEMINI_API_KEY": "gemini-scripted-key", "GOOGLE_GEMINI_BASE_URL": url, **QUIET}
+            "GEMINI_API_KEY": "gemini-scripted-key", **QUIET}
 
 
 def test_gemini_cli_fixes_the_repository_through_the_proxy(tmp_path: Path) -> None:
@@ -73,14 +73,17 @@ def test_gemini_cli_fixes_the_repository_through_the_proxy(tmp_path: Path) -> No
     with ScriptedUpstream([GeminiWire()], player) as upstream, \
             proxy(upstream.url) as service:
         started = time.monotonic()
-        done = subprocess.run(
-            [str(gemini), "-p", TASK, "--model", MODEL, "--yolo", "--output-format", "json"],
-            cwd=repo, env=gemini_env(tmp_path / "home", service.url), capture_output=True,
-            text=True, timeout=300, stdin=subprocess.DEVNULL)
+        command, env = wrapped("gemini", ["-p", TASK, "--model", MODEL, "--yolo",
+                                          "--output-format", "json"],
+                               service.url, gemini_env(tmp_path / "home"), gemini)
+        done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=300, stdin=subprocess.DEVNULL)
         took = time.monotonic() - started
     print(f"gemini ran {took:.1f} s, {len(upstream.calls)} model calls\n{log_of(service)}")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert json.loads(done.stdout)["response"], done.stdout
+    assert done.stderr.startswith(
+        f"contextsynth wrap: gemini -> {service.url} (GOOGLE_GEMINI_BASE_URL)\n")
     # Its steps stream on the model asked for; a side check (is the model looping? who
     # speaks next?) asks a flash model for JSON, whole.
     routes = tuple(sorted({a.path for a in service.answered if ":" in a.path}))

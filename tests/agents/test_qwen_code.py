@@ -2,9 +2,10 @@
 test in a scratch repository over 30-odd tool calls, against a scripted OpenAI (Chat
 Completions, streamed, with tools) behind ``contextsynth serve``.
 
-``--auth-type openai`` with ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``OPENAI_MODEL``
-needs no sign-in. After the task, Qwen Code runs a memory-extraction subagent of its own
-(fewer tools, no ``todo_write``): a side request.
+It runs through ``contextsynth wrap qwen``, which sets ``OPENAI_BASE_URL`` and
+``--auth-type openai``: with ``OPENAI_API_KEY`` and ``OPENAI_MODEL``, no sign-in. After
+the task, Qwen Code runs a memory-extraction subagent of its own (fewer tools, no
+``todo_write``): a side request.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tests.agents.checks import assert_the_run_went_as_scripted, record_session,
 from tests.agents.harness import proxy
 from tests.agents.plan import TASK, Step, make_repo
 from tests.agents.player import ScriptedPlayer, Tools
-from tests.agents.programs import npm_bin
+from tests.agents.programs import npm_bin, wrapped
 from tests.agents.script import Call
 from tests.agents.upstream import ScriptedUpstream
 from tests.agents.wire.chat import ChatWire
@@ -42,10 +43,10 @@ def qwen_call(step: Step, repo: str) -> Call:
 QWEN_TOOLS = Tools(working="todo_write", call=qwen_call, id_prefix="call_")
 
 
-def qwen_env(home: Path, url: str) -> dict[str, str]:
+def qwen_env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     return {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8",
-            "OPENAI_API_KEY": "sk-scripted", "OPENAI_BASE_URL": url, "OPENAI_MODEL": "gpt-4o"}
+            "OPENAI_API_KEY": "sk-scripted", "OPENAI_MODEL": "gpt-4o"}
 
 
 def test_qwen_code_fixes_the_repository_through_the_proxy(tmp_path: Path) -> None:
@@ -53,8 +54,11 @@ def test_qwen_code_fixes_the_repository_through_the_proxy(tmp_path: Path) -> Non
     repo = make_repo(tmp_path / "repo")
     player = ScriptedPlayer(QWEN_TOOLS, str(repo))
     with ScriptedUpstream([ChatWire()], player) as upstream, proxy(upstream.url) as service:
-        run_program([str(qwen), "-p", TASK, "--yolo", "--auth-type", "openai"], repo,
-                    qwen_env(tmp_path / "home", f"{service.url}/v1"), player, service)
+        command, env = wrapped("qwen", ["-p", TASK, "--yolo"], service.url,
+                               qwen_env(tmp_path / "home"), qwen)
+        done = run_program(command, repo, env, player, service)
+    assert done.stderr.startswith(
+        f"contextsynth wrap: qwen -> {service.url} (OPENAI_BASE_URL)\n")
     assert_the_run_went_as_scripted(repo, player, upstream, service, ("/v1/chat/completions",),
                                     valid.chat)
     # Its last working request (the memory subagent's comes after it).
