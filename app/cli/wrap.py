@@ -63,12 +63,20 @@ def _codex_args(url: str) -> list[str]:
 
 # Gemini CLI takes GOOGLE_GEMINI_BASE_URL, but that alone makes it choose its "gateway"
 # sign-in, which it then refuses; a system settings file (which outranks the user's and
-# the project's) choosing the API-key sign-in keeps the key and the base URL.
+# the project's) choosing the API-key sign-in keeps the key and the base URL. Gemini CLI
+# skips a system settings file with a folder above it that others may write to (/tmp),
+# so it lives in the user's cache.
 GEMINI_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
 
 
+def gemini_settings_path() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "contextsynth" / "gemini-settings.json"
+
+
 def _gemini_env(url: str) -> dict[str, str]:
-    settings = Path(tempfile.gettempdir()) / "contextsynth-wrap-gemini-settings.json"
+    settings = gemini_settings_path()
+    settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps(GEMINI_SETTINGS))
     return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(settings)}
 

@@ -32,6 +32,9 @@ from tests.support.corpus import load_named
 from tests.support.redis_server import free_port
 
 REQUIREMENT = "litellm[proxy]"
+# LiteLLM's own key (its proxy refuses to start without a strong one): what a caller
+# sends LiteLLM, and so what contextsynth, when in front, passes on as the provider key.
+MASTER_KEY = "sk-" + "5c1e" * 8
 ANSWER = "Checked: the fix holds."
 RUN = "minisweagent-ds-chat-dev-pydicom__pydicom-901"  # a long run of tool calls
 
@@ -58,7 +61,7 @@ def litellm_proxy(config: dict[str, object], folder: Path) -> Iterator[str]:
                                cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 180  # it imports a great deal
         while True:
             try:
                 if httpx.get(f"{url}/health/liveliness", timeout=2).status_code == 200:
@@ -90,12 +93,13 @@ def test_litellm_in_front_of_and_behind_contextsynth(tmp_path: Path) -> None:
             proxy(upstream.url) as front_of_upstream:
         config = {"model_list": [_model("via-contextsynth", f"{front_of_upstream.url}/v1"),
                                  _model("direct", f"{upstream.url}/v1")],
-                  "litellm_settings": {"drop_params": True, "telemetry": False}}
+                  "litellm_settings": {"drop_params": True, "telemetry": False},
+                  "general_settings": {"master_key": MASTER_KEY}}
         with litellm_proxy(config, tmp_path) as litellm, \
                 proxy(upstream.url, proxy_openai_url=f"{litellm}/v1") as in_front:
             # LiteLLM in front: its model's api_base is contextsynth.
             answer = httpx.post(f"{litellm}/v1/chat/completions", timeout=120,
-                                headers={"authorization": "Bearer sk-anything"},
+                                headers={"authorization": f"Bearer {MASTER_KEY}"},
                                 json={"model": "via-contextsynth", "messages": messages})
             assert answer.status_code == 200, answer.text
             assert answer.json()["choices"][0]["message"]["content"] == ANSWER
@@ -105,7 +109,7 @@ def test_litellm_in_front_of_and_behind_contextsynth(tmp_path: Path) -> None:
             first = upstream.calls[-1].body
             # LiteLLM behind: contextsynth's OpenAI URL is LiteLLM, the model its name.
             answer = httpx.post(f"{in_front.url}/v1/chat/completions", timeout=120,
-                                headers={"authorization": "Bearer sk-anything"},
+                                headers={"authorization": f"Bearer {MASTER_KEY}"},
                                 json={"model": "direct", "messages": messages})
             assert answer.status_code == 200, answer.text
             assert answer.headers["x-contextsynth-compaction"] == "compacted"

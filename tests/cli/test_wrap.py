@@ -81,9 +81,12 @@ def test_each_program_is_pointed_by_its_own_setting():
     assert f'base_url="{url}/v1"' in codex[1] and 'wire_api="responses"' in codex[1]
 
 
-def test_gemini_cli_gets_the_base_url_and_the_api_key_sign_in():
+def test_gemini_cli_gets_the_base_url_and_the_api_key_sign_in(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     url = "http://127.0.0.1:8080"
     env = wrap.PROGRAMS["gemini"].env(url)
+    assert env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(
+        tmp_path / "contextsynth" / "gemini-settings.json")
     assert env["GOOGLE_GEMINI_BASE_URL"] == url
     settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
     assert settings == {"security": {"auth": {"selectedType": "gemini-api-key"}}}
