@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from app.cli import main, wrap
+from tests.agents.harness import proxy
 from tests.support.redis_server import free_port
-from tests.support.subprocess_server import running_service
 
 FAKE = """#!{python}
 import os, sys, urllib.request
@@ -39,7 +39,8 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 
 def test_a_program_runs_pointed_at_the_running_service(fake, capfd):
-    with running_service() as url:
+    with proxy("http://127.0.0.1:9") as service:  # the service in a thread: it answers
+        url = service.url
         status = wrap.wrap("fake", ["-p", "task"],
                            {**fake, "CONTEXTSYNTH_URL": url, "FAKE_EXIT": "3"})
     out, err = capfd.readouterr()

@@ -14,6 +14,11 @@ The interface every adapter keeps (``Wire``):
 - ``other(path, body) -> Reply | None``: any other ``POST`` under its prefix that is
   not a model call (Anthropic's ``count_tokens``...), or None for a 404.
 
+Call ids: the player names each call's id (``Call.id``) and moves on when a result
+with that id comes back (``Result.call_id``). An API whose calls may carry no id
+(Gemini's ``functionCall``) should send the player's id where the API has a field for
+it, and read a result without one as answering the call of the same name.
+
 Adapters are stateless except for what the API makes the server remember (a thinking
 block's signature, which the next request must send back unchanged: see
 ``signatures``), and are shared by every program's test of that API.
