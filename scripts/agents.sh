@@ -22,6 +22,11 @@ PYTHON=${PYTHON:-python3}
 PROGRAMS=(
     "npm claude @anthropic-ai/claude-code@>=2.1.197,<2.2.0 claude"
     "npm codex @openai/codex@>=0.171.0,<0.172.0 codex"
+    "npm gemini @google/gemini-cli@>=0.61.0,<0.62.0 gemini"
+    "npm qwen @qwen-code/qwen-code@>=0.15.10,<0.16.0 qwen"
+    "pypi aider aider-chat>=0.86.2,<0.87 aider"
+    "pypi mini-swe-agent mini-swe-agent>=2.4.6,<2.5 mini"
+    "pypi litellm litellm[proxy]>=1.108.7,<1.109 litellm"
 )
 
 ONLY=("$@")

@@ -12,6 +12,7 @@ points; the exit status is the program's.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -60,11 +61,41 @@ def _codex_args(url: str) -> list[str]:
             "-c", "model_provider=contextsynth"]
 
 
+# Gemini CLI takes GOOGLE_GEMINI_BASE_URL, but that alone makes it choose its "gateway"
+# sign-in, which it then refuses; a system settings file (which outranks the user's and
+# the project's) choosing the API-key sign-in keeps the key and the base URL. Gemini CLI
+# skips a system settings file with a folder above it that others may write to (/tmp),
+# so it lives in the user's cache.
+GEMINI_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+
+
+def gemini_settings_path() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "contextsynth" / "gemini-settings.json"
+
+
+def _gemini_env(url: str) -> dict[str, str]:
+    settings = gemini_settings_path()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(GEMINI_SETTINGS))
+    return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(settings)}
+
+
 PROGRAMS: dict[str, Program] = {
     "claude": Program("claude", "@anthropic-ai/claude-code",
                       lambda url: {"ANTHROPIC_BASE_URL": url}),
     "codex": Program("codex", "@openai/codex", lambda url: {}, _codex_args,
                      via="-c model_provider=contextsynth"),
+    "gemini": Program("gemini", "@google/gemini-cli", _gemini_env,
+                      via="GOOGLE_GEMINI_BASE_URL"),
+    # Qwen Code's OpenAI sign-in reads the base URL, key and model from the environment.
+    "qwen": Program("qwen", "@qwen-code/qwen-code",
+                    lambda url: {"OPENAI_BASE_URL": f"{url}/v1"},
+                    lambda url: ["--auth-type", "openai"]),
+    # Aider and mini-swe-agent reach OpenAI-compatible models through litellm, which
+    # reads these (Aider its own OPENAI_API_BASE, and sets litellm's from it).
+    "aider": Program("aider", "aider-chat", lambda url: {"OPENAI_API_BASE": f"{url}/v1"}),
+    "mini": Program("mini", "mini-swe-agent", lambda url: {"OPENAI_BASE_URL": f"{url}/v1"}),
 }
 
 

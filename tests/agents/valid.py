@@ -112,3 +112,83 @@ def responses(body: dict[str, Any]) -> list[str]:
     if len(names) != len(set(names)):
         problems.append(f"tools declared twice: {names}")
     return problems
+
+
+def chat(body: dict[str, Any]) -> list[str]:
+    """What OpenAI's Chat Completions refuses: a tool message that answers no call of the
+    assistant message before it, a call left unanswered before the next turn, arguments
+    that are not JSON, tools declared twice, a message without content or calls."""
+    problems: list[str] = []
+    open_calls: set[str] = set()
+    for i, m in enumerate(body.get("messages") or []):
+        role = m.get("role")
+        if role == "tool":
+            if m.get("tool_call_id") not in open_calls:
+                problems.append(f"messages[{i}] answers {m.get('tool_call_id')}, which no "
+                                "call before it made")
+            open_calls.discard(m.get("tool_call_id"))
+            continue
+        if open_calls:
+            problems.append(f"calls {sorted(open_calls)} unanswered before messages[{i}]")
+            open_calls = set()
+        if role == "assistant":
+            for call in m.get("tool_calls") or []:
+                open_calls.add(call["id"])
+                try:
+                    json.loads(call["function"]["arguments"])
+                except ValueError:
+                    problems.append(f"messages[{i}] has arguments that are not JSON")
+            if not m.get("content") and not m.get("tool_calls"):
+                problems.append(f"messages[{i}] has neither content nor calls")
+        elif role not in ("system", "developer", "user"):
+            problems.append(f"messages[{i}] has the role {role!r}")
+        elif not m.get("content"):
+            problems.append(f"messages[{i}] ({role}) is empty")
+    if open_calls:
+        problems.append(f"calls {sorted(open_calls)} are never answered")
+    names = [(t.get("function") or {}).get("name") for t in body.get("tools") or []]
+    if len(names) != len(set(names)):
+        problems.append(f"tools declared twice: {names}")
+    return problems
+
+
+def gemini(body: dict[str, Any]) -> list[str]:
+    """What Gemini's generateContent refuses: a role other than user and model, a content
+    without parts, a function call turn not followed by as many responses as it made
+    calls, and (thinking models) a call of the current turn whose thought signature is
+    missing or not the one the model gave."""
+    from tests.agents.wire.gemini import signature as thought_signature
+
+    problems: list[str] = []
+    contents = body.get("contents") or []
+    if not contents:
+        problems.append("no contents")
+    # The current turn: from the last user content that is the user's words on.
+    asked = max((i for i, c in enumerate(contents) if c.get("role", "user") == "user"
+                 and any("text" in p for p in c.get("parts") or [])), default=0)
+    for i, c in enumerate(contents):
+        role, parts = c.get("role", "user"), c.get("parts") or []
+        if role not in ("user", "model"):
+            problems.append(f"contents[{i}] has the role {role!r}")
+        if not parts or any(not p for p in parts):
+            problems.append(f"contents[{i}] has an empty part or none")
+        calls = [p for p in parts if "functionCall" in p]
+        for n, p in enumerate(calls):
+            call_id = str(p["functionCall"].get("id") or p["functionCall"]["name"])
+            given = p.get("thoughtSignature")
+            if given is not None and given != thought_signature(p["functionCall"]):
+                problems.append(f"contents[{i}] changed the thought signature of {call_id}")
+            if given is None and n == 0 and i > asked:
+                problems.append(f"contents[{i}] dropped the thought signature of {call_id}")
+        if calls:
+            after = contents[i + 1] if i + 1 < len(contents) else None
+            answers = [p for p in (after or {}).get("parts") or [] if "functionResponse" in p]
+            if after is None or after.get("role", "user") != "user" or \
+                    len(answers) != len(calls):
+                problems.append(f"contents[{i}] makes {len(calls)} calls; the next content "
+                                f"answers {len(answers)}")
+    names = [f.get("name") for t in body.get("tools") or []
+             for f in t.get("functionDeclarations") or []]
+    if len(names) != len(set(names)):
+        problems.append(f"tools declared twice: {names}")
+    return problems

@@ -3,6 +3,7 @@ when none answers. The real programs run through it in tests/agents."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -79,3 +80,26 @@ def test_each_program_is_pointed_by_its_own_setting():
     codex = wrap.PROGRAMS["codex"].args(url)
     assert codex[-2:] == ["-c", "model_provider=contextsynth"]
     assert f'base_url="{url}/v1"' in codex[1] and 'wire_api="responses"' in codex[1]
+
+
+def test_gemini_cli_gets_the_base_url_and_the_api_key_sign_in(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    url = "http://127.0.0.1:8080"
+    env = wrap.PROGRAMS["gemini"].env(url)
+    assert env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(
+        tmp_path / "contextsynth" / "gemini-settings.json")
+    assert env["GOOGLE_GEMINI_BASE_URL"] == url
+    settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
+    assert settings == {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    assert wrap.PROGRAMS["gemini"].args(url) == []
+
+
+@pytest.mark.parametrize(("name", "env", "args"), [
+    ("qwen", {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"}, ["--auth-type", "openai"]),
+    ("aider", {"OPENAI_API_BASE": "http://127.0.0.1:8080/v1"}, []),
+    ("mini", {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"}, []),
+])
+def test_the_openai_programs_get_the_base_url_with_its_v1(name, env, args):
+    program = wrap.PROGRAMS[name]
+    assert program.env("http://127.0.0.1:8080") == env
+    assert program.args("http://127.0.0.1:8080") == args
