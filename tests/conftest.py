@@ -46,9 +46,9 @@ E2E = ("tests/integration/", "tests/agents/", "tests/test_deploy.py", "tests/tes
        "tests/clients/test_typescript_client.py")
 # Tests that run an installed coding agent (or LiteLLM's proxy) as a program, through the
 # service: mostly waiting on another process, so scripts/test.sh runs them beside the rest.
-PROGRAMS = tuple(f"tests/agents/test_{name}.py" for name in (
+PROGRAMS = (*(f"tests/agents/test_{name}.py" for name in (
     "aider", "claude_code", "codex", "gemini_cli", "litellm_chain", "mini_swe_agent",
-    "qwen_code")) + ("tests/cli/test_wrap.py",)
+    "qwen_code")), "tests/cli/test_wrap.py")
 INTEGRATION = ("tests/api/", "tests/service/test_proxy", "tests/adapters/test_events.py",
                "tests/adapters/test_cache.py", "tests/adapters/test_addresses.py",
                "tests/adapters/test_ratelimit.py",
