@@ -38,12 +38,17 @@ settings.load_profile("contextsynth")
 # - integration: the app in process with its adapters (Redis, sockets, threads), or the
 #   whole corpus replayed;
 # - unit: the rest: the engine, adapters and services alone, fakes passed in.
-E2E = ("tests/integration/", "tests/test_deploy.py", "tests/test_build.py",
+E2E = ("tests/integration/", "tests/agents/", "tests/test_deploy.py", "tests/test_build.py",
        "tests/test_install.py",
        "tests/test_readme.py", "tests/test_generated_client.py", "tests/test_contract.py",
-       "tests/cli/test_bench_http.py", "tests/cli/test_cli.py",
+       "tests/cli/test_bench_http.py", "tests/cli/test_cli.py", "tests/cli/test_wrap.py",
        "tests/evaluation/test_cli_eval.py", "tests/clients/test_python_client.py",
        "tests/clients/test_typescript_client.py")
+# Tests that run an installed coding agent (or LiteLLM's proxy) as a program, through the
+# service: mostly waiting on another process, so scripts/test.sh runs them beside the rest.
+PROGRAMS = tuple(f"tests/agents/test_{name}.py" for name in (
+    "aider", "claude_code", "codex", "gemini_cli", "litellm_chain", "mini_swe_agent",
+    "qwen_code")) + ("tests/cli/test_wrap.py",)
 INTEGRATION = ("tests/api/", "tests/service/test_proxy", "tests/adapters/test_events.py",
                "tests/adapters/test_cache.py", "tests/adapters/test_addresses.py",
                "tests/adapters/test_ratelimit.py",
@@ -81,6 +86,8 @@ def _bounded(test: Callable[..., Any]) -> Callable[..., Any]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(_kind(item))
+        if str(Path(item.path).relative_to(ROOT)).startswith(PROGRAMS):
+            item.add_marker("programs")
         if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
             item.obj = _bounded(item.obj)
 
@@ -92,6 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "integration: the app in process with its adapters, "
                             "or the whole corpus")
     config.addinivalue_line("markers", "e2e: the service as a process, image or package")
+    config.addinivalue_line("markers", "programs: a coding agent run through the service")
     stale = [str(source.relative_to(ROOT)) for built in (ROOT / "app").rglob("*.so")
              if (source := built.parent / (built.name.split(".")[0] + ".py")).exists()
              and source.stat().st_mtime > built.stat().st_mtime]

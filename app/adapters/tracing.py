@@ -17,7 +17,7 @@ process's global one: a test hands ``create_app`` a provider of its own instead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -34,11 +34,13 @@ from opentelemetry.trace import (
     Tracer,
     TracerProvider,
     get_current_span,
+    use_span,
 )
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import Attributes
 
 from app import VERSION
+from app.adapters.genai_usage import UsageReader
 from app.adapters.upstream import Slots, Transport, UpstreamAnswer
 
 if TYPE_CHECKING:
@@ -214,9 +216,10 @@ _GENAI_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp
 
 class TracedTransport:
     """A ``Transport`` whose requests are client spans, with the span's trace context
-    sent upstream: the provider sees this service's span as the caller. The span ends
-    when the upstream's status and headers are in (as HTTP clients' spans do); a
-    stream's body is the server span's to time."""
+    sent upstream: the provider sees this service's span as the caller. As GenAI's
+    conventions time an inference, the span lasts until the answer's body has been read
+    (a stream to its end, or until its reader left), and carries the token usage the
+    body reported (``gen_ai.usage.*``)."""
 
     def __init__(self, inner: Transport, tracer: Tracer) -> None:
         self._inner = inner
@@ -233,20 +236,46 @@ class TracedTransport:
         genai = {"gen_ai.provider.name": _GENAI_PROVIDERS.get(name, name)}
         if model is not None:
             genai["gen_ai.request.model"] = model
-        with span(self._tracer, f"upstream {name}", kind=SpanKind.CLIENT, attributes={
-                "contextsynth.upstream": name, "http.request.method": method,
-                "url.full": redacted(url), **server_attributes(url), **genai}) as current:
-            if traced(current):
-                headers = with_trace_context(headers)
-            answer = await self._inner.send(name, url, body, headers, method, model)
-            current.set_attribute("http.response.status_code", answer.status)
-            if answer.status >= 400:  # a client span's error, as the conventions say
-                current.set_attribute("error.type", str(answer.status))
-                current.set_status(StatusCode.ERROR)
-            return answer
+        current = self._tracer.start_span(f"upstream {name}", kind=SpanKind.CLIENT, attributes={
+            "contextsynth.upstream": name, "http.request.method": method,
+            "url.full": redacted(url), **server_attributes(url), **genai})
+        try:
+            with use_span(current, end_on_exit=False):
+                if traced(current):
+                    headers = with_trace_context(headers)
+                answer = await self._inner.send(name, url, body, headers, method, model)
+        except BaseException:
+            current.end()  # use_span recorded the exception and the error status
+            raise
+        current.set_attribute("http.response.status_code", answer.status)
+        if answer.status >= 400:  # a client span's error, as the conventions say
+            current.set_attribute("error.type", str(answer.status))
+            current.set_status(StatusCode.ERROR)
+        return _metered(answer, current)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def _metered(answer: UpstreamAnswer, current: Span) -> UpstreamAnswer:
+    """``answer`` with its body read for usage as it passes, and ``current`` ended, with
+    that usage, once the body is done with (read, left, or never read and dropped)."""
+    usage = UsageReader()
+    ended = False
+
+    async def body() -> AsyncIterator[bytes]:
+        async for chunk in answer.body:
+            usage.feed(chunk)
+            yield chunk
+
+    def done() -> None:
+        nonlocal ended
+        if not ended:
+            ended = True
+            current.set_attributes(usage.attributes())
+            current.end()
+        answer.done()
+    return UpstreamAnswer(answer.status, answer.headers, body(), answer.ended, done)
 
 
 def traced_transport(transport: Transport, tracer: Tracer) -> Transport:

@@ -1,4 +1,5 @@
-"""The ``contextsynth`` command: serve, compress, openapi, mcp, hash-key, bench, eval."""
+"""The ``contextsynth`` command: serve, compress, openapi, mcp, hash-key, bench, eval,
+wrap."""
 
 from __future__ import annotations
 
@@ -284,8 +285,8 @@ def _eval(args: argparse.Namespace) -> int:
 # What --help says (plain text: argparse prints it as written).
 DESCRIPTION = """\
 Context compression for LLM agents: the HTTP service (serve), its jobs as MCP tools
-(mcp), and from the command line a transcript compacted (compress), timed (bench) and
-scored (eval)."""
+(mcp), a coding agent run through its proxy (wrap), and from the command line a
+transcript compacted (compress), timed (bench) and scored (eval)."""
 EPILOG = """\
 Settings come from CONTEXTSYNTH_* environment variables (docs/configuration.md).
 `contextsynth COMMAND --help` lists a command's options. In a clone set up by
@@ -302,6 +303,12 @@ def _ranged(low: int, high: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{value} is out of range ({low} to {high})")
         return value
     return parse
+
+
+def _wrap(args: argparse.Namespace) -> int:
+    from app.cli.wrap import wrap
+
+    return wrap(args.program, args.args)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -395,6 +402,17 @@ def _parser() -> argparse.ArgumentParser:
                        "figures it came from and the machine to this file (see "
                        "docs/figures/bench.json)")
     bench.set_defaults(run=_bench)
+
+    from app.cli.wrap import PROGRAMS
+
+    wrapped = sub.add_parser(
+        "wrap", help="run a coding agent (claude, codex, ...) with its base URL at the "
+        "service (CONTEXTSYNTH_URL, else http://127.0.0.1:8080; one is started there if "
+        "none answers)")
+    wrapped.add_argument("program", choices=sorted(PROGRAMS), help="the program to run")
+    wrapped.add_argument("args", nargs=argparse.REMAINDER,
+                         help="its arguments, as you would give them to it")
+    wrapped.set_defaults(run=_wrap)
 
     evaluation = sub.add_parser(
         "eval", help="replay agent loops through every compactor and score what it keeps "

@@ -186,6 +186,38 @@ async def test_a_proxied_request_sends_its_upstream_spans_trace_context(traced, 
         f"{refusal.context.span_id:016x}"
 
 
+async def test_a_proxied_calls_upstream_span_carries_the_usage_its_answer_reported(
+        traced, exporter):
+    """Streamed or not: the client span lasts until the answer's body is read, and has the
+    provider's token counts in GenAI's names (Anthropic's stream gives the input tokens
+    in its first event and the output in its last)."""
+    with FakeUpstream() as upstream:
+        app = traced(proxy_openai_url=f"{upstream.url}/v1",
+                     proxy_anthropic_url=upstream.url)
+        async with serve(app) as c:
+            r = await c.post("/v1/chat/completions", headers={"authorization": "Bearer sk-t"},
+                             json={"model": "gpt-4o-mini", "messages": coding_run(6)})
+            assert r.status_code == 200, r.text
+            messages = [m for m in coding_run(6) if m["role"] != "system"]
+            async with c.stream("POST", "/v1/messages", headers={"x-api-key": "sk-ant-t"},
+                                json={"model": "claude-sonnet-4-5", "max_tokens": 64,
+                                      "stream": True, "messages": messages[:1]}) as streamed:
+                assert streamed.status_code == 200
+                text = b"".join([chunk async for chunk in streamed.aiter_bytes()])
+            assert b"message_stop" in text
+    usage = {"gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}
+    chat = one(exporter, "upstream openai")
+    assert {k: chat.attributes[k] for k in usage} == usage
+    message = one(exporter, "upstream anthropic")
+    assert {k: message.attributes[k] for k in usage} == usage
+    assert message.attributes["gen_ai.request.model"] == "claude-sonnet-4-5"
+    # The span is the call's whole time: it ends after the last event was relayed, within
+    # the request's server span.
+    server = one(exporter, "POST /v1/messages")
+    assert message.parent is not None and message.parent.span_id == server.context.span_id
+    assert message.end_time <= server.end_time
+
+
 @respx.mock
 async def test_redis_commands_of_a_request_are_its_spans(traced, exporter):
     respx.post(URL).respond(200, json=completion())

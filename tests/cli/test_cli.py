@@ -149,7 +149,7 @@ def test_help_is_plain_text_and_every_command_and_option_says_what_it_is(capsys)
         main(["--help"])
     out = capsys.readouterr().out
     assert "``" not in out  # reST markup, printed raw
-    commands = ("serve", "compress", "openapi", "mcp", "hash-key", "bench", "eval")
+    commands = ("serve", "compress", "openapi", "mcp", "hash-key", "bench", "eval", "wrap")
     description = out.split("positional arguments:")[0]
     assert all(command in description for command in commands)
     assert ".venv/bin/contextsynth" in out  # where a clone's serve.sh put the command

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.engine.compaction.tiers import Tier
 from app.engine.errors import BudgetTooSmall
-from app.engine.jobs.synthesize.budget import Budget, cut_points
+from app.engine.jobs.synthesize.budget import Budget, cut_points, stride_start
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
 from tests.support.build import coding_run, tool_turn
 
@@ -99,6 +99,33 @@ def test_past_the_budget_the_oldest_turns_condense_into_a_digest(synthesizer, fo
     assert messages[-2] in out and out[-1]["role"] == "tool"
 
 
+def test_a_stride_condenses_once_and_its_next_calls_grow_at_the_end(synthesizer, formats):
+    """Hysteresis: at each stride's start the cut is set to condense the run with room to
+    spare, so the calls after it keep the same digest and only add at the end."""
+    wire = formats["openai"]
+    budget = 8_000
+    messages = _session(200, 600, 0)
+    calls = []  # (stride, digest, output) per call
+    for turns in range(100, 200):
+        sent = messages[: 2 + 2 * turns]
+        result = synthesizer.run(wire.parse({"messages": sent}),
+                                 SynthesisOptions(budget=Budget(budget), steer=False))
+        out = wire.render(result.transcript)["messages"]
+        assert result.tokens_after <= budget
+        sizes = [synthesizer.tokens(wire.parse({"messages": sent[k : k + 2]}).messages)
+                 for k in range(2, len(sent), 2)]
+        digest = out[2]["content"]
+        calls.append((stride_start(sizes, budget), digest, out))
+    starts = [k for k in range(1, len(calls)) if calls[k][0] != calls[k - 1][0]]
+    assert len(starts) >= 2
+    for k in starts:  # the stride's next calls: the same digest, the output grown at its end
+        assert calls[k][1].startswith("[contextsynth] Digest of")
+        for a, b in pairwise(calls[k : k + 4]):
+            assert b[1] == a[1] and b[2][: len(a[2]) - 1] == a[2][:-1]
+    kept = sum(b[1] == a[1] for a, b in pairwise(calls))
+    assert kept >= len(calls) // 3
+
+
 def test_a_newest_result_larger_than_the_budget_is_cut_with_a_handle(synthesizer, formats):
     wire = formats["openai"]
     messages = coding_run(3, output_chars=200) + tool_turn(
@@ -130,9 +157,18 @@ def test_under_the_trigger_the_messages_go_back_as_sent(synthesizer, formats):
         wire.parse({"messages": messages}).messages
 
 
-def test_cut_points_stay_points_as_the_run_grows():
-    assert cut_points(1) == []
-    assert cut_points(10) == list(range(1, 10))
-    # Within one power of two of run length the points are the same multiples.
-    grown = [set(cut_points(n)) for n in range(40, 64)]
-    assert all(a <= b for a, b in pairwise(grown))
+def test_cut_points_fall_every_quarter_of_the_budget_and_stay_as_the_run_grows():
+    # A point where the running total reaches each multiple of 250 (a quarter of 1,000);
+    # a turn that passes several multiples is one point; the newest turn is never cut.
+    assert cut_points([100, 100, 100, 600, 100, 100], 1000) == [3, 4, 5]
+    assert cut_points([300], 1000) == []
+    sizes = [137 * (k % 5 + 1) for k in range(80)]
+    grown = [cut_points(sizes[:n], 2000) for n in range(2, 81)]
+    assert all(b[:len(a)] == a for a, b in pairwise(grown))  # points only ever added
+
+
+def test_a_stride_begins_each_time_the_run_grows_by_twice_the_budget():
+    assert stride_start([500] * 3, 1000) == 0  # 1,500 tokens: the first stride
+    assert stride_start([500] * 4, 1000) == 4  # 2,000: the second begins at turn 4
+    assert stride_start([500] * 7, 1000) == 4
+    assert stride_start([500] * 8, 1000) == 8

@@ -61,6 +61,17 @@ def test_path_arguments_count_as_written_by_editing_tools():
     assert summary("view_file", path="src/app.py").reads == ("src/app.py",)
 
 
+def test_a_patch_names_the_files_it_changes_and_creates():
+    """The apply_patch format, as Codex's free-form tool carries it and as a command."""
+    patch = ("*** Begin Patch\n*** Update File: src/a.py\n@@\n-x = 1\n+x = 2\n"
+             "*** Add File: src/new.py\n+y = 1\n*** Delete File: old.txt\n*** End Patch\n")
+    found = summary("apply_patch", input=patch)
+    assert found.writes == ("src/a.py", "src/new.py", "old.txt")
+    assert found.edits == ("src/a.py", "old.txt")
+    shell = summary("exec_command", cmd=f"apply_patch <<'EOF'\n{patch}EOF")
+    assert set(shell.writes) == {"src/a.py", "src/new.py", "old.txt"}
+
+
 def test_head_shows_the_first_arguments_shortened():
     head = summary("search_flights", origin="JFK", destination="SEA", date="2024-05-20",
                    cabin="economy").head

@@ -1,6 +1,7 @@
 """Gemini and OpenAI Responses: round trips, call matching, detection."""
 
 import copy
+import json
 
 import pytest
 
@@ -157,3 +158,39 @@ def test_gemini_items_sent_as_messages_get_a_clear_message(formats):
     wire = resolve_format(formats, "auto", payload)
     with pytest.raises(InvalidTranscript, match="'contents'"):
         wire.parse(payload)
+
+
+# Codex's free-form apply_patch: a custom tool's call carries its text in 'input'.
+PATCH = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+CUSTOM = {"input": [
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix a"}]},
+    {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "apply_patch",
+     "input": PATCH, "status": "completed"},
+    {"type": "custom_tool_call_output", "call_id": "call_1", "output": "Success. M src/a.py"},
+    {"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "Done."}]},
+]}
+
+
+def test_responses_custom_tool_calls_are_calls_and_their_outputs_results(formats):
+    wire = formats["responses"]
+    transcript = wire.parse(copy.deepcopy(CUSTOM))
+    assert [m.role for m in transcript.messages] == ["user", "assistant", "tool", "assistant"]
+    call = transcript.messages[1].tool_calls[0]
+    assert (call.id, call.name, json.loads(call.arguments)) == (
+        "call_1", "apply_patch", {"input": PATCH})
+    assert transcript.messages[2].tool_call_id == "call_1"
+    assert wire.render(transcript) == CUSTOM
+
+
+def test_a_custom_calls_cut_arguments_go_back_as_its_input(formats):
+    from dataclasses import replace
+
+    wire = formats["responses"]
+    transcript = wire.parse(copy.deepcopy(CUSTOM))
+    assistant = transcript.messages[1]
+    cut = replace(assistant, tool_calls=(
+        replace(assistant.tool_calls[0], arguments=json.dumps({"input": "*** Begin Patch"})),))
+    out = wire.render(replace(transcript, messages=(
+        transcript.messages[0], cut, *transcript.messages[2:])))
+    assert out["input"][1] == {**CUSTOM["input"][1], "input": "*** Begin Patch"}

@@ -120,9 +120,45 @@ def test_openai_parse_errors_say_what_and_where(formats, message, needle):
     assert err.value.pointer == "/messages/1"
 
 
-def test_anthropic_rejects_system_role_in_messages(formats):
-    with pytest.raises(InvalidTranscript, match="top-level 'system'"):
-        formats["anthropic"].parse({"messages": [{"role": "system", "content": "x"}]})
+# Claude Code sends reminders as system messages among the messages, after a user's.
+CLAUDE_CODE = {"system": [{"type": "text", "text": "You are Claude Code."}], "messages": [
+    {"role": "user", "content": [{"type": "text", "text": "fix the test"}]},
+    {"role": "system", "content": "Available agent types: ..."},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                       "input": {"command": "ls"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                  "content": "a.py"}]},
+    {"role": "system", "content": [{"type": "text", "text": "Tasks unused lately."}]},
+]}
+
+
+def test_anthropic_keeps_system_messages_in_their_place(formats):
+    wire = formats["anthropic"]
+    transcript = wire.parse(copy.deepcopy(CLAUDE_CODE))
+    assert [m.role for m in transcript.messages] == [
+        "system", "user", "system", "assistant", "tool", "system"]
+    assert wire.render(transcript) == CLAUDE_CODE
+
+
+def test_a_user_message_after_a_system_message_joins_the_users_before_it(formats):
+    """What a compaction makes of it: a note (a user message) put after the reminder
+    would be a second user message in a row; it joins the first, the reminder after."""
+    from dataclasses import replace
+
+    from app.engine.transcript.model import Message, Part
+
+    wire = formats["anthropic"]
+    t = wire.parse(copy.deepcopy(CLAUDE_CODE))
+    note = Message("user", (Part("text", "[notes] earlier work"),))
+    out = wire.render(replace(t, messages=(*t.messages[:3], note, *t.messages[3:])))
+    assert [m["role"] for m in out["messages"]] == [
+        "user", "system", "assistant", "user", "system"]
+    assert out["messages"][0]["content"][-1] == {"type": "text", "text": "[notes] earlier work"}
+
+
+def test_anthropic_rejects_other_roles_in_messages(formats):
+    with pytest.raises(InvalidTranscript, match="user, assistant or system"):
+        formats["anthropic"].parse({"messages": [{"role": "tool", "content": "x"}]})
 
 
 def test_anthropic_renders_edited_tool_input_as_object(formats):

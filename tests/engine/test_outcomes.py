@@ -159,3 +159,18 @@ def test_a_long_failure_line_keeps_its_first_300_characters():
     outcome = read(f"<returncode>1</returncode>\n{line}\n")
     assert len(line) > 400
     assert outcome.line.startswith(line[:300]) and outcome.line.endswith("...")
+
+
+# Gemini CLI's and Qwen Code's shell tools: Qwen Code ends every result with an error
+# label, "(none)" when there was none.
+QWEN_OK = ("Command: git status --short\nDirectory: (root)\nOutput: M shop/pricing.py\n"
+           "Error: (none)\nExit Code: 0\nSignal: 0\nProcess Group PGID: 9618")
+
+
+def test_an_error_label_that_says_none_is_no_failure():
+    assert read(QWEN_OK) == read(QWEN_OK.replace("Error: (none)\n", ""))
+    assert not read(QWEN_OK).error
+    failed = QWEN_OK.replace("Output: M shop/pricing.py",
+                             "Output: ..F.\nFAILED (failures=1)")
+    assert read(failed).error and read(failed).line == "FAILED (failures=1)"
+    assert read("Error: (none) of the files could be read").error  # more than the label

@@ -65,6 +65,10 @@ def parse_week(text):
     ("Run shell commands? (Y)es/(N)o/(D)on't ask again [Yes]: y\nRunning ./clean.sh\nok",
      True),
     ("Run the shell commands again, please.", False),
+    # What Aider sends the model of a command it ran, and of the tests it ran itself.
+    ("Output from git status --short\n M shop/pricing.py\n", True),
+    ("I ran this command:\n\npython3 -m unittest\n\nAnd got this output:\n\nOK", True),
+    ("Output from the server looks wrong to me.", False),
 ])
 def test_an_observation_is_known_by_the_shape_a_harness_gives_it(text, expected):
     assert is_observation(text) is expected
@@ -78,6 +82,12 @@ def test_actions_are_read_from_a_fence_an_action_line_or_a_json_step():
     assert line.name == "type" and line.thought == "Thought: search first."
     step = read_action('{"kind": "search_action", "query": "iso week"}')
     assert step.name == "search_action" and json.loads(step.arguments)["query"] == "iso week"
+
+
+def test_mini_swe_agents_own_fence_is_a_shell_command():
+    # Version 2's text-based mode fences its command so, where version 1 wrote bash.
+    action = read_action("THOUGHT: run the tests.\n\n```mswea_bash_command\npytest -q\n```")
+    assert (action.name, json.loads(action.arguments)) == ("bash", {"command": "pytest -q"})
 
 
 def test_edit_blocks_are_edits_of_their_files():

@@ -39,6 +39,10 @@ _SHELL_COPY = re.compile(r"\b(?:cp|mv|install)\s+" + _OPTIONS + r"(?:" + _OPERAN
 # Writes that change a file that is there: sed -i, and git checkout/restore of a file.
 _SHELL_EDIT = re.compile(r"(?:\bsed\s+-i\S*\s+" + _WORD + r"\s*"
                          r"|\bgit\s+(?:checkout|restore)\s+" + _OPTIONS + r"(?:--\s+)?)" + _FILE)
+# A patch in the apply_patch format (Codex's free-form tool, or the command of that name
+# in a shell): each file it touches has a header line; one it adds is created.
+_PATCH_MARK = "*** Begin Patch"
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (\S[^\n]*?)\s*$", re.MULTILINE)
 # Tools that change a file in place (their paths are written, but not created).
 _EDIT_TOOL = re.compile(r"edit|replace|insert|patch|append|update", re.IGNORECASE)
 # SWE-agent's own shell commands, each a whole command: "create FILE", "open FILE [LINE]".
@@ -232,6 +236,12 @@ def summarize(key: tuple[str, str]) -> CallSummary:
                 written_text = v
             if k in _SCRIPT_KEYS and not code and len(v) > _CODE_MIN:
                 code = v
+        if _PATCH_MARK in v:
+            for kind, path in _PATCH_FILE.findall(v):
+                if path not in writes:
+                    writes.append(path)
+                if kind != "Add":
+                    edits.append(path)
         if "http" in v:
             urls += _URL.findall(v)
     if paths:

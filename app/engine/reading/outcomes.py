@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from app.engine.memo import CacheUsage, Memo
 from app.engine.transcript.model import Message
 
+# A label that says there was no error: Qwen Code's shell tool ends every result with
+# "Error: (none)" (then "Exit Code: 0"), which is no failure.
+_NONE = r"\s*\(none\)[ \t]*$"
 # Markers that open a line.
 _LINE_START = re.compile(
-    r"^(?:Traceback \(most recent call last\)|[\w.]*(?:Error|Exception)\b|error[:\[]|fatal:"
-    r"|FAILED\b|\{\"error\")",
+    r"^(?:Traceback \(most recent call last\)|[\w.]*(?:Error|Exception)\b(?!:"
+    + _NONE + r")|error[:\[](?!" + _NONE + r")|fatal:|FAILED\b|\{\"error\")",
     re.MULTILINE | re.IGNORECASE,
 )
 # Every line-start marker, lowercased, contains one of these.
@@ -30,7 +33,8 @@ _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit (?:code|
 # "Traceback (most recent call last):" says only that something failed.
 _FAILURE = re.compile(
     r"^[ \t]*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)(?::.*|\b\s*$)"
-    r"|FAILED .+|E {2,}\S.*|ERROR[: ].+|(?:error|fatal|Error)(?:\[\w+\])?: .+"
+    r"|FAILED .+|E {2,}\S.*|ERROR[: ](?!" + _NONE + r").+"
+    r"|(?:error|fatal|Error)(?:\[\w+\])?: (?!" + _NONE + r").+"
     r"|.*(?:No such file or directory|command not found|Permission denied).*)$",
     re.MULTILINE)
 # A Python traceback's header, and a line that starts unindented: the first such line

@@ -53,8 +53,10 @@ _OBSERVATION_START = re.compile(
     # What a harness says of the edit blocks it applied or refused (Aider's).
     r"|\s*(?:applied edit to |the llm did not conform to the edit format|unable to write file "
     r"|allow (?:creation of new file|edits to) |committing [^\n]{1,300}? before applying edits"
-    # And its question before it runs the shell commands a reply suggested.
-    r"|run shell commands\? \(y\)es/\(n\)o)",
+    # And its question before it runs the shell commands a reply suggested; what it sends
+    # the model of a command it ran ("Output from CMD", and "I ran this command:" for
+    # /run and the tests it runs after an edit).
+    r"|run shell commands\? \(y\)es/\(n\)o|output from [^\n]+\n|i ran this command:\s*\n)",
     re.IGNORECASE)
 # And how they close it: the shell's prompt after what ran (SWE-agent's
 # "(Current directory: /repo)\nbash-$").
@@ -108,7 +110,8 @@ _LEARNED_SHARE = 0.2
 # An action that asks the user something: what comes back is the user's answer, kept as
 # the user's words even in the harness's result shape.
 _ASKS = re.compile(r"ask|question|follow_?up|clarif", re.IGNORECASE)
-_SHELLS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
+# mswea_bash_command: mini-swe-agent's fence for its command in its text-based mode (v2).
+_SHELLS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "mswea_bash_command"})
 _ACTION_LINE = re.compile(r"^[ \t]*(?:Action|ACTION)[ \t]*:[ \t]*(.+)", re.MULTILINE | re.DOTALL)
 _VERB = re.compile(r"[A-Za-z_]\w*")
 

@@ -3,6 +3,7 @@ service got from an LLM), stats and receipt."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -24,15 +25,22 @@ from app.engine.errors import (
 from app.engine.jobs.accounting import account
 from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.synthesize.budget import (
+    FLOOR_MEMO_BYTES,
+    TARGET_SHARE,
     Budget,
+    Compact,
     check_fits,
     condensed,
     cut_points,
     filled,
+    fingerprint,
+    first_fitting,
     squeezed,
+    stride_start,
 )
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.nudge import nudge
+from app.engine.memo import Memo
 from app.engine.reading.calls import validate
 from app.engine.reading.confidence import read_with_confidence
 from app.engine.reading.facts import Facts
@@ -166,6 +174,9 @@ class Synthesizer:
         self._strategies = strategies
         self._caches = caches or EngineCaches()
         self._window = WindowStrategy()
+        # Each stride's first cut point (see ``budget``), by the run as the stride began:
+        # a few dozen bytes an entry, so a fixed bound serves thousands of conversations.
+        self._floors: Memo[tuple[object, ...], int] = Memo(FLOOR_MEMO_BYTES)
 
     @property
     def strategies(self) -> Mapping[str, Strategy]:
@@ -237,6 +248,9 @@ class Synthesizer:
         def size(c: Compaction) -> int:
             return count(lifted.lower(c.messages))
 
+        # A call that fits without condensing sends no digest, even within a stride that
+        # began condensed: holding the digest there cost 1 to 3 points of recall on tune's
+        # long session at 32k and 128k for a few calls' prefix.
         if size(compaction) <= tokens:
             return compaction
         messages = lifted.messages
@@ -250,18 +264,22 @@ class Synthesizer:
             return strategy.compact(part, own), own
 
         turns = context.segments.turns
-        points = cut_points(len(turns))
-        low, high = 0, len(points) - 1
-        best: Compaction | None = None
-        while low <= high:  # the fewest condensed turns that fit (more condensed, less)
-            middle = (low + high) // 2
-            tried = condensed(messages, head_stop, turns[points[middle]].start, sub, context)
-            if size(tried) <= tokens:
-                best, high = tried, middle - 1
-            else:
-                low = middle + 1
+        sizes = [count(messages[t.start : t.stop]) for t in turns]
+        points = cut_points(sizes, tokens)
+        floor = self._stride_floor(prepared, sub, points, sizes, tokens, strategy.name)
+        tried: dict[int, Compaction] = {}
+
+        def fits(i: int) -> bool:
+            tried[i] = condensed(messages, head_stop, turns[points[i]].start, sub, context)
+            return size(tried[i]) <= tokens
+
+        # From the stride's first point on, one point at a time: the first fits but for
+        # a stride that outgrew its room, and a point further on seldom needs more than
+        # one step. (A bisection could settle on a later point that fits where an earlier
+        # one also does: closing blocks make the output's size uneven across points.)
+        best = next((i for i in range(floor, len(points)) if fits(i)), None)
         if best is not None:
-            return best
+            return tried[best]
         # Every older turn condensed, the newest turn's results and arguments cut; at the
         # smallest budgets the digest is its header and handle alone.
         tried_out = compaction
@@ -276,6 +294,43 @@ class Synthesizer:
             f"output takes {size(tried_out)} tokens, past 'budget_tokens' {tokens}: the "
             "newest turn's own text does not fit beside the system prompt and the task; "
             "send a larger budget.", pointer="/budget_tokens")
+
+    def _stride_floor(self, prepared: Prepared, sub: Compact, points: Sequence[int],
+                      sizes: Sequence[int], tokens: int, strategy: str) -> int:
+        """The first cut point this stride may use: the fewest condensed turns that took
+        the run, as it was when the stride began, down to TARGET_SHARE of the budget (0
+        in the first stride, or when it fitted then without condensing)."""
+        start = stride_start(sizes, tokens)
+        if not start:
+            return 0
+        prefix = prepared.lifted.messages[: prepared.context.segments.turns[start - 1].stop]
+        # The same for every call of the stride: kept, so that a call condenses once.
+        key = (fingerprint(prefix), tokens, prepared.context.budget, strategy)
+        return self._floors.get(key, lambda _: self._floor(prepared, sub, points, start,
+                                                           tokens))
+
+    def _floor(self, prepared: Prepared, sub: Compact, points: Sequence[int], start: int,
+               tokens: int) -> int:
+        """The fewest of ``points`` condensed that take the run's first ``start`` turns down
+        to TARGET_SHARE of ``tokens``."""
+        lifted = prepared.lifted
+        count = self._counter.messages
+        messages = lifted.messages
+        turns = prepared.context.segments.turns
+        head_stop = prepared.context.segments.head_stop
+        prefix = messages[: turns[start - 1].stop]
+        target = int(tokens * TARGET_SHARE)
+        if count(lifted.lower(sub(prefix)[0].messages)) <= target:
+            return 0
+        within = bisect_left(points, start)  # the points inside the prefix
+
+        def fits(i: int) -> bool:
+            shorter = condensed(prefix, head_stop, turns[points[i]].start, sub,
+                                prepared.context)
+            return count(lifted.lower(shorter.messages)) <= target
+
+        found = first_fitting(fits, 0, within - 1)
+        return found if found is not None else max(within - 1, 0)
 
     def plan_deep(self, prepared: Prepared) -> DeepPlan | None:
         """The prompt for the older turns; None when everything fits the recent window."""

@@ -14,14 +14,15 @@ from typing import Any
 from app.engine.errors import InvalidTranscript
 from app.engine.jsontext import dumps, shown_value
 from app.engine.transcript.formats import EVIDENCE_SHOWN, Payload
-from app.engine.transcript.formats.parts import group_by_role, render_text_part
+from app.engine.transcript.formats.parts import render_text_part
 from app.engine.transcript.model import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
 _OWN_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document",
      "server_tool_use", "web_search_tool_result"}
 )
-_WIRE_ROLE: dict[Role, str] = {"user": "user", "tool": "user", "assistant": "assistant"}
+_WIRE_ROLE: dict[Role, str] = {"user": "user", "tool": "user", "assistant": "assistant",
+                               "system": "system"}
 
 
 class AnthropicFormat:
@@ -51,9 +52,9 @@ class AnthropicFormat:
         return Transcript(tuple(out), self.name)
 
     def render(self, transcript: Transcript) -> dict[str, Any]:
-        system = [m for m in transcript.messages if m.role == "system"]
-        rest = [m for m in transcript.messages if m.role != "system"]
-        groups = group_by_role(rest, _WIRE_ROLE)
+        system = [m for m in transcript.messages if m.role == "system" and not _in_place(m)]
+        rest = [m for m in transcript.messages if m.role != "system" or _in_place(m)]
+        groups = _groups(rest)
         body: dict[str, Any] = {"messages": [_render_group(g) for g in groups]}
         if system:
             body["system"] = _render_system(system)
@@ -63,6 +64,35 @@ class AnthropicFormat:
 def _messages(payload: Payload) -> Sequence[Any]:
     messages = payload.get("messages")
     return messages if isinstance(messages, list) else ()
+
+
+def _in_place(m: Message) -> bool:
+    """A system message that came among the messages (Claude Code sends its reminders
+    so), which goes back where it was rather than into the top-level system."""
+    return m.raw is not None and m.raw.get("role") == "system"
+
+
+def _groups(messages: Sequence[Message]) -> Iterator[list[Message]]:
+    """Runs of messages that share a wire role, merged, with each system message of the
+    conversation after the run it came in: a note put after a system message then joins
+    the user message before it, as Anthropic's alternation wants (the system messages
+    stand outside it), instead of making two user messages in a row."""
+    run: list[Message] = []
+    held: list[Message] = []
+    for m in messages:
+        if m.role == "system":
+            held.append(m)
+            continue
+        if run and _WIRE_ROLE[run[-1].role] != _WIRE_ROLE[m.role]:
+            yield run
+            run = []
+        if not run:
+            yield from ([s] for s in held)
+            held = []
+        run.append(m)
+    if run:
+        yield run
+    yield from ([s] for s in held)
 
 
 def _fail(where: str, pointer: str, detail: str) -> InvalidTranscript:
@@ -101,13 +131,21 @@ def _parse_message(m: Any, i: int) -> Iterator[Message]:
     if not isinstance(m, dict):
         raise _fail(where, pointer, "must be an object with 'role' and 'content'.")
     role = m.get("role")
-    if role not in ("user", "assistant"):
+    if role not in ("user", "assistant", "system"):
         raise _fail(
             where, pointer,
-            f"has role {shown_value(role)}; it must be the string user or assistant (the "
-            "system prompt goes in the top-level 'system' field).",
+            f"has role {shown_value(role)}; it must be the string user, assistant or system.",
         )
     content = m.get("content")
+    if role == "system":  # a system message of the conversation's own, kept in its place
+        if isinstance(content, str):
+            yield Message("system", (Part("text", content),), raw=m, index=i)
+        elif isinstance(content, list):
+            yield Message("system", tuple(_parse_block(b, where, pointer) for b in content),
+                          raw=m, index=i)
+        else:
+            raise _fail(where, pointer, "content must be a string or an array of text blocks.")
+        return
     if isinstance(content, str):
         yield Message(role, (Part("text", content),), raw=m, index=i)
         return

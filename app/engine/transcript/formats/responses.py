@@ -7,20 +7,25 @@ is kept or dropped with the calls it led to, never split from them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from app.engine.errors import InvalidTranscript
-from app.engine.jsontext import shown_value
+from app.engine.jsontext import dumps, shown_value
 from app.engine.transcript.formats import EVIDENCE_SHOWN, Payload
 from app.engine.transcript.model import SYSTEM_INDEX, Message, Part, Role, ToolCall, Transcript
 
-_ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning"})
+_ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
+                         "custom_tool_call", "custom_tool_call_output"})
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system",
                            "developer": "system"}
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 # Items the model produced that are not function calls (built-in tools and the like).
-_ASSISTANT_ITEMS = frozenset({"reasoning", "function_call"})
+_ASSISTANT_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call"})
+# The results of calls: a function's, and a custom (free-form) tool's, such as the
+# apply_patch tool Codex declares, whose call carries its text in 'input'.
+_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 
 
 class ResponsesFormat:
@@ -120,7 +125,7 @@ def _is_assistant_side(item: Mapping[str, Any]) -> bool:
     if kind in (None, "message"):
         return bool(item.get("role") == "assistant")
     # Unknown item types (web_search_call, computer_call, ...) are produced by the model.
-    return bool(kind != "function_call_output")
+    return kind not in _OUTPUT_ITEMS
 
 
 def _content_text(content: Any) -> str:
@@ -147,6 +152,16 @@ def _assistant(items: list[tuple[int, Mapping[str, Any]]]) -> Message:
                             "'arguments' (a JSON string).")
             calls.append(ToolCall(call_id, name, arguments, item))
             parts.append(Part("function_call", "", {"call_id": call_id}))
+        elif kind == "custom_tool_call":
+            call_id, name, text = item.get("call_id"), item.get("name"), item.get("input", "")
+            if not isinstance(call_id, str) or not isinstance(name, str) or not isinstance(
+                    text, str):
+                raise _fail(i, "is a custom_tool_call without a string 'call_id', 'name' and "
+                            "'input'.")
+            # Read as a call whose one argument is its text, so a patch it carries is
+            # read as any call's arguments are.
+            calls.append(ToolCall(call_id, name, dumps({"input": text}), item))
+            parts.append(Part("function_call", "", {"call_id": call_id}))
         elif kind == "reasoning":
             summary = item.get("summary")
             text = _content_text(summary) if isinstance(summary, list) else ""
@@ -161,10 +176,10 @@ def _assistant(items: list[tuple[int, Mapping[str, Any]]]) -> Message:
 
 def _parse_item(item: Mapping[str, Any], i: int) -> Message:
     kind = item.get("type", "message")
-    if kind == "function_call_output":
+    if kind in _OUTPUT_ITEMS:
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
-            raise _fail(i, "is a function_call_output without a string 'call_id'.")
+            raise _fail(i, f"is a {kind} without a string 'call_id'.")
         return Message("tool", (Part("text", _content_text(item.get("output"))),),
                        tool_call_id=call_id, raw=item, index=i)
     given = item.get("role")
@@ -204,10 +219,23 @@ def _render(m: Message) -> list[Any]:
         if p.kind == "function_call":
             call = calls[p.raw["call_id"]]
             raw = call.raw
-            out.append(raw if raw.get("arguments") is call.arguments
-                       else {**raw, "arguments": call.arguments})
+            if raw.get("type") == "custom_tool_call":
+                out.append(_custom_call(raw, call.arguments))
+            else:
+                out.append(raw if raw.get("arguments") is call.arguments
+                           else {**raw, "arguments": call.arguments})
         elif p.kind == "text" and _content_text(p.raw.get("content")) != p.text:
             out.append(_with_text(p.raw, p.text, "content", "output_text"))
         else:
             out.append(p.raw)
     return out
+
+
+def _custom_call(raw: Mapping[str, Any], arguments: str) -> Any:
+    """A custom tool's call, its 'input' as the arguments now hold it (cut, when an old
+    call's text was shortened)."""
+    value = json.loads(arguments)
+    text = value.get("input") if isinstance(value, dict) else None
+    if not isinstance(text, str) or text == raw.get("input"):
+        return raw
+    return {**raw, "input": text}
