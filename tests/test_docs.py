@@ -1,6 +1,7 @@
 """The documentation's shape: a short front page, pages that link up, and the settings
 table its script writes. (tests/test_readme.py runs what the pages show.)"""
 
+import json
 import re
 
 from app.settings import Settings
@@ -112,3 +113,53 @@ def test_the_readme_quotes_the_eval_as_docs_eval_records_it():
     assert quoted and [q for q in quoted if q not in printed] == []
     calls = re.search(r"\(([\d,]+) calls\)", prose)
     assert calls and calls[1].replace(",", "") == rows["test", "synthesize-fast-mid"][0]
+
+
+# docs/performance.md's figures from `contextsynth bench`, against the runs recorded in
+# docs/figures/bench.json (each as `bench --json` wrote it, under the name of its kind): a
+# section quotes only figures that a recorded run of the kinds it names printed, and says
+# the machine's size they were measured on. Of plain bench's output only the summary under
+# its table of transcripts is quoted (the table holds most figures there are); of the
+# others, every printed line. A section that quotes bench joins here.
+_BENCH_SECTIONS = {"Cold and warm calls, measured": {
+    "cold": "summary", "cold-before": "summary", "replay": "all", "replay-before": "all",
+    "stages": "all", "stages-before": "all", "stages-52c44f4": "all"}}
+_DECIMAL = re.compile(r"\d+\.\d+")
+
+
+def _bench_runs() -> dict[str, list[dict]]:
+    return json.loads((docs.DOCS / "figures" / "bench.json").read_text())
+
+
+def _quotable(printed: str, part: str) -> str:
+    """The lines of a run the docs may quote from: all, or those under its last rule."""
+    if part == "all":
+        return printed
+    lines = printed.splitlines()
+    rules = [i for i, line in enumerate(lines) if line and set(line) == {"-"}]
+    return "\n".join(lines[rules[-1] + 1:])
+
+
+def test_the_performance_page_quotes_bench_as_a_recorded_run_printed_it():
+    runs = _bench_runs()
+    for title, kinds in _BENCH_SECTIONS.items():
+        text = docs.section(title)
+        recorded = [(run, part) for kind, part in kinds.items() for run in runs.get(kind, [])]
+        printed = {figure for run, part in recorded
+                   for figure in _DECIMAL.findall(_quotable(run["printed"], part))}
+        quoted = _DECIMAL.findall(text)
+        assert quoted, f"{title!r} quotes no figure"
+        assert [q for q in quoted if q not in printed] == [], title
+        for cpus in {run["machine"]["cpus"] for run, _ in recorded}:
+            assert re.search(rf"\b{cpus} (shared )?cores\b", text), \
+                f"{title!r} does not say the figures were measured on {cpus} cores"
+
+
+def test_the_recorded_bench_runs_printed_what_their_rows_make():
+    from app.cli import bench
+
+    runs = _bench_runs()
+    assert runs["cold"], "no plain bench run recorded"
+    for run in runs["cold"] + runs["cold-before"]:
+        assert run["printed"].splitlines() == bench.table(run["rows"])
+        assert run["machine"]["engine"] == "compiled", "the figures are the compiled engine's"

@@ -169,7 +169,8 @@ def _bench(args: argparse.Namespace) -> int:
     if args.replay:
         from app.cli import replay
 
-        return replay.run(directory, args.steps, compare=not args.no_compare)
+        return replay.run(directory, args.steps, compare=not args.no_compare,
+                          record=args.json)
     if args.proxy:
         from app.cli import proxybench
 
@@ -198,7 +199,7 @@ def _bench(args: argparse.Namespace) -> int:
         return largest.run()
     if args.jobs:
         return jobs(directory)
-    return run(directory, repeat=args.repeat, tier=args.tier)
+    return run(directory, repeat=args.repeat, tier=args.tier, record=args.json)
 
 
 def _eval_long(args: argparse.Namespace) -> int:
@@ -396,6 +397,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="calls per transcript (--replay default: every step; --load: 4)")
     bench.add_argument("--no-compare", action="store_true",
                        help="with --replay: leave out the other compactors")
+    bench.add_argument("--json", type=Path, default=None,
+                       help="plain bench and --replay: also write what was printed, the "
+                       "figures it came from and the machine to this file (see "
+                       "docs/figures/bench.json)")
     bench.set_defaults(run=_bench)
 
     from app.cli.wrap import PROGRAMS

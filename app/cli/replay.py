@@ -44,6 +44,7 @@ import orjson
 
 from app.adapters import collector
 from app.adapters.tokenizer import load_encoding, pretokenizer
+from app.cli import figures
 from app.cli.progress import counted
 from app.cli.wire import LeanConnection
 from app.corpus import load, transcript_files
@@ -210,7 +211,7 @@ def _replay(ways: Sequence[Way], runs: Sequence[tuple[Messages, list[int]]],
 
 
 def run(directory: Path | None, steps: int | None, *, compare: bool = True,
-        say: Callable[[str], None] = print) -> int:
+        say: Callable[[str], None] = print, record: Path | None = None) -> int:
     runs = [(m, sample_steps(m, steps)) for m in (load(p) for p in transcript_files(directory))]
     calls = sum(len(s) for _, s in runs)
     seen = Seen(load_encoding("cl100k_base"))
@@ -237,6 +238,23 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
         say(f"replaying {calls} calls through {name} ...")
         others.append(Timing(name))
         _replay([(others[-1], compact)], runs, seen)
+    printed: list[str] = []
+
+    def shown(line: str) -> None:
+        printed.append(line)
+        say(line)
+
+    _results(shown, engine, over_http, echo, others, compare)
+    if record is not None:
+        figures.record(record, printed, summary={
+            t.name: {"calls": len(t.seconds), "mean_ms": t.mean_ms,
+                     "p50_ms": 1000 * statistics.median(t.seconds) if t.seconds else 0.0,
+                     "reduction": t.reduction} for t in (engine, over_http, echo, *others)})
+    return 0
+
+
+def _results(say: Callable[[str], None], engine: Timing, over_http: Timing, echo: Timing,
+             others: Sequence[Timing], compare: bool) -> None:
     header = f"{'way':26} {'calls':>6} {'ms/call':>8} {'p50 ms':>7} {'reduction':>9}"
     say(header)
     say("-" * len(header))
@@ -256,4 +274,3 @@ def run(directory: Path | None, steps: int | None, *, compare: bool = True,
         say("no alternative installed (pip install 'contextsynth[compare]')")
     else:
         say("the other compactors were left out (--no-compare)")
-    return 0

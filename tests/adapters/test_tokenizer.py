@@ -68,6 +68,37 @@ def test_text_beyond_ascii_is_counted_by_the_encoder(encoder, split):
     assert recording.texts == ["café au lait"]
 
 
+# Text beyond ASCII: lines of it among ASCII lines, and every whitespace after a newline
+# that could join it to the next line's first character.
+_BEYOND = st.sampled_from(["café", "“quoted”", "✓ done", " ", "　x",
+                           "\n \n", " ", "\ny", "日本", "😀"])
+_MIXED = st.lists(st.one_of(_PIECES, _BEYOND), max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_MIXED)
+def test_text_with_lines_beyond_ascii_counts_as_tiktoken_counts_it(encoder, split, text):
+    counter = TokenCounter(encoder, pretokenizer=split)
+    assert counter.text(text) == len(encoder.encode_ordinary(text))
+    assert TokenCounter._encode_len(counter, text) == len(encoder.encode_ordinary(text))
+
+
+def test_only_the_lines_beyond_ascii_go_to_the_encoder(encoder, split):
+    class Recording:
+        def __init__(self):
+            self.texts = []
+
+        def encode_ordinary(self, text):
+            self.texts.append(text)
+            return encoder.encode_ordinary(text)
+
+    recording = Recording()
+    counter = TokenCounter(recording, pretokenizer=split)
+    text = "def f():\n    return 1\n# café ok\nprint(f())\n"
+    assert counter.text(text) == len(encoder.encode_ordinary(text))
+    assert recording.texts == ["# café ok\n"]
+
+
 def test_remembered_pieces_and_lines_are_bounded(encoder, split):
     counter = TokenCounter(encoder, pretokenizer=split, max_pieces=64)
     for i in range(40):

@@ -3,6 +3,7 @@ small corpus: both run end to end and report what they measured."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -23,7 +24,11 @@ def corpus(tmp_path: Path) -> Path:
 def test_replay_times_the_same_compaction_in_process_and_over_http(corpus: Path,
                                                                     capfd) -> None:
     lines: list[str] = []
-    assert replay.run(corpus, 3, compare=False, say=lines.append) == 0
+    recorded = corpus / "replay.json"
+    assert replay.run(corpus, 3, compare=False, say=lines.append, record=recorded) == 0
+    run = json.loads(recorded.read_text())
+    assert run["printed"].splitlines() == lines[-len(run["printed"].splitlines()):]
+    assert run["summary"]["contextsynth over HTTP"]["calls"] == 3
     rows = {line[:26].strip(): line.split() for line in lines
             if line.startswith("contextsynth")}
     engine, http = rows["contextsynth in process"], rows["contextsynth over HTTP"]

@@ -3,7 +3,7 @@ import json
 import httpx
 import pytest
 
-from app.cli import main
+from app.cli import bench, main
 from tests.support.corpus import TRANSCRIPTS
 from tests.support.subprocess_server import running_service
 
@@ -49,8 +49,17 @@ def test_bench_runs_on_a_small_corpus(tmp_path, capsys):
     for name in ("sweagent-ctf-crypto-eps.jsonl", "tau-airline-gpt4o-task017-trial1.jsonl",
                  text_run):
         (tmp_path / name).write_text((TRANSCRIPTS / name).read_text())
-    assert main(["bench", "--dir", str(tmp_path), "--repeat", "1"]) == 0
-    assert "median cold/floor" in capsys.readouterr().out
+    recorded = tmp_path / "bench.json"
+    assert main(["bench", "--dir", str(tmp_path), "--repeat", "1", "--json", str(recorded)]) == 0
+    printed = capsys.readouterr().out
+    assert "median cold/floor" in printed
+    # --json keeps what was printed, the rows it came from and the machine it ran on.
+    run = json.loads(recorded.read_text())
+    assert run["printed"] == printed.rstrip("\n")
+    assert run["printed"].splitlines() == bench.table(run["rows"])
+    assert run["summary"] == bench.summary(run["rows"]) and len(run["rows"]) == 3
+    assert run["machine"]["cpus"] >= 1 and run["machine"]["engine"] in ("compiled", "interpreted")
+    assert run["command"].startswith("contextsynth bench") and run["date"]
     assert main(["bench", "--dir", str(tmp_path), "--jobs"]) == 0
     out = capsys.readouterr().out
     assert "synthesize" in out and "median" in out

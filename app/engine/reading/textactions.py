@@ -375,6 +375,8 @@ class TextActions:
         return "</" in text and _ASKS.search(self.action(text).name) is not None
 
     def blocks(self, text: str) -> Blocks:
+        if "</" not in text:  # no block: nothing to remember (or to weigh) for it
+            return ()
         return self._blocks.get(text, tagged_blocks)
 
     def _learned(self, messages: Sequence[Message]) -> frozenset[str]:
