@@ -197,6 +197,10 @@ def _bench(args: argparse.Namespace) -> int:
         from app.cli import largest
 
         return largest.run()
+    if args.long:
+        from app.cli import longbench
+
+        return longbench.run(args.dir, repeat=min(args.repeat, 3), tier=args.tier)
     if args.jobs:
         return jobs(directory)
     return run(directory, repeat=args.repeat, tier=args.tier, record=args.json)
@@ -377,6 +381,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--proxy", action="store_true",
                        help="what proxy mode adds to a provider request, and to its first "
                        "streamed byte")
+    bench.add_argument("--long", action="store_true",
+                       help="the longest chained session's last call (eval --long's), cold "
+                       "and warm against the tokenizer floor, without a budget and at "
+                       "8000, 32000 and 128000 budget_tokens")
     bench.add_argument("--largest", action="store_true",
                        help="each job's largest accepted request, /healthz timed beside it")
     bench.add_argument("--webhooks", action="store_true",
