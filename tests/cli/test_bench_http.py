@@ -64,8 +64,11 @@ def test_a_fleet_sends_the_same_calls_at_every_size_and_routes_by_key(corpus: Pa
     lines: list[str] = []
     assert fleet.run(corpus, counts=(1, 4), replicas=1, steps=3, clients=2,
                      say=lines.append) == 0
-    rows = [line.split() for line in lines if line.split()[:2] in (["1", "1"], ["4", "1"])]
-    assert [row[4] for row in rows] == ["12", "12"]  # the same calls either way
+    # body KB, agents, replicas, routing (two words), calls, ...
+    rows = [line.split() for line in lines if line.split()[1:3] in (["1", "1"], ["4", "1"])]
+    assert [row[5] for row in rows] == ["12", "12"]  # the same calls either way
+    # The whole fleet in progress at once: what the caches hold per agent is shown.
+    assert rows[0][11] == "-" and float(rows[1][11]) > 0
     assert any(line.startswith("CPU per call, 4 agents against 1:") for line in lines)
     lines.clear()
     assert fleet.run(corpus, counts=(4,), replicas=2, steps=3, clients=2,
