@@ -123,7 +123,8 @@ def test_the_readme_quotes_the_eval_as_docs_eval_records_it():
 # others, every printed line. A section that quotes bench joins here.
 _BENCH_SECTIONS = {"Cold and warm calls, measured": {
     "cold": "summary", "cold-before": "summary", "replay": "all", "replay-before": "all",
-    "stages": "all", "stages-before": "all", "stages-52c44f4": "all"}}
+    "stages": "all", "stages-before": "all", "stages-52c44f4": "all"},
+    "A fleet of real agents": {"load": "all"}}
 _DECIMAL = re.compile(r"\d+\.\d+")
 
 

@@ -179,7 +179,8 @@ def _bench(args: argparse.Namespace) -> int:
         from app.cli import fleet
 
         return fleet.run(directory, counts=args.agents, replicas=args.replicas,
-                         steps=args.steps or 6, clients=args.clients)
+                         steps=args.steps or (7 if args.from_step or args.kb else 6),
+                         clients=args.clients, from_step=args.from_step, kb=args.kb or ())
     if args.load:
         from app.cli import load
 
@@ -397,6 +398,16 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--replicas", type=_ranged(1, 8), default=1,
                        help="with --load --agents: processes, routed round-robin and by "
                        "the conversation key")
+    bench.add_argument("--from-step", type=_ranged(0, 10_000), default=None,
+                       help="with --load --agents: each agent makes the calls of its run's "
+                       "steps from this one on (--steps of them, default 7), every text its "
+                       "own: real transcripts mid-run (for example --from-step 30: steps "
+                       "30-36 of the corpus's long runs)")
+    bench.add_argument("--kb", type=_ranged(1, 100_000), nargs="+", default=None,
+                       help="with --load --agents: at each of these transcript sizes, agents "
+                       "whose calls start at the first body of that size, every text their "
+                       "own; reports memory and warm-path bytes per agent (for example: "
+                       "--kb 40 200 1000)")
     bench.add_argument("--clients", type=_ranged(1, 64), default=8,
                        help="with --load: concurrent clients")
     bench.add_argument("--seconds", type=_ranged(1, 60), default=10,

@@ -21,12 +21,14 @@ in progress, and the warm path's hit rate (the resent-body and tail caches, from
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -49,25 +51,82 @@ class Agent:
     bodies: tuple[bytes, ...]  # each call's body, in order
 
 
-def agents(n: int, steps: int, directory: Path | None) -> list[Agent]:
-    """``n`` distinct agents over the corpus's runs, ``steps`` calls each."""
-    files = transcript_files(directory)
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """Which calls of a run an agent makes: by default its run's last ``steps`` (the
+    longest histories of the corpus's runs, most of them short); with ``from_step``, the
+    calls before its steps ``from_step`` to ``from_step + steps - 1`` (runs with fewer
+    steps are left out), as a fleet of real agents is mostly in the middle of long runs;
+    with ``kb``, ``steps`` calls from the first whose body reaches ``kb`` KB. Drawn either
+    of these ways, every text an agent sends but the system prompt is its own
+    (``distinct``), as two real agents share no result or thought; by default only the
+    task is (agents of one run then share every memo of its other texts)."""
+
+    steps: int
+    from_step: int | None = None
+    kb: int | None = None
+
+    @property
+    def distinct(self) -> bool:
+        return self.from_step is not None or self.kb is not None
+
+
+class NoRuns(ValueError):
+    """No run of the corpus has the calls a draw asks for."""
+
+
+def agents(n: int, draw: Draw | int, directory: Path | None) -> list[Agent]:
+    """``n`` distinct agents over the corpus's runs, ``draw.steps`` calls each (an int:
+    the last that many calls of each run)."""
+    draw = draw if isinstance(draw, Draw) else Draw(draw)
+    runs = [(messages, window) for messages in map(load, transcript_files(directory))
+            if (window := _window(messages, draw))]
+    if not runs:
+        where = (f" from step {draw.from_step}" if draw.from_step is not None else
+                 f" from a body of {draw.kb} KB" if draw.kb is not None else "")
+        raise NoRuns(f"no run of the corpus has {draw.steps} calls{where}")
     out = []
     for i in range(n):
-        messages = [dict(m) for m in load(files[i % len(files)])]
-        task = next((m for m in messages if m.get("role") == "user"), None)
-        if task is not None and isinstance(task.get("content"), str):
-            task["content"] = f"{task['content']}\n(agent {i})"
+        source, window = runs[i % len(runs)]
+        messages = [_own(dict(m), i) if draw.distinct and m.get("role") != "system"
+                    else dict(m) for m in source]
+        if not draw.distinct:
+            task = next((m for m in messages if m.get("role") == "user"), None)
+            if task is not None:
+                _own(task, i)
         key = conversation_key(None, {"messages": messages}, ("messages",)) or str(i)
         out.append(Agent(key, tuple(orjson.dumps({"messages": messages[:k]})
-                                    for k in _window(messages, steps))))
+                                    for k in window)))
     return out
 
 
-def _window(messages: Sequence[dict[str, object]], steps: int) -> list[int]:
-    """The calls before the run's last ``steps`` assistant steps, one after another, as
-    an agent makes them (the longest histories of the run)."""
-    return sample_steps(messages, None)[-steps:]
+def _own(message: dict[str, Any], agent: int) -> dict[str, Any]:
+    """``message`` with its text made this agent's: a line naming the agent after it."""
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        message["content"] = f"{content}\n(agent {agent})"
+    elif isinstance(content, list):
+        parts = [dict(p) if isinstance(p, dict) else p for p in content]
+        text = next((p for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)),
+                    None)
+        if text is not None:
+            text["text"] = f"{text['text']}\n(agent {agent})"
+        message["content"] = parts
+    return message
+
+
+def _window(messages: Sequence[dict[str, Any]], draw: Draw) -> list[int]:
+    """The lengths of the histories an agent of this run sends, one call after another;
+    none when the run has not the calls ``draw`` asks for."""
+    at = sample_steps(messages, None)
+    if draw.from_step is not None:
+        first = draw.from_step
+    elif draw.kb is not None:
+        ends = list(itertools.accumulate(len(orjson.dumps(m)) + 1 for m in messages))
+        first = next((j for j, k in enumerate(at) if ends[k - 1] >= draw.kb * 1024), len(at))
+    else:
+        return at[-draw.steps:]
+    return at[first:first + draw.steps] if first + draw.steps <= len(at) else []
 
 
 Router = Callable[[Agent, int], int]  # (agent, its call number) -> replica
@@ -98,6 +157,15 @@ class Fleet:
     rss_rise: int
     hits: dict[str, float]  # cache -> share of lookups that hit
     failures: int
+    held: int = 0  # bytes the warm-path caches hold at the end (see /metrics)
+    fleet: int = 0  # agents in the whole fleet (``agents`` of them in progress at a time)
+    kb: float = 0.0  # the mean size of an agent's last body
+
+    @property
+    def warm_per_agent(self) -> float | None:
+        """The bytes the caches hold per agent, when every agent of the fleet was in
+        progress at once (otherwise they hold earlier agents' too, up to their bound)."""
+        return self.held / self.agents if self.agents == self.fleet and self.agents else None
 
     def percentile(self, share: float) -> float:
         ordered = sorted(self.latencies)
@@ -110,6 +178,13 @@ def _lookups(url: str) -> dict[tuple[str, str], float]:
             for family in text_string_to_metric_families(page)
             if family.name == "contextsynth_warm_lookups" for s in family.samples
             if s.name.endswith("_total")}
+
+
+def _held(url: str) -> int:
+    page = httpx.get(f"{url}/metrics", timeout=30).text
+    return int(sum(s.value for family in text_string_to_metric_families(page)
+                   if family.name == "contextsynth_warm_held" for s in family.samples
+                   if s.labels.get("unit") == "bytes"))
 
 
 def _hit_rates(before: list[dict[tuple[str, str], float]],
@@ -167,8 +242,10 @@ def measure(urls: Sequence[str], fleet: Sequence[Agent], active: int, routing: s
     latencies, failures = drive(urls, fleet, active, route, clients)
     cpu_s = sum(cpu_seconds(p) - c for p, c in zip(pids, cpu, strict=True))
     rise = sum(resident(p) - r for p, r in zip(pids, rss, strict=True))
+    kb = sum(len(a.bodies[-1]) for a in fleet) / max(len(fleet), 1) / 1024
     return Fleet(active, len(urls), routing, len(latencies), cpu_s, tuple(latencies),
-                 rise, _hit_rates(lookups, [_lookups(url) for url in urls]), failures)
+                 rise, _hit_rates(lookups, [_lookups(url) for url in urls]), failures,
+                 sum(_held(url) for url in urls), len(fleet), kb)
 
 
 def expand_anywhere(urls: Sequence[str], fleet: Sequence[Agent]) -> tuple[int, int]:
@@ -189,54 +266,68 @@ def expand_anywhere(urls: Sequence[str], fleet: Sequence[Agent]) -> tuple[int, i
 
 
 def run(directory: Path | None, *, counts: Sequence[int], replicas: int = 1,
-        steps: int = 6, clients: int = 8, say: Callable[[str], None] = print) -> int:
+        steps: int = 6, clients: int = 8, from_step: int | None = None,
+        kb: Sequence[int] = (), say: Callable[[str], None] = print) -> int:
+    """The fleet at each of ``counts`` agents in progress; with ``kb``, one process per
+    count at each of those transcript sizes (see ``Draw``)."""
     rows: list[Fleet] = []
     expanded = (0, 0)
-    # The same agents at every size: the largest fleet, run so many at a time.
-    fleet = agents(min(max(counts), MAX_AGENTS), steps, directory)
-    for n in counts:
-        # New processes per size and routing: what one run left is not the next's.
-        with contextlib.ExitStack() as stack:
-            env = {}
-            if replicas > 1:  # handles expand on any replica through the shared Redis
-                env["CONTEXTSYNTH_REDIS_URL"] = stack.enter_context(RedisNode()).url
-            urls = [stack.enter_context(served(env=env)) for _ in range(replicas)]
-            if replicas == 1:
-                rows.append(measure(urls, fleet, n, "one process", by_key(1), clients))
+    for size in kb or (None,):
+        draw = Draw(steps, from_step, size)
+        # The same agents at every count: the largest fleet, run so many at a time.
+        fleet = agents(min(max(counts), MAX_AGENTS), draw, directory)
+        for n in counts:
+            if size is not None or replicas == 1:
+                with served() as url:
+                    rows.append(measure([url], fleet, n, "one process", by_key(1), clients))
                 continue
-            rows.append(measure(urls, fleet, n, "round-robin", round_robin(replicas),
-                                clients))
-        with contextlib.ExitStack() as stack:
-            env = {"CONTEXTSYNTH_REDIS_URL": stack.enter_context(RedisNode()).url}
-            urls = [stack.enter_context(served(env=env)) for _ in range(replicas)]
-            rows.append(measure(urls, fleet, n, "conversation key", by_key(replicas),
-                                clients))
-            expanded = expand_anywhere(urls, fleet[:n])
+            expanded = _replicated(rows, fleet, n, replicas, clients)
     _print(rows, expanded, replicas, say)
     return 0 if all(r.failures == 0 for r in rows) else 1
 
 
+def _replicated(rows: list[Fleet], fleet: Sequence[Agent], n: int, replicas: int,
+                clients: int) -> tuple[int, int]:
+    """The fleet on ``replicas`` processes routed round-robin, then by the conversation
+    key (new processes for each: what one run left is not the next's); how many handles
+    made on one expanded on another."""
+    with contextlib.ExitStack() as stack:
+        # handles expand on any replica through the shared Redis
+        env = {"CONTEXTSYNTH_REDIS_URL": stack.enter_context(RedisNode()).url}
+        urls = [stack.enter_context(served(env=env)) for _ in range(replicas)]
+        rows.append(measure(urls, fleet, n, "round-robin", round_robin(replicas), clients))
+    with contextlib.ExitStack() as stack:
+        env = {"CONTEXTSYNTH_REDIS_URL": stack.enter_context(RedisNode()).url}
+        urls = [stack.enter_context(served(env=env)) for _ in range(replicas)]
+        rows.append(measure(urls, fleet, n, "conversation key", by_key(replicas), clients))
+        return expand_anywhere(urls, fleet[:n])
+
+
 def _print(rows: Sequence[Fleet], expanded: tuple[int, int], replicas: int,
            say: Callable[[str], None]) -> None:
-    header = (f"{'agents':>6} {'replicas':>8} {'routing':17} {'calls':>6} {'CPU ms/call':>11} "
-              f"{'p50 ms':>7} {'p99 ms':>7} {'RSS MB':>7} {'MB/agent':>8} {'bodies hit':>10} "
-              f"{'tails hit':>9}")
+    header = (f"{'body KB':>7} {'agents':>6} {'replicas':>8} {'routing':17} {'calls':>6} "
+              f"{'CPU ms/call':>11} {'p50 ms':>7} {'p99 ms':>7} {'RSS MB':>7} {'MB/agent':>8} "
+              f"{'warm MB/agent':>13} {'bodies hit':>10} {'tails hit':>9}")
     say(header)
     say("-" * len(header))
     for r in rows:
-        say(f"{r.agents:>6} {r.replicas:>8} {r.routing:17} {r.calls:>6} "
+        warm = r.warm_per_agent
+        say(f"{r.kb:>7.0f} {r.agents:>6} {r.replicas:>8} {r.routing:17} {r.calls:>6} "
             f"{1000 * r.cpu_s / max(r.calls, 1):>11.2f} {1000 * r.percentile(0.5):>7.2f} "
             f"{1000 * r.percentile(0.99):>7.2f} {r.rss_rise / 1e6:>7.0f} "
             f"{r.rss_rise / 1e6 / max(r.agents, 1):>8.2f} "
+            f"{'-' if warm is None else f'{warm / 1e6:.3f}':>13} "
             f"{r.hits.get('resent_bodies', 0.0):>10.0%} {r.hits.get('tails', 0.0):>9.0%}")
     say("-" * len(header))
-    ones = [r for r in rows if r.replicas == 1]
-    if len(ones) > 1:
-        small, large = ones[0], ones[-1]
-        ratio = (large.cpu_s / max(large.calls, 1)) / max(small.cpu_s / max(small.calls, 1),
-                                                          1e-9)
-        say(f"CPU per call, {large.agents} agents against {small.agents}: {ratio:.2f}x "
-            "(target <= 1.3x)")
+    for kb in dict.fromkeys(r.kb for r in rows):
+        ones = [r for r in rows if r.replicas == 1 and r.kb == kb]
+        if len(ones) > 1:
+            small, large = ones[0], ones[-1]
+            ratio = (large.cpu_s / max(large.calls, 1)) / max(
+                small.cpu_s / max(small.calls, 1), 1e-9)
+            say(f"CPU per call, {large.agents} agents against {small.agents}"
+                f"{f' ({kb:.0f} KB bodies)' if len(rows) > len(ones) and replicas == 1 else ''}"
+                f": {ratio:.2f}x (target <= 1.3x)")
     if replicas > 1:
         for n in sorted({r.agents for r in rows}):
             spread, keyed = (next(r for r in rows if r.agents == n and r.routing == name)
@@ -249,8 +340,11 @@ def _print(rows: Sequence[Fleet], expanded: tuple[int, int], replicas: int,
             f"{expanded[1]}")
     # Caches fill to their bounds whatever the size (the same calls pass through): the
     # share per agent is the largest fleet's.
-    routed = [r for r in rows if r.routing != "round-robin"]
-    largest = max(routed, key=lambda r: r.agents, default=None)
-    if largest is not None:
-        say(f"memory per active agent with {largest.agents} in progress: "
-            f"{largest.rss_rise / 1e6 / max(largest.agents, 1):.2f} MB (target <= 0.8 MB)")
+    sizes = list(dict.fromkeys(r.kb for r in rows))
+    for kb in sizes:
+        routed = [r for r in rows if r.routing != "round-robin" and r.kb == kb]
+        largest = max(routed, key=lambda r: r.agents, default=None)
+        if largest is not None:
+            of = f" ({kb:.0f} KB bodies)" if len(sizes) > 1 else ""
+            say(f"memory per active agent with {largest.agents} in progress{of}: "
+                f"{largest.rss_rise / 1e6 / max(largest.agents, 1):.2f} MB (target <= 0.8 MB)")

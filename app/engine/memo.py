@@ -9,6 +9,16 @@ young generation is full it becomes the old one and the previous old one is
 dropped. What a caller still uses survives, what nobody asked for over a whole
 generation goes.
 
+A memo keyed by the texts a request sends may keep, instead of each key, its
+fingerprint (``fingerprinted``): an agent's next call looks every text of its
+history up again, and keeping those texts as keys made each such memo hold the
+whole transcript once more per agent, where the next call needs only its value
+(a token count, what a text reads as). The fingerprint is Python's hash of the key:
+64 bits, keyed by a secret drawn for each process for texts, so two texts a call
+could hold share one with a chance of about one in 10^19 for each pair (the
+memos of the settled runs rest on the same hash), and a caller cannot make one
+on purpose without the process's secret.
+
 No lock: each dict operation is atomic, and what threads racing on a store can
 do is drop a generation early or miscount a few bytes of the bound, which costs a
 recomputation, never a wrong value.
@@ -70,9 +80,12 @@ def weight(key: object, value: object) -> int:
 
 class Memo(Generic[K, V]):
     """At most ``max_bytes`` of entries, as ``weigh`` measures an entry (by default
-    ``weight``: what its key and value hold)."""
+    ``weight``: what its key and value hold). ``fingerprinted``: entries are kept under
+    their key's fingerprint, not the key (see the module's docstring), and weighed as
+    the fingerprint and the value (``weigh``, if given, is handed the fingerprint)."""
 
-    def __init__(self, max_bytes: int, weigh: Callable[[K, V], int] | None = None) -> None:
+    def __init__(self, max_bytes: int, weigh: Callable[[object, V], int] | None = None, *,
+                 fingerprinted: bool = False) -> None:
         # Each generation holds up to half, so both together stay within the bound.
         self._generation_bytes = max(max_bytes // 2, 1)
         # An entry larger than a sixteenth of a generation is computed and not kept: one
@@ -82,8 +95,9 @@ class Memo(Generic[K, V]):
         self._largest = min(self._generation_bytes, max(self._generation_bytes // 16,
                                                         _ALWAYS_KEPT))
         self._weigh = weigh
-        self._young: dict[K, V] = {}
-        self._old: dict[K, V] = {}
+        self._fingerprinted = fingerprinted
+        self._young: dict[object, V] = {}
+        self._old: dict[object, V] = {}
         self._bytes = 0
         self._old_bytes = 0
         self._usage = CacheUsage()
@@ -98,11 +112,12 @@ class Memo(Generic[K, V]):
         return u
 
     def get(self, key: K, compute: Callable[[K], V]) -> V:
-        found = self._young.get(key, _MISSING)
+        kept: object = hash(key) if self._fingerprinted else key
+        found = self._young.get(kept, _MISSING)
         if found is not _MISSING:
             self._usage.hits += 1
             return found  # type: ignore[return-value]
-        found = self._old.get(key, _MISSING)
+        found = self._old.get(kept, _MISSING)
         if found is _MISSING:
             self._usage.misses += 1
             if _long(key):
@@ -113,13 +128,13 @@ class Memo(Generic[K, V]):
         weigh = self._weigh
         # The default called directly: a compiled call, where one through the attribute
         # goes through Python's.
-        size = weight(key, found) if weigh is None else weigh(key, found)  # type: ignore[arg-type]
+        size = weight(kept, found) if weigh is None else weigh(kept, found)  # type: ignore[arg-type]
         if size <= self._largest:
             if self._bytes + size > self._generation_bytes:
                 self._usage.evicted += len(self._old)
                 self._old, self._young = self._young, {}
                 self._old_bytes, self._bytes = self._bytes, 0
-            self._young[key] = found  # type: ignore[assignment]
+            self._young[kept] = found  # type: ignore[assignment]
             self._bytes += size
         return found  # type: ignore[return-value]
 

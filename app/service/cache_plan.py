@@ -24,8 +24,11 @@ CACHE_BYTES_UNKNOWN = 512 << 20
 # handle), the recent request bodies, and the engine's memos (split by ENGINE_SHARES).
 # With Redis the in-process cache is not used, and the engine takes its share. Chosen
 # with the fleet bench at 1,000 agents in a 1 GiB pod, where each cache's hit rate and
-# the bytes it held showed what it needed (see README, Memory).
-SHARES = {"in_process": 0.15, "resent_bodies": 0.40, "engine": 0.45}
+# the bytes it held showed what it needed (see README, Memory); then, with agents of real
+# size (bench --load --agents --from-step 30, about 80 KB a body), by what a warm call
+# loses without each: a remembered body saves its call a parse (about 0.5 ms) for about
+# three times the body's bytes, the engine's memos most of a cold call (about 40 ms).
+SHARES = {"in_process": 0.15, "resent_bodies": 0.25, "engine": 0.60}
 
 
 @dataclass(frozen=True)

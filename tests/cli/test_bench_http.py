@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from app.cli import fleet, load, proxybench, replay
@@ -68,8 +69,11 @@ def test_a_fleet_sends_the_same_calls_at_every_size_and_routes_by_key(corpus: Pa
     lines: list[str] = []
     assert fleet.run(corpus, counts=(1, 4), replicas=1, steps=3, clients=2,
                      say=lines.append) == 0
-    rows = [line.split() for line in lines if line.split()[:2] in (["1", "1"], ["4", "1"])]
-    assert [row[4] for row in rows] == ["12", "12"]  # the same calls either way
+    # body KB, agents, replicas, routing (two words), calls, ...
+    rows = [line.split() for line in lines if line.split()[1:3] in (["1", "1"], ["4", "1"])]
+    assert [row[5] for row in rows] == ["12", "12"]  # the same calls either way
+    # The whole fleet in progress at once: what the caches hold per agent is shown.
+    assert rows[0][11] == "-" and float(rows[1][11]) > 0
     assert any(line.startswith("CPU per call, 4 agents against 1:") for line in lines)
     lines.clear()
     assert fleet.run(corpus, counts=(4,), replicas=2, steps=3, clients=2,
@@ -87,3 +91,22 @@ def test_the_proxy_bench_reports_the_time_it_adds(corpus: Path) -> None:
                          "added to the first streamed byte, off"}
     assert all(float(p50) <= float(p99) for p50, p99 in rows.values())
     assert lines[-1].startswith("2 requests; targets:")
+
+
+def test_agents_drawn_mid_run_send_texts_of_their_own(corpus: Path) -> None:
+    steps = fleet.sample_steps(fleet.load(corpus / SMALL), None)
+    made = fleet.agents(3, fleet.Draw(2, from_step=1), corpus)
+    for agent in made:  # the calls before the run's steps 1 and 2, whole histories
+        assert [len(orjson.loads(b)["messages"]) for b in agent.bodies] == steps[1:3]
+    # Two agents of one run share the system prompt and no other text, as two real
+    # agents would: no memo of one serves the other.
+    texts = [{m["content"] for m in orjson.loads(a.bodies[-1])["messages"]
+              if m["role"] != "system" and isinstance(m["content"], str) and m["content"]}
+             for a in made]
+    assert texts[0] and not texts[0] & texts[1]
+    with pytest.raises(fleet.NoRuns):
+        fleet.agents(1, fleet.Draw(2, from_step=len(steps)), corpus)
+    # By size: the calls start at the first body of that size.
+    kb = len(made[0].bodies[0]) // 1024 + 1
+    sized = fleet.agents(1, fleet.Draw(2, kb=kb), corpus)[0]
+    assert len(sized.bodies[0]) >= kb * 1024 > len(made[0].bodies[0])

@@ -43,8 +43,22 @@ def test_cache_is_bounded_by_the_bytes_it_holds(encoder):
     counter = TokenCounter(encoder, cache_bytes=1_000)
     for i in range(50):
         counter.text(f"some text number {i:04d}")
-    # An entry is a 21-character str (70 bytes) and an int (28): about ten fit.
-    assert 0 < len(counter.cache) <= 10 and counter.cache.usage.held <= 1_000
+    # An entry is the text's fingerprint and its count, two ints (28 to 36 bytes): the
+    # text itself is not kept, and at most seventeen fit.
+    assert 0 < len(counter.cache) <= 1_000 // 56 and counter.cache.usage.held <= 1_000
+
+
+def test_the_counts_memo_holds_no_text(encoder):
+    # An agent's next call looks its history's texts up again: what the memo keeps for
+    # them is their counts, not the texts (a megabyte of history weighs bytes here).
+    counter = TokenCounter(encoder)
+    texts = [f"line {i} of a long tool result\n" * 2_000 for i in range(4)]
+    counts = [counter.text(t) for t in texts]
+    held = counter.cache.usage.held
+    assert held <= 4 * 64 and held * 500 < sum(map(len, texts))
+    assert [counter.text(t) for t in texts] == counts == [
+        len(encoder.encode_ordinary(t)) for t in texts]
+    assert counter.cache.usage.hits == 4
 
 
 def test_unknown_encoding_is_refused_without_a_download():

@@ -93,7 +93,7 @@ class Handles:
     """Stable names for spans: the same content gives the same handle on any replica."""
 
     def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
-        self._memo: Memo[str, bytes] = Memo(cache_bytes)
+        self._memo: Memo[str, bytes] = Memo(cache_bytes, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:

@@ -52,7 +52,7 @@ def content(region: Sequence[Message]) -> BlockKey:
     return tuple(key)
 
 
-def _weigh(key: tuple[bool, int, BlockKey], made: _Made) -> int:
+def _weigh(key: object, made: _Made) -> int:
     return footprint(key) + made.size()
 
 
@@ -96,7 +96,8 @@ class BlockNotes:
 
     def __init__(self, notes: Notes, *, cache_bytes: int = 32 << 20) -> None:
         self._notes = notes
-        self._memo: Memo[tuple[bool, int, BlockKey], _Made] = Memo(cache_bytes, _weigh)
+        self._memo: Memo[tuple[bool, int, BlockKey], _Made] = Memo(cache_bytes, _weigh,
+                                                                      fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:

@@ -164,11 +164,12 @@ class Runs:
         self._lock = threading.Lock()
         # Lines by call and result: a run seen in another transcript, or cut at another
         # place, still has most of its lines made before.
-        self._lines: Memo[_LineKey, tuple[str, str | None]] = Memo(cache_bytes // 4)
+        self._lines: Memo[_LineKey, tuple[str, str | None]] = Memo(
+            cache_bytes // 4, fingerprinted=True)
         # Runs a note shows aged from the start, summarized in their aged form only, and
         # those forms by call and result.
-        self._aged: Memo[_RunKey, RunSummary] = Memo(cache_bytes // 8)
-        self._aged_lines: Memo[_LineKey, str | None] = Memo(cache_bytes // 8)
+        self._aged: Memo[_RunKey, RunSummary] = Memo(cache_bytes // 8, fingerprinted=True)
+        self._aged_lines: Memo[_LineKey, str | None] = Memo(cache_bytes // 8, fingerprinted=True)
         self._usage = CacheUsage()
 
     @property

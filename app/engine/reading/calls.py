@@ -398,8 +398,9 @@ class CallSummaries:
     def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
         # A tuple key hashes from its strings' cached hashes: a call met again costs
         # no copy of its arguments.
-        self._memo: Memo[tuple[str, str], CallSummary] = Memo(cache_bytes * 3 // 4)
-        self._cuts: Memo[str, str] = Memo(cache_bytes // 4)
+        self._memo: Memo[tuple[str, str], CallSummary] = Memo(
+            cache_bytes * 3 // 4, fingerprinted=True)
+        self._cuts: Memo[str, str] = Memo(cache_bytes // 4, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:

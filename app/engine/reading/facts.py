@@ -202,9 +202,9 @@ class FactExtractor:
 
     def __init__(self, *, cache_bytes: int = 128 << 20) -> None:
         share = cache_bytes // 8
-        self._tokens: Memo[str, frozenset[bytes]] = Memo(2 * share)
-        self._errors: Memo[str, frozenset[str]] = Memo(share // 2)
-        self._marked: Memo[str, str] = Memo(share // 2)
+        self._tokens: Memo[str, frozenset[bytes]] = Memo(2 * share, fingerprinted=True)
+        self._errors: Memo[str, frozenset[str]] = Memo(share // 2, fingerprinted=True)
+        self._marked: Memo[str, str] = Memo(share // 2, fingerprinted=True)
         self._kinds = Kinds(share)
         # Keyed by the hash of the run's texts; a process-local cache, so Python's
         # seeded str hash is enough. An entry holds a run's token set (up to a few MB

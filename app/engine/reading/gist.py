@@ -133,7 +133,7 @@ class Gists:
     later call until their block closes."""
 
     def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
-        self._memo: Memo[tuple[str, int], str] = Memo(cache_bytes)
+        self._memo: Memo[tuple[str, int], str] = Memo(cache_bytes, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:

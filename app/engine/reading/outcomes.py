@@ -265,7 +265,7 @@ def _read_unflagged(text: str) -> Outcome:
 
 class Outcomes:
     def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
-        self._memo: Memo[str, Outcome] = Memo(cache_bytes)
+        self._memo: Memo[str, Outcome] = Memo(cache_bytes, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:

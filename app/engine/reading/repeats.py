@@ -41,8 +41,8 @@ class LineMemo:
     strings. The same recent turns come back on every call: they are read once."""
 
     def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
-        self._keys: Memo[str, frozenset[str]] = Memo(cache_bytes // 2)
-        self._strings: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 2)
+        self._keys: Memo[str, frozenset[str]] = Memo(cache_bytes // 2, fingerprinted=True)
+        self._strings: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 2, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:

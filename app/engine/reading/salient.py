@@ -308,7 +308,8 @@ class SalientLines:
     way, on every later call until their block closes."""
 
     def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
-        self._memo: Memo[tuple[str, int, str], tuple[str, ...]] = Memo(cache_bytes)
+        self._memo: Memo[tuple[str, int, str], tuple[str, ...]] = Memo(
+            cache_bytes, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:

@@ -329,15 +329,15 @@ class TextActions:
     observation on every step, and a warm call should read only its new ones."""
 
     def __init__(self, *, cache_bytes: int = 16 << 20) -> None:
-        self._observations: Memo[str, bool] = Memo(cache_bytes // 4)
-        self._actions: Memo[str, TextAction] = Memo(cache_bytes // 4)
+        self._observations: Memo[str, bool] = Memo(cache_bytes // 4, fingerprinted=True)
+        self._actions: Memo[str, TextAction] = Memo(cache_bytes // 4, fingerprinted=True)
         # Commands are single lines: a sixteenth of the room, taken from the edits' half;
         # the shapes and blocks learned from a run take another sixteenth from it.
         self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(
-            cache_bytes * 6 // 16)
-        self._commands: Memo[str, TextAction | None] = Memo(cache_bytes // 16)
-        self._shapes: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 32)
-        self._blocks: Memo[str, Blocks] = Memo(cache_bytes // 32)
+            cache_bytes * 6 // 16, fingerprinted=True)
+        self._commands: Memo[str, TextAction | None] = Memo(cache_bytes // 16, fingerprinted=True)
+        self._shapes: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 32, fingerprinted=True)
+        self._blocks: Memo[str, Blocks] = Memo(cache_bytes // 32, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:

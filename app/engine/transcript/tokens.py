@@ -66,7 +66,7 @@ class TokenCounter:
     def __init__(self, encoder: Encoder, *, cache_bytes: int = 64 << 20,
                  pretokenizer: Pretokenizer | None = None, max_pieces: int = 1 << 18) -> None:
         self._encoder = encoder
-        self._memo: Memo[str, int] = Memo(cache_bytes)
+        self._memo: Memo[str, int] = Memo(cache_bytes, fingerprinted=True)
         self._pretokenizer = pretokenizer
         # Each bounded by its entries (a piece is at most a few dozen bytes, a stretch
         # of lines _MAX_LINES characters): past it, it starts over.
