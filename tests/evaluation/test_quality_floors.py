@@ -87,7 +87,10 @@ FLOORS = {
 # 86.5% and 5.2 under (the runs' results are very large and the agent goes on to use its
 # own earlier writes); this holds it there. The TapeAgents team's two runs are short:
 # nothing is compacted, so they sit on the line.
-MARGINS = {"aider": 0.097, "openhands-codeact": 0.105, "tau2-bench": 0.147,
+# Aider (issue 61): its console output as the program sends it ("Output from CMD", "I ran
+# this command:") is read as results, so its commands are seen: 47.6% to 52.0% reduction,
+# its margin from 10.1 to 12.0 points.
+MARGINS = {"aider": 0.115, "openhands-codeact": 0.105, "tau2-bench": 0.147,
            "webvoyager": 0.020, "cline": -0.057, "tapeagents-team": -0.005}
 CEILINGS = {  # (split, compactor): prefix reuse floor, cost ceilings (share of none)
     # A reply's code in its note line: on tune, mini-swe-agent-text's replies outside its
