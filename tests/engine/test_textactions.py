@@ -84,10 +84,14 @@ def test_actions_are_read_from_a_fence_an_action_line_or_a_json_step():
     assert step.name == "search_action" and json.loads(step.arguments)["query"] == "iso week"
 
 
-def test_mini_swe_agents_own_fence_is_a_shell_command():
-    # Version 2's text-based mode fences its command so, where version 1 wrote bash.
-    action = read_action("THOUGHT: run the tests.\n\n```mswea_bash_command\npytest -q\n```")
-    assert (action.name, json.loads(action.arguments)) == ("bash", {"command": "pytest -q"})
+def test_a_fence_named_with_a_shells_word_is_a_shell_command():
+    # mini-swe-agent's version 2 text mode fences its command so, where version 1 wrote
+    # bash; any harness's name of that shape reads the same, and a word that only holds
+    # a shell's letters does not.
+    for language in ("mswea_bash_command", "bash-session", "agent_sh", "zsh_run"):
+        action = read_action(f"THOUGHT: run the tests.\n\n```{language}\npytest -q\n```")
+        assert (action.name, json.loads(action.arguments)) == ("bash", {"command": "pytest -q"})
+    assert read_action("```bashful\nprint(1)\n```").name == "bashful"
 
 
 def test_edit_blocks_are_edits_of_their_files():

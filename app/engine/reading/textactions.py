@@ -110,8 +110,10 @@ _LEARNED_SHARE = 0.2
 # An action that asks the user something: what comes back is the user's answer, kept as
 # the user's words even in the harness's result shape.
 _ASKS = re.compile(r"ask|question|follow_?up|clarif", re.IGNORECASE)
-# mswea_bash_command: mini-swe-agent's fence for its command in its text-based mode (v2).
-_SHELLS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "mswea_bash_command"})
+_SHELLS = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
+# A fence a harness names for its commands with a shell's name among its words
+# (mini-swe-agent's text mode writes ```mswea_bash_command): a shell command too.
+_SHELL_WORD = re.compile(r"(?:^|[_-])(?:bash|sh|shell|zsh)(?:[_-]|$)")
 _ACTION_LINE = re.compile(r"^[ \t]*(?:Action|ACTION)[ \t]*:[ \t]*(.+)", re.MULTILINE | re.DOTALL)
 _VERB = re.compile(r"[A-Za-z_]\w*")
 
@@ -246,7 +248,7 @@ def _fenced(text: str) -> TextAction | None:
         return None
     last = blocks[-1]
     language = last.group(1).lower()
-    name = "bash" if language in _SHELLS else language
+    name = "bash" if language in _SHELLS or _SHELL_WORD.search(language) else language
     key = "command" if name == "bash" else "code"
     thought = (text[: last.start()] + text[last.end():]).strip()
     return TextAction(name, json.dumps({key: last.group(2)}, ensure_ascii=False), thought)
