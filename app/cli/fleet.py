@@ -52,7 +52,7 @@ class Agent:
 
 
 @dataclass(frozen=True, slots=True)
-class Draw:
+class CallSample:
     """Which calls of a run an agent makes: by default its run's last ``steps`` (the
     longest histories of the corpus's runs, most of them short); with ``from_step``, the
     calls before its steps ``from_step`` to ``from_step + steps - 1`` (runs with fewer
@@ -75,10 +75,10 @@ class NoRuns(ValueError):
     """No run of the corpus has the calls a draw asks for."""
 
 
-def agents(n: int, draw: Draw | int, directory: Path | None) -> list[Agent]:
+def agents(n: int, draw: CallSample | int, directory: Path | None) -> list[Agent]:
     """``n`` distinct agents over the corpus's runs, ``draw.steps`` calls each (an int:
     the last that many calls of each run)."""
-    draw = draw if isinstance(draw, Draw) else Draw(draw)
+    draw = draw if isinstance(draw, CallSample) else CallSample(draw)
     runs = [(messages, window) for messages in map(load, transcript_files(directory))
             if (window := _window(messages, draw))]
     if not runs:
@@ -115,7 +115,7 @@ def _own(message: dict[str, Any], agent: int) -> dict[str, Any]:
     return message
 
 
-def _window(messages: Sequence[dict[str, Any]], draw: Draw) -> list[int]:
+def _window(messages: Sequence[dict[str, Any]], draw: CallSample) -> list[int]:
     """The lengths of the histories an agent of this run sends, one call after another;
     none when the run has not the calls ``draw`` asks for."""
     at = sample_steps(messages, None)
@@ -269,11 +269,11 @@ def run(directory: Path | None, *, counts: Sequence[int], replicas: int = 1,
         steps: int = 6, clients: int = 8, from_step: int | None = None,
         kb: Sequence[int] = (), say: Callable[[str], None] = print) -> int:
     """The fleet at each of ``counts`` agents in progress; with ``kb``, one process per
-    count at each of those transcript sizes (see ``Draw``)."""
+    count at each of those transcript sizes (see ``CallSample``)."""
     rows: list[Fleet] = []
     expanded = (0, 0)
     for size in kb or (None,):
-        draw = Draw(steps, from_step, size)
+        draw = CallSample(steps, from_step, size)
         # The same agents at every count: the largest fleet, run so many at a time.
         fleet = agents(min(max(counts), MAX_AGENTS), draw, directory)
         for n in counts:

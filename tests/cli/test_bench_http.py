@@ -95,7 +95,7 @@ def test_the_proxy_bench_reports_the_time_it_adds(corpus: Path) -> None:
 
 def test_agents_drawn_mid_run_send_texts_of_their_own(corpus: Path) -> None:
     steps = fleet.sample_steps(fleet.load(corpus / SMALL), None)
-    made = fleet.agents(3, fleet.Draw(2, from_step=1), corpus)
+    made = fleet.agents(3, fleet.CallSample(2, from_step=1), corpus)
     for agent in made:  # the calls before the run's steps 1 and 2, whole histories
         assert [len(orjson.loads(b)["messages"]) for b in agent.bodies] == steps[1:3]
     # Two agents of one run share the system prompt and no other text, as two real
@@ -105,8 +105,8 @@ def test_agents_drawn_mid_run_send_texts_of_their_own(corpus: Path) -> None:
              for a in made]
     assert texts[0] and not texts[0] & texts[1]
     with pytest.raises(fleet.NoRuns):
-        fleet.agents(1, fleet.Draw(2, from_step=len(steps)), corpus)
+        fleet.agents(1, fleet.CallSample(2, from_step=len(steps)), corpus)
     # By size: the calls start at the first body of that size.
     kb = len(made[0].bodies[0]) // 1024 + 1
-    sized = fleet.agents(1, fleet.Draw(2, kb=kb), corpus)[0]
+    sized = fleet.agents(1, fleet.CallSample(2, kb=kb), corpus)[0]
     assert len(sized.bodies[0]) >= kb * 1024 > len(made[0].bodies[0])
