@@ -124,7 +124,7 @@ def test_the_readme_quotes_the_eval_as_docs_eval_records_it():
 _BENCH_SECTIONS = {"Cold and warm calls, measured": {
     "cold": "summary", "cold-before": "summary", "replay": "all", "replay-before": "all",
     "stages": "all", "stages-before": "all", "stages-52c44f4": "all"},
-    "A fleet of real agents": {"load": "all"}}
+    "A fleet of real agents": {"load": "all"}, "`bench --long`": {"long": "all"}}
 _DECIMAL = re.compile(r"\d+\.\d+")
 
 
