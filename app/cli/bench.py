@@ -44,8 +44,9 @@ WARM_TARGET = 0.08
 MIN_SECONDS = 0.4
 
 
-def _best(repeat: int, runs: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]],
-          ) -> dict[str, float]:
+def best_times(repeat: int,
+               runs: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]],
+               ) -> dict[str, float]:
     """The best time of each run over at least ``repeat`` rounds (more for short
     transcripts, see MIN_SECONDS). Every round times each run once, back to back, so a
     noisy neighbour slows all of them alike and the ratios hold."""
@@ -62,7 +63,9 @@ def _best(repeat: int, runs: dict[str, tuple[Callable[[], Any], Callable[[Any], 
     return best
 
 
-def _texts(transcript: Transcript) -> list[str]:
+def counted_texts(transcript: Transcript) -> list[str]:
+    """Every text the engine counts (contents, tool names and arguments): what the floor
+    encodes."""
     out: list[str] = []
     for m in transcript.messages:
         out.extend(p.text for p in m.parts if p.text)
@@ -79,7 +82,7 @@ def measure(path: Path, encoder: Encoder, repeat: int, tier: Tier) -> dict[str, 
     last_turn = segment(parsed.messages).turns[-1].start
     prefix = {"messages": messages[:last_turn]}
     options = SynthesisOptions(tier=tier)
-    texts = _texts(parsed)
+    texts = counted_texts(parsed)
     pre = pretokenizer(encoder)
 
     def fresh() -> Synthesizer:
@@ -94,7 +97,7 @@ def measure(path: Path, encoder: Encoder, repeat: int, tier: Tier) -> dict[str, 
         result = synthesizer.run(wire.parse(payload), options)
         return wire.render(result.transcript)
 
-    best = _best(repeat, {
+    best = best_times(repeat, {
         "floor": (lambda: None, lambda _: [encoder.encode_ordinary(t) for t in texts]),
         "cold": (fresh, call),
         "warm": (primed, call),

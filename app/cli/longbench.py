@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from app.adapters.tokenizer import load_encoding, pretokenizer
-from app.cli.bench import _best, _texts
+from app.cli.bench import best_times, counted_texts
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.synthesize.budget import Budget
@@ -35,7 +35,7 @@ def run(directory: Path | None = None, *, budgets: Sequence[int] = BUDGETS,
     parsed = wire.parse({"messages": messages})
     payload = {"messages": messages}
     prefix = {"messages": messages[: segment(parsed.messages).turns[-1].start]}
-    texts = _texts(parsed)
+    texts = counted_texts(parsed)
     pre = pretokenizer(encoder)
     print(f"{session.name}: {len(messages)} messages, its last call, tier {tier}")
     print(f"{'budget':>8} {'floor ms':>9} {'cold ms':>9} {'cold/floor':>10} {'warm ms':>9} "
@@ -56,7 +56,7 @@ def run(directory: Path | None = None, *, budgets: Sequence[int] = BUDGETS,
         def call(synthesizer: Synthesizer, options: SynthesisOptions = options) -> object:
             return wire.render(synthesizer.run(wire.parse(payload), options).transcript)
 
-        best = _best(repeat, {
+        best = best_times(repeat, {
             "floor": (lambda: None, lambda _: [encoder.encode_ordinary(t) for t in texts]),
             "cold": (fresh, call), "warm": (primed, call)})
         out = fresh().run(parsed, options).tokens_after
