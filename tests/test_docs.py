@@ -164,3 +164,26 @@ def test_the_recorded_bench_runs_printed_what_their_rows_make():
     for run in runs["cold"] + runs["cold-before"]:
         assert run["printed"].splitlines() == bench.table(run["rows"])
         assert run["machine"]["engine"] == "compiled", "the figures are the compiled engine's"
+
+
+# docs/eval.md's tables, against the eval's own output as recorded in
+# docs/figures/eval.json (`contextsynth eval --split test`, `--split tune` and `--long`,
+# printed as they ran): a row the page shows must be the start of a row one of them
+# printed (the page leaves out the ms/call column), so a figure retyped or left stale
+# after an engine change fails here.
+_EVAL_SECTIONS = ("Results", "Long sessions")
+
+
+def test_the_eval_page_quotes_the_eval_as_a_recorded_run_printed_it():
+    runs = json.loads((docs.DOCS / "figures" / "eval.json").read_text())
+    printed = [line.split() for kind in ("test", "tune", "long") for run in runs[kind]
+               for line in run["printed"].splitlines()]
+    for title in _EVAL_SECTIONS:
+        rows = [line.split() for block in re.findall(r"```\n(.*?)```", docs.section(title),
+                                                      re.DOTALL)
+                for line in block.splitlines()
+                if sum(bool(_FIGURE.match(cell)) for cell in line.split()) >= 3]
+        assert rows, f"{title!r} shows no table of figures"
+        stale = [" ".join(row) for row in rows
+                 if not any(p[: len(row)] == row for p in printed)]
+        assert stale == [], title
