@@ -44,6 +44,8 @@ POINT_SHARE = 0.25
 # the cost under caching at 32k from 45% to 27% of sending everything, at the same recall.
 STRIDE_SHARE = 2.0
 TARGET_SHARE = 0.7
+# Past the stride's first point, the points tried one at a time before bisecting.
+NEAR_STEPS = 4
 # A user's words in the digest, at most (their message is behind the digest's handle).
 _USER_CHARS = 400
 # The shortest a cut result or argument of the newest turn is made, in characters.

@@ -26,6 +26,7 @@ from app.engine.jobs.accounting import account
 from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.synthesize.budget import (
     FLOOR_MEMO_BYTES,
+    NEAR_STEPS,
     TARGET_SHARE,
     Budget,
     Compact,
@@ -277,7 +278,15 @@ class Synthesizer:
         # a stride that outgrew its room, and a point further on seldom needs more than
         # one step. (A bisection could settle on a later point that fits where an earlier
         # one also does: closing blocks make the output's size uneven across points.)
-        best = next((i for i in range(floor, len(points)) if fits(i)), None)
+        # Past a few steps, or when even the last point does not fit (a newest turn past
+        # the budget), the search bisects or gives up: a long run has hundreds of points.
+        most = len(points) - 1
+        best: int | None = None
+        if points and fits(most):
+            near = min(floor + NEAR_STEPS, most)
+            best = next((i for i in range(floor, near) if fits(i)), None)
+            if best is None:
+                best = first_fitting(fits, near, most)
         if best is not None:
             return tried[best]
         # Every older turn condensed, the newest turn's results and arguments cut; at the
