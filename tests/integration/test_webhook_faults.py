@@ -24,7 +24,9 @@ def _env(redis: RedisServer, receiver: Receiver) -> dict[str, str]:
         "CONTEXTSYNTH_REDIS_TIMEOUT_S": "0.2", "CONTEXTSYNTH_REDIS_PAUSE_S": "0.1",
         "CONTEXTSYNTH_WEBHOOKS": json.dumps([{"url": receiver.url, "secret": SECRET}]),
         "CONTEXTSYNTH_WEBHOOKS_ALLOW_PRIVATE": "true",
-        "CONTEXTSYNTH_WEBHOOK_RETRY_SCHEDULE_S": "[0.2, 0.5, 1, 1, 1, 1, 1, 1, 1, 1]",
+        # Ten attempts over about 27 s: longer than twenty calls take on a busy machine, so
+        # an event is not given up on while the receiver is down in a phase of the test.
+        "CONTEXTSYNTH_WEBHOOK_RETRY_SCHEDULE_S": "[0.2, 0.5, 1, 2, 3, 4, 4, 4, 4, 4]",
         "CONTEXTSYNTH_WEBHOOK_TIMEOUT_S": "2", "CONTEXTSYNTH_OUTBOX_CLAIM_IDLE_S": "1",
     }
 
