@@ -52,16 +52,24 @@ def test_every_text_of_the_corpus_counts_as_tiktoken_counts_it(encoder, split):
                 assert counter.text(text) == len(encoder.encode_ordinary(text)), (path, text[:80])
 
 
+class Recording:
+    """The encoder, noting every text it was handed."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+        self.texts = []
+
+    @property
+    def longest(self):
+        return max(map(len, self.texts), default=0)
+
+    def encode_ordinary(self, text):
+        self.texts.append(text)
+        return self.encoder.encode_ordinary(text)
+
+
 def test_text_beyond_ascii_is_counted_by_the_encoder(encoder, split):
-    class Recording:
-        def __init__(self):
-            self.texts = []
-
-        def encode_ordinary(self, text):
-            self.texts.append(text)
-            return encoder.encode_ordinary(text)
-
-    recording = Recording()
+    recording = Recording(encoder)
     counter = TokenCounter(recording, pretokenizer=split)
     assert counter.text("café au lait") == len(encoder.encode_ordinary("café au lait"))
     assert counter.text("plain words") == len(encoder.encode_ordinary("plain words"))
@@ -84,15 +92,7 @@ def test_text_with_lines_beyond_ascii_counts_as_tiktoken_counts_it(encoder, spli
 
 
 def test_only_the_lines_beyond_ascii_go_to_the_encoder(encoder, split):
-    class Recording:
-        def __init__(self):
-            self.texts = []
-
-        def encode_ordinary(self, text):
-            self.texts.append(text)
-            return encoder.encode_ordinary(text)
-
-    recording = Recording()
+    recording = Recording(encoder)
     counter = TokenCounter(recording, pretokenizer=split)
     text = "def f():\n    return 1\n# café ok\nprint(f())\n"
     assert counter.text(text) == len(encoder.encode_ordinary(text))
@@ -140,18 +140,6 @@ def test_a_long_text_beyond_ascii_goes_to_the_encoder_in_stretches(encoder, text
     a 15 MB text at once), cut where no piece of the encoding crosses: the same count."""
     long = "é " + text * repeat
     assert TokenCounter(Recording(encoder)).text(long) == len(encoder.encode_ordinary(long))
-
-
-class Recording:
-    """The encoder, noting the longest text it was handed."""
-
-    def __init__(self, encoder):
-        self.encoder = encoder
-        self.longest = 0
-
-    def encode_ordinary(self, text):
-        self.longest = max(self.longest, len(text))
-        return self.encoder.encode_ordinary(text)
 
 
 @pytest.mark.parametrize("line", ["Größe: 12 € — naïve café", "中文 words 123"])
