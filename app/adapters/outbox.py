@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from opentelemetry.trace import Tracer
+from redis.commands.core import AsyncScript
 from redis.exceptions import ResponseError
 
 from app.adapters.redis_client import redis_client
@@ -32,6 +33,16 @@ STREAM = "cs:v2:{events}:outbox"
 SCHEDULE = "cs:v2:{events}:retry"
 DEAD = "cs:v2:{events}:dead"
 GROUP = "deliverers"
+# A due retry leaves the schedule and enters the stream in one step: a process killed
+# between two separate commands would have taken it out and put it nowhere. Whoever
+# removes it, moves it, so two replicas never move one twice.
+_MOVE_DUE = """
+if redis.call('zrem', KEYS[1], ARGV[1]) == 1 then
+  redis.call('xadd', KEYS[2], '*', unpack(ARGV, 2))
+  return 1
+end
+return 0
+"""
 log = logging.getLogger(__name__)
 
 
@@ -145,6 +156,8 @@ class RedisOutbox:
         # A read blocks up to its wait (under a second): the socket allows for it.
         self._redis = redis_client(url, cluster=cluster, timeout_s=timeout_s,
                                    read_timeout_s=timeout_s + 1, tracer=tracer)
+        # redis' stubs type register_script for the single-node client only.
+        self._move: AsyncScript = self._redis.register_script(_MOVE_DUE)  # type: ignore[misc]
         self._consumer = f"c-{uuid.uuid4().hex[:12]}"
         self._claim_idle_ms = int(claim_idle_s * 1000)
         self._clock = clock
@@ -200,8 +213,8 @@ class RedisOutbox:
     async def _move_due_retries(self) -> None:
         due = await self._redis.zrangebyscore(SCHEDULE, 0, self._clock(), start=0, num=20)
         for raw in due:
-            if await self._redis.zrem(SCHEDULE, raw):  # whoever removes it, moves it
-                await self._redis.xadd(STREAM, json.loads(raw))
+            fields = [part for pair in json.loads(raw).items() for part in pair]
+            await self._move(keys=[SCHEDULE, STREAM], args=[raw, *fields])
 
     async def done(self, entry: Entry) -> None:
         await self._redis.xack(STREAM, GROUP, entry.ref)

@@ -184,9 +184,11 @@ class Pump:
     # -- events into the outbox ------------------------------------------------------------
 
     async def accept(self, entry: Entry) -> None:
-        """A request's event: into the outbox, unless it is failing or events are already
-        waiting (they go first, in order); then into the backlog."""
-        if self._failing or len(self.backlog):
+        """A request's event: into the outbox before the request answers, unless the
+        outbox is failing; then into the backlog. Events written again after an outage
+        may be waiting in the backlog while the outbox answers: a new event does not
+        queue behind them, or the answer would go out with its event only in memory."""
+        if self._failing:
             self.backlog.add(entry)
             return
         try:

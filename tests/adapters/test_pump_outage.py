@@ -1,5 +1,6 @@
 """An outbox outage is logged once, however many requests were waiting on it when it
-failed, and once again for the next outage after it came back."""
+failed, and once again for the next outage after it came back; after an outage, a
+request's event is in the outbox before the request answers."""
 
 from __future__ import annotations
 
@@ -70,3 +71,48 @@ async def test_an_outage_is_logged_once_not_once_per_waiting_request(caplog):
     outbox.gate.set()
     await asyncio.gather(*(pump.accept(_entry(n)) for n in range(15, 20)))
     assert said("could not write events") == 2
+
+
+class FlakyTakeOutbox:
+    """Takes fail while ``down``; puts always succeed, recorded as they land."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self.losses = 0
+        self.put_ids: list[str] = []
+
+    async def put(self, entry: Entry) -> bool:
+        self.put_ids.append(entry.event_id)
+        return True
+
+    async def take(self, wait_s: float) -> list[Entry]:
+        if self.down:
+            raise ConnectionError("read timed out")
+        return []
+
+    async def depth(self) -> int:
+        return 0
+
+
+async def test_after_an_outage_a_new_event_does_not_wait_in_memory_behind_rewritten_ones():
+    # A read that timed out is an outage: what was written just before it is written
+    # again through the backlog. A request answering meanwhile must not leave its event
+    # in memory behind those, where a killed process would lose it.
+    outbox = FlakyTakeOutbox()
+    metrics = Metrics(CollectorRegistry())
+    deliverer = Deliverer([Subscription(WebhookConfig(url="https://hooks.example.com/x",
+                                                      secret="s" * 32))], outbox, metrics)
+    pump = Pump(Backlog(1000, metrics), outbox, deliverer, metrics, subscriptions=1, width=1,
+                pause_s=0.05, shared=True, journal_entries=100, put_timeout_s=1)
+    for n in range(3):
+        await pump.accept(_entry(n))
+    outbox.down = True
+    with pytest.raises(ConnectionError):
+        await pump.dispatch(0)
+    pump._outage()  # what the dispatch loop does with the error
+    outbox.down = False
+    await pump.dispatch(0)
+    assert len(pump.backlog) == 3  # the three, to be written again
+    await pump.accept(_entry(3))
+    assert outbox.put_ids[-1] == "evt_3"  # in the outbox as the request answers
+    assert await pump.flush() and outbox.put_ids[4:] == ["evt_0", "evt_1", "evt_2"]
