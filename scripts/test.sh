@@ -15,9 +15,11 @@ fi
 if [ "$#" -gt 0 ]; then
     exec .venv/bin/python -m pytest "$@"
 fi
-# The whole suite: the tests that run a coding agent as a program (marked `programs`,
-# see tests/conftest.py) spend most of their time waiting on it, so they run beside the
-# rest, on the second core, instead of after it; their output follows the rest's.
+# The whole suite: the tests that run another program (marked `programs`, see
+# tests/conftest.py: the coding agents through the service, pip building the image's
+# wheel, serve.sh on a fresh clone) spend most of their time waiting on it, so they run
+# beside the rest, on the second core, instead of after it; their output follows the
+# rest's.
 log=$(mktemp)
 .venv/bin/python -m pytest -m programs >"$log" 2>&1 &
 programs=$!
@@ -25,7 +27,7 @@ status=0
 .venv/bin/python -m pytest -m "not programs" || status=$?
 programs_status=0
 wait "$programs" || programs_status=$?
-echo "--- the coding agents run through the service (pytest -m programs):"
+echo "--- the tests that run other programs: coding agents, builds (pytest -m programs):"
 cat "$log"
 rm -f "$log"
 [ "$status" = 0 ] && [ "$programs_status" != 5 ] && status=$programs_status

@@ -93,10 +93,36 @@ def test_past_the_budget_the_oldest_turns_condense_into_a_digest(synthesizer, fo
     assert result.tokens_after <= budget
     digest = out[2]["content"]
     assert digest.startswith("[contextsynth] Digest of")
-    assert "the user said: Also keep m24.py's API stable." in digest
+    said = [m["content"] for m in messages if m["role"] == "user"][1:]
+    quoted = [text for text in said if f"the user said: {text}" in digest]
+    assert quoted and set(quoted) < set(said)
     assert any(s.handle in digest for s in result.receipt.spans)
     # The newest call is there, answered.
     assert messages[-2] in out and out[-1]["role"] == "tool"
+
+
+def test_the_users_newest_request_stays_whole_after_the_digest(synthesizer, formats):
+    """In a long session the user's newest message is the request the agent works on
+    now: condensed with the turns before it, it stays whole, right after the digest,
+    and the digest quotes only the newest few of the user's earlier messages."""
+    wire = formats["openai"]
+    messages = _session(40, 3000, 0)
+    for n in range(6):  # six more requests, each followed by work
+        messages.append({"role": "user", "content": f"Request {n}: now port m{n}.py to the "
+                         "new API, keeping every public name; " + "details. " * 150})
+        messages += _session(20, 3000, 0)[2:]
+    newest = [m for m in messages if m["role"] == "user"][-1]
+    assert newest["content"].startswith("Request 5")
+    result = synthesizer.run(wire.parse({"messages": messages}),
+                             SynthesisOptions(budget=Budget(8_000), steer=False))
+    out = wire.render(result.transcript)["messages"]
+    assert result.tokens_after <= 8_000
+    assert out[2]["content"].startswith("[contextsynth] Digest of")
+    assert out[3] == newest
+    digest = out[2]["content"]
+    assert "Request 5" not in digest  # whole after it, not quoted in it
+    assert [n for n in range(5) if f"Request {n}:" in digest] == [2, 3, 4]
+    assert "2 earlier messages are behind the digest's handle" in digest
 
 
 def test_a_stride_condenses_once_and_its_next_calls_grow_at_the_end(synthesizer, formats):

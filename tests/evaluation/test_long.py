@@ -94,7 +94,11 @@ def test_a_folder_without_the_chained_families_says_how_to_name_them(tmp_path, c
 # `contextsynth eval --long --family mini-swe-agent --steps 6 --budgets 8000,32000`
 # prints them. Floors sit a point or two under today's scores: raise one when a change
 # lifts it. budget: (recall, margin over the keep-fit window, prefix reuse, failure lines)
-LONG_FLOORS = {8000: (0.195, -0.01, 0.77, 0.07), 32000: (0.418, 0.024, 0.83, 0.32)}
+# The user's newest request kept whole after the digest (each chained run's task, 1.2k to
+# 1.5k tokens, the current one): needed-fact recall does not count the user's words, so
+# at 8k it costs 3.4 points of recall here (20.5% to 17.1%; 28.1% to 26.2% over 24
+# calls) for the request the agent works on; the keep-fit window keeps none of it.
+LONG_FLOORS = {8000: (0.16, -0.045, 0.75, 0.05), 32000: (0.418, 0.024, 0.83, 0.29)}
 
 
 def test_the_long_session_never_passes_its_budget_and_holds_its_floors(encoder):
