@@ -167,3 +167,29 @@ def test_the_mcp_client_script_runs_from_the_clones_root_with_what_it_says(tmp_p
         assert done.returncode == 0, done.stderr[-2000:]
         assert re.fullmatch(r"\d+ messages behind cs_\S+\n", done.stdout), done.stdout
 
+
+
+@pytest.mark.anyio
+async def test_the_rate_limit_problem_the_operations_page_shows_is_what_a_429_says(make_app):
+    from app.api.auth import hash_key
+    from tests.conftest import serve
+
+    page = (docs.DOCS / "operations.md").read_text()
+    [shown] = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", page, re.DOTALL)
+               if "rate-limited" in block]
+    limit = shown["limit_value"]
+    app = make_app(api_keys={hash_key("k-a"): "team-a"},
+                   rate_limits={"team-a": {shown["limit"]: limit}})
+    body = {"messages": [{"role": "user", "content": "hi"}]}
+    async with serve(app) as client:
+        for _ in range(2 * limit):  # a burst of the whole limit, then (the bucket
+            answer = await client.post(shown["instance"], json=body,  # refilling) a 429
+                                       headers={"authorization": "Bearer k-a"})
+            if answer.status_code != 200:
+                break
+    assert answer.status_code == 429
+    problem = answer.json()
+    assert set(problem) == set(shown)
+    same = ("type", "status", "title", "limit", "limit_value", "retry_after", "instance")
+    assert {k: problem[k] for k in same} == {k: shown[k] for k in same}
+    assert problem["detail"].startswith(shown["detail"].removesuffix("..."))
