@@ -3,6 +3,7 @@ table its script writes. (tests/test_readme.py runs what the pages show.)"""
 
 import json
 import re
+from pathlib import Path
 
 from app.settings import Settings
 from tests.support import docs
@@ -115,21 +116,52 @@ def test_the_readme_quotes_the_eval_as_docs_eval_records_it():
     assert calls and calls[1].replace(",", "") == rows["test", "synthesize-fast-mid"][0]
 
 
-# docs/performance.md's figures from `contextsynth bench`, against the runs recorded in
+# The figures the docs quote from `contextsynth bench`, against the runs recorded in
 # docs/figures/bench.json (each as `bench --json` wrote it, under the name of its kind): a
-# section quotes only figures that a recorded run of the kinds it names printed, and says
-# the machine's size they were measured on. Of plain bench's output only the summary under
-# its table of transcripts is quoted (the table holds most figures there are); of the
-# others, every printed line. A section that quotes bench joins here.
-_BENCH_SECTIONS = {"Cold and warm calls, measured": {
-    "cold": "summary", "cold-before": "summary", "replay": "all", "replay-before": "all",
-    "stages": "all", "stages-before": "all", "stages-52c44f4": "all"},
-    "A fleet of real agents": {"load": "all"}, "`bench --long`": {"long": "all"}}
+# section quotes only figures that a recorded run of the kinds it names printed, says the
+# machine's size they were measured on (and that the engine was interpreted, when it was),
+# and shows a run's output as the run printed it. Of plain bench's output only the summary
+# under its table of transcripts is quoted (the table holds most figures there are); of
+# the others, every printed line. A section that quotes bench joins here (a test below
+# finds one that quotes a timing and is not here).
+_BENCH_SECTIONS = {
+    "Cold and warm calls, measured": {
+        "cold": "summary", "cold-before": "summary", "replay": "all", "replay-before": "all",
+        "stages": "all", "stages-before": "all", "stages-52c44f4": "all"},
+    "The warm path": {"long": "all"},
+    "A fleet of real agents": {"load": "all"},
+    "`bench --long`": {"long": "all"},
+    "`bench --largest`": {"largest": "all"},
+    "`bench --webhooks`": {"webhooks": "all"},
+    "`bench --redis`": {"redis": "all"},
+    "Prompt cache, recall and overhead": {"proxy": "all", "proxy-no-expand-tool": "all"},
+    "Scaling: an agent's steps on one replica": {"fleet": "all", "fleet-replicas": "all"},
+    "Memory: one budget for every cache": {
+        "fleet": "all", "fleet-1gib-pod": "all", "fleet-1.5gib-pod": "all"},
+}
+# The eval's figures quoted outside docs/eval.md and the README's Quality section: the
+# rows of `contextsynth eval --split test`'s table (as docs/figures/eval.json records it)
+# that a section may quote from.
+_EVAL_QUOTES = {
+    "Prompt cache, recall and overhead": ("synthesize-fast-mid",),
+    "Prompt caching: the stable prefix and Anthropic breakpoints": (
+        "synthesize-fast-mid", "synthesize-rebuild-mid", "keep-last-16"),
+    "`POST /compress-history`": ("synthesize-fast-mid", "compress-history-fast"),
+}
 _DECIMAL = re.compile(r"\d+\.\d+")
+_CODE = re.compile(r"^```\w+\n.*?^```", re.DOTALL | re.MULTILINE)  # a block in a language
+_SET_SIZE = re.compile(r"\b\d+\.\d+ (GiB|MiB)\b")
 
 
 def _bench_runs() -> dict[str, list[dict]]:
     return json.loads((docs.DOCS / "figures" / "bench.json").read_text())
+
+
+def _eval_figures(compactors: tuple[str, ...]) -> set[str]:
+    runs = json.loads((docs.DOCS / "figures" / "eval.json").read_text())
+    return {figure for run in runs["test"] for line in run["printed"].splitlines()
+            if line.split()[:1] and line.split()[0] in compactors
+            for figure in _DECIMAL.findall(line)}
 
 
 def _quotable(printed: str, part: str) -> str:
@@ -141,19 +173,69 @@ def _quotable(printed: str, part: str) -> str:
     return "\n".join(lines[rules[-1] + 1:])
 
 
-def test_the_performance_page_quotes_bench_as_a_recorded_run_printed_it():
+def _collapsed(line: str) -> str:
+    return " ".join(line.split())
+
+
+def test_the_docs_quote_bench_and_the_eval_as_a_recorded_run_printed_them():
     runs = _bench_runs()
-    for title, kinds in _BENCH_SECTIONS.items():
+    for title in {**_BENCH_SECTIONS, **_EVAL_QUOTES}:
         text = docs.section(title)
-        recorded = [(run, part) for kind, part in kinds.items() for run in runs.get(kind, [])]
+        kinds = _BENCH_SECTIONS.get(title, {})
+        assert all(runs.get(kind) for kind in kinds), f"{title!r}: a kind with no run"
+        recorded = [(run, part) for kind, part in kinds.items() for run in runs[kind]]
         printed = {figure for run, part in recorded
                    for figure in _DECIMAL.findall(_quotable(run["printed"], part))}
-        quoted = _DECIMAL.findall(text)
+        printed |= _eval_figures(_EVAL_QUOTES.get(title, ()))
+        # A snippet's 0.1 is no figure, nor a size set in GiB or MiB (a 1.5 GiB pod).
+        quoted = _DECIMAL.findall(_SET_SIZE.sub("", _CODE.sub("", text)))
         assert quoted, f"{title!r} quotes no figure"
         assert [q for q in quoted if q not in printed] == [], title
         for cpus in {run["machine"]["cpus"] for run, _ in recorded}:
             assert re.search(rf"\b{cpus} (shared )?cores\b", text), \
                 f"{title!r} does not say the figures were measured on {cpus} cores"
+        if any(run["machine"]["engine"] == "interpreted" for run, _ in recorded):
+            assert "interpreted" in text, \
+                f"{title!r} does not say its figures are the interpreted engine's"
+        # A block that starts as a run's output is that output, line for line (a table
+        # composed from several runs starts otherwise, and its figures are held above).
+        lines = {_collapsed(line) for run, _ in recorded for line in run["printed"].splitlines()}
+        for block in re.findall(r"```\n(.*?)```", text, re.DOTALL):
+            shown = [_collapsed(line) for line in block.splitlines() if line.strip()]
+            if shown and shown[0] in lines:
+                assert [line for line in shown if line not in lines] == [], title
+
+
+# A timing (a decimal in ms or s, or a ratio like 1.8x) that no recorded run printed:
+# the section it is in says it was measured by hand, and on how many cores.
+_TIMING = re.compile(r"\b\d+\.\d+(?:-\d+\.\d+)? ?(?:ms|s)\b|\b\d+\.\d+x\b")
+# What reads as a timing but is a setting or a price.
+_NOT_MEASURED = {("cli.md", "0.4 s"),  # bench's least time per measurement
+                 ("deploy.md", "2.5 s"),  # an alert's threshold
+                 ("eval.md", "0.1x"), ("eval.md", "1.25x")}  # a provider's cache prices
+
+
+def _parts(page: Path) -> list[tuple[str, str]]:
+    """A page's text between one heading and the next, with the heading's title."""
+    lines = page.read_text().splitlines()
+    marks = docs.headings("\n".join(lines))
+    return [(mark.title, "\n".join(lines[mark.line + 1:end])) for mark, end in
+            zip(marks, [m.line for m in marks[1:]] + [len(lines)], strict=True)]
+
+
+def test_a_timing_no_recorded_run_printed_says_how_and_where_it_was_measured():
+    checked = [docs.section(title) for title in
+               {*_BENCH_SECTIONS, *_EVAL_QUOTES, *_EVAL_SECTIONS, "Quality"}]
+    unsaid = []
+    for page in docs.pages():
+        for title, text in _parts(page):
+            timings = [t[0] for t in _TIMING.finditer(text)
+                       if (page.name, t[0]) not in _NOT_MEASURED]
+            if not timings or any(text in section for section in checked):
+                continue
+            if not ("by hand" in text and re.search(r"\b\d (shared )?cores\b", text)):
+                unsaid.append(f"{page.name}: {title}: {', '.join(timings)}")
+    assert unsaid == []
 
 
 def test_the_recorded_bench_runs_printed_what_their_rows_make():

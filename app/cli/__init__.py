@@ -162,6 +162,19 @@ def _hash_key(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from app.cli import figures
+
+    # plain bench and --replay record their rows beside what they print; the others,
+    # what they print.
+    keeps_rows = args.replay or not (args.proxy or args.load or args.redis or args.webhooks
+                                     or args.largest or args.long or args.jobs)
+    if args.json is None or keeps_rows:
+        return _bench_mode(args)
+    with figures.recording(args.json):
+        return _bench_mode(args)
+
+
+def _bench_mode(args: argparse.Namespace) -> int:
     from app.cli.bench import jobs, run
     from app.corpus import CORPUS_DIR
 
@@ -417,9 +430,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--no-compare", action="store_true",
                        help="with --replay: leave out the other compactors")
     bench.add_argument("--json", type=Path, default=None,
-                       help="plain bench and --replay: also write what was printed, the "
-                       "figures it came from and the machine to this file (see "
-                       "docs/figures/bench.json)")
+                       help="also write what was printed (and, for plain bench and "
+                       "--replay, the figures it came from) and the machine to this file "
+                       "(see docs/figures/bench.json)")
     bench.set_defaults(run=_bench)
 
     from app.cli.wrap import PROGRAMS

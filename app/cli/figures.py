@@ -10,11 +10,14 @@ command's output. Timings depend on the machine, so each run says what it ran on
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
 import os
 import platform
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +56,10 @@ def record(path: Path, printed: Sequence[str], *, summary: dict[str, Any] | None
         "machine": machine(),
         "printed": "\n".join(printed),
     }
+    settings = {name: value for name, value in os.environ.items()
+                if name.startswith("CONTEXTSYNTH_") and not _SECRET.search(name)}
+    if settings:  # what the run was configured with (CONTEXTSYNTH_PROXY_EXPAND_TOOL, ...)
+        run["settings"] = dict(sorted(settings.items()))
     if summary is not None:
         run["summary"] = summary
     if rows is not None:
@@ -60,5 +67,33 @@ def record(path: Path, printed: Sequence[str], *, summary: dict[str, Any] | None
     path.write_bytes(orjson.dumps(run, option=orjson.OPT_INDENT_2) + b"\n")
 
 
+_SECRET = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|URL|WEBHOOKS|PROVIDERS")
+
+
 def _called_as_cli() -> bool:
     return bool(sys.argv) and "bench" in sys.argv[1:2]
+
+
+class _Tee(io.TextIOBase):
+    """Standard output that also keeps what was written to it."""
+
+    def __init__(self, out: io.TextIOBase | Any) -> None:
+        self.out, self.kept = out, io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.kept.write(text)
+        return int(self.out.write(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+@contextlib.contextmanager
+def recording(path: Path) -> Iterator[None]:
+    """Record what the block prints on stdout (printed still, as it runs) as one run at
+    ``path``: how a bench that keeps no rows of its own (``--load``, ``--proxy``,
+    ``--largest``, ...) writes ``--json``. Its progress, on stderr, is not kept."""
+    tee = _Tee(sys.stdout)
+    with contextlib.redirect_stdout(tee):
+        yield
+    record(path, tee.kept.getvalue().rstrip("\n").splitlines())

@@ -29,12 +29,25 @@ class LeanConnection:
 
     def post(self, path: str, body: bytes, headers: dict[str, str] | None = None,
              ) -> tuple[int, bytes]:
-        """The status and body of the answer to a JSON POST."""
-        sock = self._connected()
+        """The status and body of the answer to a JSON POST. A kept-alive connection the
+        server closed while it was idle (``CONTEXTSYNTH_KEEP_ALIVE_S``: a bench's client
+        that calls the other replicas for a while leaves it so) is opened again and the
+        request sent once more, as HTTP clients do; a fresh one that fails raises."""
         extra = b"".join(f"{k}: {v}\r\n".encode("latin-1") for k, v in (headers or {}).items())
-        sock.sendall(b"POST %s HTTP/1.1\r\nhost: %s\r\ncontent-type: application/json\r\n"
-                     b"content-length: %d\r\n%s\r\n" % (path.encode(), self._host, len(body),
-                                                        extra) + body)
+        request = (b"POST %s HTTP/1.1\r\nhost: %s\r\ncontent-type: application/json\r\n"
+                   b"content-length: %d\r\n%s\r\n" % (path.encode(), self._host, len(body),
+                                                      extra) + body)
+        reused = self._sock is not None
+        try:
+            sock = self._connected()
+            sock.sendall(request)
+            return self._answer(sock)
+        except (BrokenPipeError, ConnectionResetError, _Unanswered):
+            if not reused:
+                raise
+            self.close()
+        sock = self._connected()
+        sock.sendall(request)
         return self._answer(sock)
 
     def close(self) -> None:
@@ -78,6 +91,13 @@ class LeanConnection:
     def _fill(self, sock: socket.socket) -> None:
         chunk = sock.recv(_READ)
         if not chunk:
+            answered = bool(self._buffer)
             self.close()
+            if not answered:
+                raise _Unanswered("the server closed the connection before answering")
             raise ConnectionError("the server closed the connection mid-answer")
         self._buffer += chunk
+
+
+class _Unanswered(ConnectionError):
+    """The connection closed before any byte of the answer."""

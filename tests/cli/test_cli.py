@@ -67,6 +67,23 @@ def test_bench_runs_on_a_small_corpus(tmp_path, capsys):
     assert row.split()[-1] == "-"
 
 
+def test_bench_json_keeps_what_a_bench_without_rows_printed(tmp_path, capsys, monkeypatch):
+    # --load, --proxy, --largest, ... keep no rows: --json records what they print.
+    name = "tau-airline-gpt4o-task017-trial1.jsonl"
+    (tmp_path / name).write_text((TRANSCRIPTS / name).read_text())
+    monkeypatch.setenv("CONTEXTSYNTH_PROXY_EXPAND_TOOL", "false")
+    monkeypatch.setenv("CONTEXTSYNTH_API_KEYS", "not-for-the-record")
+    recorded = tmp_path / "jobs.json"
+    assert main(["bench", "--dir", str(tmp_path), "--jobs", "--json", str(recorded)]) == 0
+    printed = capsys.readouterr().out
+    run = json.loads(recorded.read_text())
+    assert "synthesize" in printed and run["printed"] == printed.rstrip("\n")
+    assert "rows" not in run and run["machine"]["cpus"] >= 1
+    # the settings it ran with, but no secret
+    assert run["settings"]["CONTEXTSYNTH_PROXY_EXPAND_TOOL"] == "false"
+    assert "CONTEXTSYNTH_API_KEYS" not in run["settings"]
+
+
 def test_a_missing_or_malformed_file_is_one_clear_line(tmp_path, capsys):
     assert main(["compress", str(tmp_path / "nope.jsonl")]) == 2
     err = capsys.readouterr().err

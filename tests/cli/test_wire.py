@@ -34,6 +34,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("connection", "close")
         self.end_headers()
         self.wfile.write(answer)
+        if self.path == "/idle":  # as a keep-alive timeout does: closed, unannounced
+            self.close_connection = True
 
     def log_message(self, *args: object) -> None:
         pass
@@ -64,6 +66,14 @@ def test_answers_come_back_whole_over_one_connection(url: str) -> None:
 def test_a_closed_connection_is_opened_again(url: str) -> None:
     conn = LeanConnection(url)
     assert conn.post("/close", b"1")[0] == 200
+    assert conn.post("/b", b"2") == (200, b'{"path": "/b", "got": 2, "tag": ""}')
+    assert len(_Handler.connections) == 2
+    conn.close()
+
+
+def test_a_connection_the_server_let_go_while_idle_is_opened_again(url: str) -> None:
+    conn = LeanConnection(url)
+    assert conn.post("/idle", b"1")[0] == 200
     assert conn.post("/b", b"2") == (200, b'{"path": "/b", "got": 2, "tag": ""}')
     assert len(_Handler.connections) == 2
     conn.close()
