@@ -15,20 +15,19 @@ fi
 if [ "$#" -gt 0 ]; then
     exec .venv/bin/python -m pytest "$@"
 fi
-# The whole suite: the tests that run another program (marked `programs`, see
-# tests/conftest.py: the coding agents through the service, pip building the image's
-# wheel, serve.sh on a fresh clone) spend most of their time waiting on it, so they run
-# beside the rest, on the second core, instead of after it; their output follows the
-# rest's.
+# The whole suite, as two pytests side by side on the two cores: the tests marked
+# `beside` (see tests/conftest.py: those that mostly wait on another program, such as
+# the coding agents, the wheel's build and a fresh clone, and the corpus-wide quality
+# floors), and the rest; the first's output follows the rest's.
 log=$(mktemp)
-.venv/bin/python -m pytest -m programs >"$log" 2>&1 &
-programs=$!
+.venv/bin/python -m pytest -m beside >"$log" 2>&1 &
+beside=$!
 status=0
-.venv/bin/python -m pytest -m "not programs" || status=$?
-programs_status=0
-wait "$programs" || programs_status=$?
-echo "--- the tests that run other programs: coding agents, builds (pytest -m programs):"
+.venv/bin/python -m pytest -m "not beside" || status=$?
+beside_status=0
+wait "$beside" || beside_status=$?
+echo "--- beside the rest: the tests that run other programs, and the quality floors (pytest -m beside):"
 cat "$log"
 rm -f "$log"
-[ "$status" = 0 ] && [ "$programs_status" != 5 ] && status=$programs_status
+[ "$status" = 0 ] && [ "$beside_status" != 5 ] && status=$beside_status
 exit "$status"

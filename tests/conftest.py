@@ -44,13 +44,21 @@ E2E = ("tests/integration/", "tests/agents/", "tests/test_deploy.py", "tests/tes
        "tests/cli/test_bench_http.py", "tests/cli/test_cli.py", "tests/cli/test_wrap.py",
        "tests/evaluation/test_cli_eval.py", "tests/clients/test_python_client.py",
        "tests/clients/test_typescript_client.py")
-# Tests that run another program and mostly wait on it: an installed coding agent (or
-# LiteLLM's proxy) through the service, pip building the image's wheel, serve.sh on a
-# fresh clone. scripts/test.sh runs them beside the rest, on the second core.
+# Tests that run an installed coding agent (or LiteLLM's proxy) as a program, through the
+# service.
 PROGRAMS = (*(f"tests/agents/test_{name}.py" for name in (
     "aider", "claude_code", "codex", "gemini_cli", "litellm_chain", "mini_swe_agent",
-    "qwen_code")), "tests/cli/test_wrap.py", "tests/test_install.py",
-    "tests/test_readme.py::test_the_quick_start_on_a_fresh_clone")
+    "qwen_code")), "tests/cli/test_wrap.py")
+# What scripts/test.sh runs in a second pytest beside the rest, so that the two cores
+# finish together (alone, the coding agents' tests left the second core idle for the last
+# seven minutes of the suite): the tests that mostly wait on another program (the coding
+# agents, pip building the image's wheel, serve.sh on a fresh clone, node, a Redis
+# Cluster, the service as a process), and the corpus-wide quality floors, the longest
+# test that runs in process.
+BESIDE = (*PROGRAMS, "tests/test_install.py", "tests/test_readme.py",
+          "tests/clients/", "tests/cli/test_bench_http.py",
+          "tests/integration/test_redis_cluster.py", "tests/integration/test_webhook_faults.py",
+          "tests/evaluation/test_quality_floors.py")
 INTEGRATION = ("tests/api/", "tests/service/test_proxy", "tests/adapters/test_events.py",
                "tests/adapters/test_cache.py", "tests/adapters/test_addresses.py",
                "tests/adapters/test_ratelimit.py",
@@ -90,6 +98,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(_kind(item))
         if item.nodeid.startswith(PROGRAMS):
             item.add_marker("programs")
+        if item.nodeid.startswith(BESIDE):
+            item.add_marker("beside")
         if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
             item.obj = _bounded(item.obj)
 
@@ -101,8 +111,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "integration: the app in process with its adapters, "
                             "or the whole corpus")
     config.addinivalue_line("markers", "e2e: the service as a process, image or package")
-    config.addinivalue_line("markers", "programs: another program run and waited on (a "
-                            "coding agent through the service, a build, a fresh clone)")
+    config.addinivalue_line("markers", "programs: a coding agent run through the service")
+    config.addinivalue_line("markers", "beside: run by scripts/test.sh beside the rest")
     stale = [str(source.relative_to(ROOT)) for built in (ROOT / "app").rglob("*.so")
              if (source := built.parent / (built.name.split(".")[0] + ".py")).exists()
              and source.stat().st_mtime > built.stat().st_mtime]

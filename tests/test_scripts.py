@@ -106,9 +106,9 @@ def test_serving_asked_for_the_interpreted_engine_compiles_nothing(checkout: Pat
 def test_the_tests_compile_the_engine_before_they_run(checkout: Path):
     calls = run(checkout, "test.sh")
     assert installs(calls) == [".[dev] compiled", "clients/python"]
-    # Two pytest runs, side by side: the coding agents' programs, and the rest.
+    # Two pytest runs, side by side: the tests marked to run beside the rest, and the rest.
     pytest = [i for i, c in enumerate(calls) if c.startswith("python -m pytest")]
-    assert len(pytest) == 2 and all("programs" in calls[i] for i in pytest)
+    assert len(pytest) == 2 and all("beside" in calls[i] for i in pytest)
     assert min(pytest) > max(i for i, c in enumerate(calls) if "pip" in c)
     assert not (checkout / ".venv" / ".compiling").exists()
 
