@@ -125,6 +125,34 @@ def test_the_users_newest_request_stays_whole_after_the_digest(synthesizer, form
     assert "2 earlier messages are behind the digest's handle" in digest
 
 
+def test_the_digest_lists_what_failed_in_the_turns_it_took_newest_first(synthesizer,
+                                                                       formats):
+    """The failures the agent ruled out stay readable once their turns are condensed: each
+    distinct failure line once, newest first, within a tenth of the budget."""
+    wire = formats["openai"]
+    messages = coding_run(0)
+    for i in range(80):
+        failing = i % 10 == 3
+        output = (f"Traceback (most recent call last):\n  File \"src/m{i}.py\", line 4\n"
+                  f"ValueError: m{i % 20} rejects the input" if failing
+                  else "\n".join(f"v_{i}_{k} = f({k})" for k in range(150)))
+        messages += tool_turn(f"c{i}", "bash", {"command": f"python src/m{i}.py"}, output)
+    result = synthesizer.run(wire.parse({"messages": messages}),
+                             SynthesisOptions(budget=Budget(8_000), steer=False))
+    out = wire.render(result.transcript)["messages"]
+    assert result.tokens_after <= 8_000
+    digest = out[2]["content"]
+    assert "- what failed, newest first:" in digest
+    listed = [line.strip() for line in digest.split("- what failed, newest first:")[1]
+              .splitlines()[1:] if line.startswith("  ")]
+    condensed = int(digest.split("Digest of ")[1].split()[0])
+    failed = [f"ValueError: m{i % 20} rejects the input" for i in range(condensed)
+              if i % 10 == 3]
+    expected = list(dict.fromkeys(reversed(failed)))  # distinct, newest first
+    assert [line for line in listed if line.startswith("ValueError")] == expected
+    assert len(digest) < 8_000 * 4 // 2
+
+
 def test_a_stride_condenses_once_and_its_next_calls_grow_at_the_end(synthesizer, formats):
     """Hysteresis: at each stride's start the cut is set to condense the run with room to
     spare, so the calls after it keep the same digest and only add at the end."""

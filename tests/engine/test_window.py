@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
-from app.engine.reading.confidence import read_with_confidence
+from app.engine.reading.confidence import read_with_confidence, unread
+from app.engine.reading.textactions import asks_user
 from app.engine.transcript.model import segment
 
 INSTRUCTION = "Please also keep the public API of dates.py unchanged."
@@ -54,6 +55,31 @@ def test_an_unread_run_is_compacted_as_a_window_would(synthesizer, formats):
     assert len(tail) >= 8  # at least four turns whole
     # Nothing of the agent's recent actions was cut to a gist.
     assert "you said" not in json.dumps(out)
+
+
+def test_the_users_answers_to_the_agents_questions_stay_however_long(synthesizer, formats):
+    """A harness that wraps the user's answer in its result shape and its boilerplate
+    (Roo Code: ``[ask_followup_question for '...'] Result:``, then ``<answer>`` and a
+    thousand characters of environment details): the answer is the user's, kept whole by
+    the window, and never counted as unread output."""
+    messages = _unseen_harness_run(24)
+    details = "<environment_details>\n" + "\n".join(
+        f"# Open tab {k}: src/module_{k}.py" for k in range(40)) + "\n</environment_details>"
+    answer = ("[ask_followup_question for 'Which parser should I keep?'] Result:\n<answer>\n"
+              "Keep the strict parser; drop the lenient one.\n</answer>\n" + details)
+    asks = ("Two parsers disagree.\n<ask_followup_question>\n<question>Which parser should "
+            "I keep?</question>\n</ask_followup_question>")
+    messages[6:6] = [{"role": "assistant", "content": asks},
+                     {"role": "user", "content": answer}]
+    wire = formats["openai"]
+    parsed = wire.parse({"messages": messages}).messages
+    assert asks_user(parsed[6]) and not asks_user(parsed[4])
+    assert parsed[7] not in unread(parsed, segment(parsed).head_stop)
+    result = synthesizer.run(wire.parse({"messages": messages}), SynthesisOptions())
+    out = wire.render(result.transcript)["messages"]
+    assert "earlier messages left out" in out[2]["content"]  # read as a window would
+    assert answer in [m["content"] for m in out]
+    assert asks not in [m["content"] for m in out]  # the agent's turn went with the rest
 
 
 def test_the_window_moves_in_steps_so_its_prefix_stays_between_them(synthesizer, formats):

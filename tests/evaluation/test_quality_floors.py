@@ -53,13 +53,17 @@ FLOORS = {
     # cuts these runs by 18.6% (synthesize-fast at mid: 69.1%); recall moved less than
     # half a point for synthesize-fast-*, rose 1.1 for the mask and compress-history and
     # fell 0.6 for rebuild (64.7% on these runs). Floors rebased on the new split.
-    ("tune", "synthesize-fast-local"): (0.622, 0.767, 1.0, 1.0),
-    ("tune", "synthesize-fast-mid"): (0.607, 0.812, 1.0, 1.0),
-    ("tune", "synthesize-fast-large"): (0.540, 0.900, 1.0, 1.0),
-    ("tune", "synthesize-fast-frontier"): (0.522, 0.915, 1.0, 1.0),
-    ("tune", "synthesize-rebuild-mid"): (0.635, 0.723, 1.0, 1.0),
-    ("tune", "observation-mask-mid"): (0.465, 0.847, 0.868, 1.0),
-    ("tune", "compress-history-fast"): (0.347, 0.824, 1.0, 1.0),
+    # A seventh Roo Code session, where the user answers the agent's questions: each
+    # answer comes back in the harness's result shape with its environment details and
+    # is kept whole as the user's words (the window had dropped them): 0.6 to 0.9 points
+    # of the split's reduction, recall up 0.3 to 0.6.
+    ("tune", "synthesize-fast-local"): (0.608, 0.768, 1.0, 1.0),
+    ("tune", "synthesize-fast-mid"): (0.594, 0.812, 1.0, 1.0),
+    ("tune", "synthesize-fast-large"): (0.532, 0.901, 1.0, 1.0),
+    ("tune", "synthesize-fast-frontier"): (0.515, 0.916, 1.0, 1.0),
+    ("tune", "synthesize-rebuild-mid"): (0.621, 0.724, 1.0, 1.0),
+    ("tune", "observation-mask-mid"): (0.461, 0.849, 0.868, 1.0),
+    ("tune", "compress-history-fast"): (0.337, 0.825, 1.0, 1.0),
     # Every failure line on the test split too, since the exit status OpenHands reports
     # after long output is read, a long failure line keeps its first 300 characters, and
     # a note names the exception a chain started from when its line has no room.
@@ -108,12 +112,13 @@ CEILINGS = {  # (split, compactor): prefix reuse floor, cost ceilings (share of 
     # a few hundredths of a point of cost either way.
     # Roo Code joined the tune split: its runs' prefix reuse is 71% and they cost 65% /
     # 70% of sending them whole at mid, so the split's reuse fell 2.9 points and its
-    # cost rose 2.5 / 2.9.
-    ("tune", "synthesize-fast-mid"): (0.857, 0.569, 0.616),
+    # cost rose 2.5 / 2.9; its seventh session (the user's answers kept whole), 0.1 more.
+    ("tune", "synthesize-fast-mid"): (0.857, 0.581, 0.628),
     # compress-history reads text actions as calls (issue 59): from 97.3% / 105.9% of the
     # cost of sending everything to 61.5% / 65.0%.
-    # Roo Code joined the tune split: 0.7 points of reuse and 6.7 / 6.6 of cost.
-    ("tune", "compress-history-fast"): (0.913, 0.688, 0.722),
+    # Roo Code joined the tune split: 0.7 points of reuse and 6.7 / 6.6 of cost; its
+    # seventh session, 1.1 / 1.0 more.
+    ("tune", "compress-history-fast"): (0.913, 0.700, 0.734),
     # Aider's sessions compacted (console output and edit reports read as results): less
     # of each output is the previous one's (their turns become notes), for 4.6 points of
     # cost on the split.

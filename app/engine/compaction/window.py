@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from app.engine.compaction.base import Compaction, StrategyContext, span_of
 from app.engine.prompts import WINDOW_NOTE
 from app.engine.reading.confidence import LONG_CHARS
+from app.engine.reading.textactions import asks_user
 from app.engine.transcript.model import Message, text_message
 
 # Recent turns kept whole, at least, as multiples of the tier's full turns; the cut moves
@@ -37,8 +38,12 @@ class WindowStrategy:
         head = list(messages[: segments.head_stop])
         cut_at = turns[out_turns].start
         older = messages[segments.head_stop : cut_at]
+        # The user's answers to the agent's questions are theirs however long the
+        # harness made them (Roo Code appends its environment details to each).
+        asked = {id(messages[i]) for i in range(max(segments.head_stop, 1), cut_at)
+                 if asks_user(messages[i - 1])}
         words = [m for m in older if m.role == "system"
-                 or (m.role == "user" and len(m.text) < LONG_CHARS)]
+                 or (m.role == "user" and (len(m.text) < LONG_CHARS or id(m) in asked))]
         kept = {id(m) for m in words}
         gone = [m for m in older if id(m) not in kept]
         if not gone:

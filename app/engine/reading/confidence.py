@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.engine.reading.textactions import asks_user
 from app.engine.transcript.model import Message
 
 # A user message this long after a turn without calls is more likely a harness's output
@@ -26,11 +27,12 @@ _UNREAD_SHARE = 0.4
 
 def unread(messages: Sequence[Message], head_stop: int) -> tuple[Message, ...]:
     """The long user messages after the head that answer a turn without calls: nothing
-    read them as results."""
+    read them as results. A user's answer to the agent's question is read, as theirs."""
     return tuple(m for previous, m in zip(messages[head_stop - 1:], messages[head_stop:],
                                           strict=False)
                  if m.role == "user" and previous.role == "assistant"
-                 and not previous.tool_calls and len(m.text) >= LONG_CHARS)
+                 and not previous.tool_calls and len(m.text) >= LONG_CHARS
+                 and not asks_user(previous))
 
 
 def read_with_confidence(messages: Sequence[Message], head_stop: int) -> bool:

@@ -289,6 +289,21 @@ READERS: tuple[Callable[[str], TextAction | None], ...] = (_json_step, _markup, 
                                                            _action_line)
 
 
+def asks_name(name: str) -> bool:
+    """Whether an action of this name asks the user something (``ask_followup_question``,
+    ``ask_user``): what comes back is the user's answer."""
+    return _ASKS.search(name) is not None
+
+
+def asks_user(message: Message) -> bool:
+    """Whether an assistant's message ends with a markup action that asks the user
+    something (see ``asks_name``): the user message after it is the user's words, in
+    whatever shape the harness wraps them."""
+    text = message.text
+    return message.role == "assistant" and not message.tool_calls and "</" in text \
+        and asks_name(read_action(text).name)
+
+
 def read_action(text: str) -> TextAction:
     """The action in an assistant's text that an observation answered."""
     for reader in READERS:
@@ -374,7 +389,7 @@ class TextActions:
     def _asks(self, message: Message) -> bool:
         """Whether an assistant's action asks the user (its answer is theirs)."""
         text = message.text
-        return "</" in text and _ASKS.search(self.action(text).name) is not None
+        return "</" in text and asks_name(self.action(text).name)
 
     def blocks(self, text: str) -> Blocks:
         if "</" not in text:  # no block: nothing to remember (or to weigh) for it

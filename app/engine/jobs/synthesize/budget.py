@@ -29,7 +29,7 @@ from app.engine.compaction.ledger import build_ledger
 from app.engine.compaction.notes import render_ledger
 from app.engine.compaction.tiers import TierBudget
 from app.engine.errors import BudgetTooSmall
-from app.engine.prompts import DIGEST_EARLIER, DIGEST_HEADER, DIGEST_USER
+from app.engine.prompts import DIGEST_EARLIER, DIGEST_FAILURES, DIGEST_HEADER, DIGEST_USER
 from app.engine.reading.outcomes import shorten
 from app.engine.transcript.model import Message, Part, calls_by_result
 
@@ -51,6 +51,14 @@ NEAR_STEPS = 4
 # ones are done with, and a line each would grow the digest past any small budget.
 _USER_CHARS = 400
 _USER_LINES = 3
+# The digest's list of what failed in the turns it took (each distinct failure line,
+# newest first) holds at most this share of the budget, at four characters a token.
+# Chosen on tune's long session (eval --long): the digest had kept only the failure not
+# since fixed, 9% and 27% of the failure lines at 8k and 32k; with the list, every one,
+# at the same recall (failure lines name the files and functions the agent goes on to
+# use), for 4 points more cost under caching at 32k (a larger digest moves the cut more
+# often). A twentieth kept two thirds of them at 8k.
+FAILURE_SHARE = 0.1
 # The shortest a cut result or argument of the newest turn is made, in characters.
 _LEAST_CHARS = 200
 
@@ -171,16 +179,18 @@ def first_fitting(fits: Callable[[int], bool], low: int, high: int) -> int | Non
 
 
 def condensed(messages: Sequence[Message], head_stop: int, cut_at: int, compact: Compact,
-              context: StrategyContext, *, bare: bool = False) -> Compaction:
+              context: StrategyContext, *, tokens: int, bare: bool = False) -> Compaction:
     """The turns from ``cut_at`` on as the strategy compacts them, after a digest of the
-    turns before them (``bare``: its header and handle only, for the smallest budgets)."""
+    turns before them, for a budget of ``tokens`` (``bare``: the digest's header and
+    handle only, for the smallest budgets)."""
     region = messages[head_stop:cut_at]
     span = span_of("summarized", region, context.handles)
     # The user's newest words stay whole, after the digest: in a long session they are
     # the request the agent is working on now (a new task, a correction), which a line
     # of the digest would cut to its start.
     words = _newest_words(messages[head_stop:], len(region))
-    parts = _digest([m for m in region if m is not words], context, span.handle)
+    parts = _digest([m for m in region if m is not words], context, span.handle,
+                    int(tokens * FAILURE_SHARE * 4))
     digest = Message("user", parts[:1] if bare else parts)
     kept = () if words is None else (words,)
     compaction, _ = compact([*messages[:head_stop], *messages[cut_at:]])
@@ -214,7 +224,7 @@ def _shifted(at: int | None, head_stop: int, shift: int) -> int | None:
 
 
 def _digest(region: Sequence[Message], context: StrategyContext, handle: str,
-            ) -> tuple[Part, ...]:
+            failure_chars: int) -> tuple[Part, ...]:
     turns = sum(1 for m in region if m.role == "assistant")
     lines = [DIGEST_HEADER.format(turns=turns, handle=handle)]
     results = calls_by_result(region)
@@ -224,12 +234,37 @@ def _digest(region: Sequence[Message], context: StrategyContext, handle: str,
     ledger = build_ledger(pairs, context.calls, context.outcomes)
     if ledger:
         lines.extend(render_ledger(ledger).split("\n"))
+    failed = _failure_lines(region, context, failure_chars)
+    if failed:
+        lines.append(DIGEST_FAILURES)
+        lines.extend(f"  {line}" for line in failed)
     said = [m for m in region if m.role == "user" and m.text.strip()]
     if len(said) > _USER_LINES:
         lines.append(DIGEST_EARLIER.format(n=len(said) - _USER_LINES))
     lines.extend(DIGEST_USER.format(text=shorten(" ".join(m.text.split()), _USER_CHARS))
                  for m in said[-_USER_LINES:])
     return tuple(Part("text", line) for line in lines)
+
+
+def _failure_lines(region: Sequence[Message], context: StrategyContext, chars: int,
+                   ) -> list[str]:
+    """The distinct failure lines of the region's failed results, newest first, as many
+    as fit in ``chars``: the ledger keeps only the failure not since fixed, and the
+    others say what was tried and ruled out."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for m in reversed(region):
+        if m.role != "tool":
+            continue
+        outcome = context.outcomes.of(m)
+        if not outcome.error:
+            continue
+        for line in outcome.quoted_lines():
+            if line and line not in seen and len(line) + 3 <= chars:
+                seen.add(line)
+                out.append(line)
+                chars -= len(line) + 3  # its indent and line break
+    return out
 
 
 def squeezed(compaction: Compaction, budget: int, count: Count,

@@ -271,7 +271,8 @@ class Synthesizer:
         tried: dict[int, Compaction] = {}
 
         def fits(i: int) -> bool:
-            tried[i] = condensed(messages, head_stop, turns[points[i]].start, sub, context)
+            tried[i] = condensed(messages, head_stop, turns[points[i]].start, sub, context,
+                                 tokens=tokens)
             return size(tried[i]) <= tokens
 
         # From the stride's first point on, one point at a time: the first fits but for
@@ -294,7 +295,7 @@ class Synthesizer:
         tried_out = compaction
         for bare in (False, True):
             last = condensed(messages, head_stop, turns[-1].start, sub, context,
-                             bare=bare) if len(turns) > 1 else compaction
+                             tokens=tokens, bare=bare) if len(turns) > 1 else compaction
             tried_out = squeezed(last, tokens, lambda m: count(lifted.lower(m)), context)
             if size(tried_out) <= tokens:
                 return tried_out
@@ -335,7 +336,7 @@ class Synthesizer:
 
         def fits(i: int) -> bool:
             shorter = condensed(prefix, head_stop, turns[points[i]].start, sub,
-                                prepared.context)
+                                prepared.context, tokens=tokens)
             return count(lifted.lower(shorter.messages)) <= target
 
         found = first_fitting(fits, 0, within - 1)
