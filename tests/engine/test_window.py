@@ -9,6 +9,7 @@ from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
 from app.engine.reading.confidence import read_with_confidence, unread
 from app.engine.reading.textactions import asks_user
 from app.engine.transcript.model import segment
+from tests.support.wire import to_anthropic
 
 INSTRUCTION = "Please also keep the public API of dates.py unchanged."
 
@@ -80,6 +81,28 @@ def test_the_users_answers_to_the_agents_questions_stay_however_long(synthesizer
     assert "earlier messages left out" in out[2]["content"]  # read as a window would
     assert answer in [m["content"] for m in out]
     assert asks not in [m["content"] for m in out]  # the agent's turn went with the rest
+
+
+def test_in_a_format_that_joins_user_messages_the_users_words_beside_output_stay(
+        synthesizer, formats):
+    """Anthropic's wire joins neighbouring user messages: the user's short instruction
+    comes in one message with the long output before it, and the window keeps it."""
+    messages = _unseen_harness_run(24)
+    at = messages.index(next(m for m in messages if m["content"] == INSTRUCTION))
+    del messages[at - 1]  # the instruction right after an output: one message on the wire
+    payload = to_anthropic(messages)
+    joined = next(m for m in payload["messages"] if isinstance(m["content"], list)
+                  and any(b.get("text") == INSTRUCTION for b in m["content"]))
+    assert len(joined["content"]) == 2
+    wire = formats["anthropic"]
+    result = synthesizer.run(wire.parse(payload), SynthesisOptions())
+    out = wire.render(result.transcript)
+    assert "earlier messages left out" in json.dumps(out)  # read as a window would
+    texts = [b.get("text") for m in out["messages"] if isinstance(m["content"], list)
+             for b in m["content"]]
+    # The message stays whole, the output beside the words with them: a message is kept
+    # or left out as it came.
+    assert INSTRUCTION in texts and joined["content"][0]["text"] in texts
 
 
 def test_the_window_moves_in_steps_so_its_prefix_stays_between_them(synthesizer, formats):

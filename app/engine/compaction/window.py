@@ -43,7 +43,7 @@ class WindowStrategy:
         asked = {id(messages[i]) for i in range(max(segments.head_stop, 1), cut_at)
                  if asks_user(messages[i - 1])}
         words = [m for m in older if m.role == "system"
-                 or (m.role == "user" and (len(m.text) < LONG_CHARS or id(m) in asked))]
+                 or (m.role == "user" and (_short_words(m) or id(m) in asked))]
         kept = {id(m) for m in words}
         gone = [m for m in older if id(m) not in kept]
         if not gone:
@@ -55,6 +55,14 @@ class WindowStrategy:
         stable = len(head) + 1 + len(words)
         return Compaction(out, (span,), tuple(gone), settled=len(gone), stable=stable,
                           steady=stable, noted=len(head) + 1)
+
+
+def _short_words(message: Message) -> bool:
+    """Whether a user message is short, or holds a short text among its parts: a format
+    that joins neighbouring user messages (Anthropic's, Gemini's) puts the user's words in
+    one message with the long outputs beside them, and the words stay."""
+    return len(message.text) < LONG_CHARS or any(
+        p.kind == "text" and len(p.text) < LONG_CHARS for p in message.parts)
 
 
 def _what(gone: Sequence[Message]) -> str:
