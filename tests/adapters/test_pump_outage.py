@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -44,13 +45,19 @@ def _entry(n: int) -> Entry:
     return Entry("{}", f"evt_{n}", "context.synthesized", 0)
 
 
-async def test_an_outage_is_logged_once_not_once_per_waiting_request(caplog):
-    outbox = GatedOutbox()
+def _pump(outbox: Any, *, shared: bool, put_timeout_s: float) -> Pump:
+    """A pump with one subscription over ``outbox``."""
     metrics = Metrics(CollectorRegistry())
     deliverer = Deliverer([Subscription(WebhookConfig(url="https://hooks.example.com/x",
                                                       secret="s" * 32))], outbox, metrics)
-    pump = Pump(Backlog(1000, metrics), outbox, deliverer, metrics, subscriptions=1, width=1,
-                pause_s=0.05, shared=False, journal_entries=100, put_timeout_s=60)
+    return Pump(Backlog(1000, metrics), outbox, deliverer, metrics, subscriptions=1, width=1,
+                pause_s=0.05, shared=shared, journal_entries=100,
+                put_timeout_s=put_timeout_s)
+
+
+async def test_an_outage_is_logged_once_not_once_per_waiting_request(caplog):
+    outbox = GatedOutbox()
+    pump = _pump(outbox, shared=False, put_timeout_s=60)
     caplog.set_level(logging.WARNING, logger="app.adapters.pump")
 
     def said(text: str) -> int:
@@ -99,11 +106,7 @@ async def test_after_an_outage_a_new_event_does_not_wait_in_memory_behind_rewrit
     # again through the backlog. A request answering meanwhile must not leave its event
     # in memory behind those, where a killed process would lose it.
     outbox = FlakyTakeOutbox()
-    metrics = Metrics(CollectorRegistry())
-    deliverer = Deliverer([Subscription(WebhookConfig(url="https://hooks.example.com/x",
-                                                      secret="s" * 32))], outbox, metrics)
-    pump = Pump(Backlog(1000, metrics), outbox, deliverer, metrics, subscriptions=1, width=1,
-                pause_s=0.05, shared=True, journal_entries=100, put_timeout_s=1)
+    pump = _pump(outbox, shared=True, put_timeout_s=1)
     for n in range(3):
         await pump.accept(_entry(n))
     outbox.down = True
