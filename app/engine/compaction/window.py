@@ -39,7 +39,7 @@ class WindowStrategy:
         cut_at = turns[out_turns].start
         older = messages[segments.head_stop : cut_at]
         # The user's answers to the agent's questions are theirs however long the
-        # harness made them (Roo Code appends its environment details to each).
+        # harness made them (a harness may append a block of its own, environment details, to each).
         asked = {id(messages[i]) for i in range(max(segments.head_stop, 1), cut_at)
                  if asks_user(messages[i - 1])}
         words = [m for m in older if m.role == "system"
