@@ -1,7 +1,8 @@
 """The TypeScript client (clients/typescript), built as a fresh clone builds it: its types
-are what openapi.yaml generates today, and its node tests pass against real services over
+are what openapi.yaml generates today, its node tests pass against real services over
 loopback (one with a fake LLM provider and a fake OpenAI upstream for proxy mode, one with
-API keys)."""
+API keys), and the example docs/agents.md shows compiles and runs in a project that
+depends on it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from app.api.auth import hash_key
+from tests.support import docs
 from tests.support.fake_llm import FakeLLM
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.subprocess_server import running_service
@@ -95,3 +97,45 @@ def test_the_node_tests_pass_against_the_service(package: Path,
                                                      re.MULTILINE)}
     assert counts["tests"] > 0 and counts["pass"] == counts["tests"], _output(done)
     assert counts["fail"] == counts["skipped"] == counts["todo"] == 0, _output(done)
+
+
+def test_the_agents_page_example_runs_in_a_project_that_depends_on_the_package(
+        package: Path, services: dict[str, str], tmp_path: Path) -> None:
+    """The example of docs/agents.md as written, in a project of its own that depends on
+    the package by path (as the package's README says), type-checked and compiled by the
+    package's own TypeScript, then run by node against the service, without a key and
+    with one; it prints the answer it got."""
+    [example] = re.findall(r"```typescript\n(.*?)```",
+                           docs.section("TypeScript: `@contextsynth/client`"), re.DOTALL)
+    built = _npm(package, "run", "build")
+    assert built.returncode == 0, _output(built)
+    project = tmp_path / "project"
+    project.mkdir()
+    # An ES module, as the example's top-level await needs.
+    (project / "package.json").write_text(json.dumps({"name": "agent", "private": True,
+                                                      "type": "module"}))
+    installed = _npm(project, "install", "--no-audit", "--loglevel=error", str(package))
+    assert installed.returncode == 0, _output(installed)
+    # The example ends at the answer; what a user would look at next is its messages.
+    (project / "example.ts").write_text(example + "console.log(JSON.stringify(compact));\n")
+    # The example reads process.env, so Node's types: the package's own (a project of a
+    # user's would install @types/node itself; here that would mean the network).
+    compiled = subprocess.run(
+        ["node", str(package / "node_modules/typescript/bin/tsc"), "--strict",
+         "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
+         "--typeRoots", str(package / "node_modules/@types"), "--types", "node",
+         "example.ts"], cwd=project, capture_output=True, text=True, timeout=120)
+    assert compiled.returncode == 0, _output(compiled)
+    history_text = re.search(r'content: "([^"]+)"', example)
+    assert history_text, example
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("CONTEXTSYNTH_")}
+    for env in ({"CONTEXTSYNTH_URL": services["CONTEXTSYNTH_URL"]},
+                {"CONTEXTSYNTH_URL": services["CONTEXTSYNTH_KEYED_URL"],
+                 "CONTEXTSYNTH_API_KEY": services["CONTEXTSYNTH_KEYED_KEY"]}):
+        done = subprocess.run(["node", "example.js"], cwd=project, capture_output=True,
+                              text=True, timeout=60, env={**plain, **env})
+        assert done.returncode == 0, _output(done)
+        answer = json.loads(done.stdout)
+        # The user's message comes back as sent, the first of the context to send on.
+        assert answer["messages"][0]["content"] == history_text[1], answer
+        assert answer["stats"]["tokens_after"] <= answer["stats"]["tokens_before"], answer
