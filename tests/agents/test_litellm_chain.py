@@ -7,34 +7,47 @@ process from its venv under ``.agents/``), both ways round:
   routes the model to the provider.
 
 Each way, a long agent run from the corpus sent once arrives at the scripted upstream
-compacted, and LiteLLM's answer is the upstream's.
+compacted, and LiteLLM's answer is the upstream's. The configuration and the URL are the
+ones docs/agents.md shows ("Chaining with LiteLLM"), read from the page, with only the
+addresses changed to the ones started here.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+import textwrap
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
+import yaml
 
+from app.cli.replay import free_port
 from tests.agents import valid
 from tests.agents.harness import proxy
 from tests.agents.programs import venv_bin
 from tests.agents.script import Seen, Turn
 from tests.agents.upstream import ScriptedUpstream
 from tests.agents.wire.chat import ChatWire
+from tests.support import docs
 from tests.support.corpus import load_named
-from tests.support.redis_server import free_port
 
 REQUIREMENT = "litellm[proxy]"
-# LiteLLM's own key (its proxy refuses to start without a strong one): what a caller
+# LiteLLM's own key (its proxy refuses to start without a strong one; the page's config
+# has none, so it comes as LITELLM_MASTER_KEY, as the page says it may): what a caller
 # sends LiteLLM, and so what contextsynth, when in front, passes on as the provider key.
 MASTER_KEY = "sk-" + "5c1e" * 8
+# The provider key the page's config reads from the environment (os.environ/...).
+PROVIDER_KEY = "sk-scripted"
+# The addresses the page writes: the service's, and LiteLLM's.
+SERVICE = "http://localhost:8080"
+LITELLM = "http://localhost:4000"
 ANSWER = "Checked: the fix holds."
 RUN = "minisweagent-ds-chat-dev-pydicom__pydicom-901"  # a long run of tool calls
 
@@ -47,7 +60,7 @@ class Answers:
 
 
 @contextmanager
-def litellm_proxy(config: dict[str, object], folder: Path) -> Iterator[str]:
+def litellm_proxy(config: dict[str, Any], folder: Path) -> Iterator[str]:
     """The LiteLLM proxy with ``config``, on a free port; yields its base URL."""
     litellm = venv_bin("litellm", REQUIREMENT, "litellm")
     (folder / "config.json").write_text(json.dumps(config))
@@ -55,7 +68,8 @@ def litellm_proxy(config: dict[str, object], folder: Path) -> Iterator[str]:
     log = open(folder / "litellm.log", "wb")  # noqa: SIM115
     env = {"PATH": os.environ["PATH"], "HOME": str(folder), "LANG": "C.UTF-8",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
-           "DISABLE_SCHEMA_UPDATE": "True"}
+           "DISABLE_SCHEMA_UPDATE": "True", "LITELLM_MASTER_KEY": MASTER_KEY,
+           "OPENAI_API_KEY": PROVIDER_KEY}
     process = subprocess.Popen([str(litellm), "--config", str(folder / "config.json"),
                                 "--host", "127.0.0.1", "--port", str(port)],
                                cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -82,31 +96,44 @@ def litellm_proxy(config: dict[str, object], folder: Path) -> Iterator[str]:
         log.close()
 
 
-def _model(name: str, base: str) -> dict[str, object]:
-    return {"model_name": name, "litellm_params": {"model": "openai/gpt-4o", "api_base": base,
-                                                   "api_key": "sk-scripted"}}
+def _documented() -> tuple[dict[str, Any], str]:
+    """The LiteLLM config docs/agents.md shows for LiteLLM in front, and the
+    CONTEXTSYNTH_PROXY_OPENAI_URL it gives for LiteLLM behind."""
+    section = docs.section("Chaining with LiteLLM")
+    [block] = re.findall(r"^ *```yaml\n(.*?)^ *```", section, re.DOTALL | re.MULTILINE)
+    [behind] = re.findall(r"`CONTEXTSYNTH_PROXY_OPENAI_URL=(\S+)`", section)
+    config = yaml.safe_load(textwrap.dedent(block))
+    assert isinstance(config, dict), block
+    return config, behind
 
 
 def test_litellm_in_front_of_and_behind_contextsynth(tmp_path: Path) -> None:
     messages = load_named(RUN)
+    config, behind = _documented()
+    [model] = config["model_list"]
+    params = model["litellm_params"]
+    assert params["api_base"].startswith(SERVICE) and behind.startswith(LITELLM)
     with ScriptedUpstream([ChatWire()], Answers()) as upstream, \
             proxy(upstream.url) as front_of_upstream:
-        config = {"model_list": [_model("via-contextsynth", f"{front_of_upstream.url}/v1"),
-                                 _model("direct", f"{upstream.url}/v1")],
-                  "litellm_settings": {"drop_params": True, "telemetry": False},
-                  "general_settings": {"master_key": MASTER_KEY}}
+        params["api_base"] = params["api_base"].replace(SERVICE, front_of_upstream.url)
+        # For LiteLLM behind, a model that goes to the provider directly.
+        config["model_list"].append({"model_name": "direct", "litellm_params": {
+            **params, "api_base": f"{upstream.url}/v1"}})
         with litellm_proxy(config, tmp_path) as litellm, \
-                proxy(upstream.url, proxy_openai_url=f"{litellm}/v1") as in_front:
+                proxy(upstream.url, proxy_openai_url=behind.replace(LITELLM, litellm)) \
+                as in_front:
             # LiteLLM in front: its model's api_base is contextsynth.
             answer = httpx.post(f"{litellm}/v1/chat/completions", timeout=120,
                                 headers={"authorization": f"Bearer {MASTER_KEY}"},
-                                json={"model": "via-contextsynth", "messages": messages})
+                                json={"model": model["model_name"], "messages": messages})
             assert answer.status_code == 200, answer.text
             assert answer.json()["choices"][0]["message"]["content"] == ANSWER
             [through] = [a for a in front_of_upstream.answered
                          if a.path == "/v1/chat/completions"]
             assert through.compaction == "compacted", through.headers
             first = upstream.calls[-1].body
+            # The key the config reads from the environment reached the provider.
+            assert upstream.calls[-1].headers["authorization"] == f"Bearer {PROVIDER_KEY}"
             # LiteLLM behind: contextsynth's OpenAI URL is LiteLLM, the model its name.
             answer = httpx.post(f"{in_front.url}/v1/chat/completions", timeout=120,
                                 headers={"authorization": f"Bearer {MASTER_KEY}"},

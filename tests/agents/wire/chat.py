@@ -19,7 +19,7 @@ def text_of(content: Any) -> str:
 
 class ChatWire:
     name = "chat"
-    paths = ("/v1/chat/completions",)
+    paths: tuple[str, ...] = ("/v1/chat/completions",)
 
     def read(self, path: str, body: dict[str, Any], query: dict[str, str]) -> Seen:
         messages = body.get("messages") or []
