@@ -199,3 +199,38 @@ def test_large_results_close_blocks_at_the_tiers_size_as_before(engine, formats)
     always = _blocks(engine, formats, messages, replace(mid, closing_payback=0.0))
     assert paying == always
     assert all(len(b) == mid.block_turns for b in paying)
+
+
+def _edit(path: str, lines: int = 1) -> str:
+    new = "\n".join('ok ok ok {"k": [1, 2]} {"k": [1, 2]}' for _ in range(lines)) \
+        if lines > 1 else "x = 2"
+    return f"\n\n{path}\n```python\n<<<<<<< SEARCH\nx = 1\n=======\n{new}\n>>>>>>> REPLACE\n```"
+
+
+def test_a_block_ending_in_an_edit_block_is_sent_with_its_own_note(engine, formats):
+    """An agent that edits in its text: each edit block reads as a call with a result
+    made for it, which has no place on the wire. A block weighed a turn at a time ends
+    in such a result at several lengths, and each length's note is its own: the block
+    once went out with a shorter one's, its last turns (a command the user typed among
+    them) gone without a trace. (Found by the text-action property test.)"""
+    def run(n: int) -> dict:
+        return {"role": "assistant",
+                "content": f"Run this:\n\n```bash\npytest -q tests/t{n}.py\n```"}
+
+    def edits(numbers: range, lines: int = 1) -> list[dict]:
+        return [{"role": "assistant", "content": _edit(f"src/m{n}.py", lines)} for n in numbers]
+
+    done = {"role": "assistant", "content": "Done."}
+    typed = {"role": "user", "content": "/run pytest -q"}
+    messages = [{"role": "system", "content": "Act as an expert developer. Use edit blocks."},
+                {"role": "user", "content": "Fix the parser."},
+                run(0), *edits(range(1, 8)), run(8), done, *edits(range(10, 16)), run(16),
+                done, done, typed, *edits(range(20, 21), lines=34), run(21)]
+    for tier in Tier:
+        out, result, _ = call(engine, formats, messages, tier)
+        assert typed in out, tier
+        # Every message is on the wire, or behind a handle the receipt names.
+        behind = {i for s in result.receipt.spans for i in range(s.first, s.last + 1)}
+        shown = {json.dumps(m, sort_keys=True) for m in out}
+        assert all(json.dumps(m, sort_keys=True) in shown or i in behind
+                   for i, m in enumerate(messages)), tier

@@ -331,6 +331,36 @@ def test_a_runs_own_result_shape_is_learned_and_its_boilerplate_kept_once(format
     assert lifted.messages[-1].role == "user" and "ISO 8601" in lifted.messages[-1].text
 
 
+def test_the_harness_block_on_the_users_answer_goes_where_a_newer_message_shows_it(
+        synthesizer, formats):
+    """The harness appends its environment block to the user's answer as to every
+    result: a newer result shows it again, so the answer keeps only the user's words.
+    The newest message holding the block keeps it."""
+    env = ("<environment_details>\n# Current Time\n10:{:02d} AM\n# Open Tabs\nsrc/a.py\n"
+           "src/b.py\n</environment_details>")
+    answer = ("[ask_followup_question for 'Which date format?'] Result:\n<answer>\n"
+              "ISO 8601, and never change the public API.\n</answer>\n")
+    messages = _xml_run(6)
+    messages[6:6] = [{"role": "assistant", "content": "<ask_followup_question>\n<question>"
+                      "Which date format?</question>\n</ask_followup_question>"},
+                     {"role": "user", "content": answer + env.format(30)}]
+    wire = formats["openai"]
+    lifted = lift(wire.parse({"messages": messages}).messages)
+    users = [m for m in lifted.messages if m.role == "user"]
+    kept = next(m for m in users if "ISO 8601" in m.text)
+    assert kept.text == answer.rstrip()
+    assert "<environment_details>" in lifted.messages[-1].text  # the newest result
+    out = wire.render(synthesizer.run(wire.parse({"messages": messages}),
+                                      SynthesisOptions()).transcript)["messages"]
+    check_openai(messages, out)
+    assert answer.rstrip() in [m["content"] for m in out]
+    # The answer as the newest message: nothing newer shows the block, so it stays.
+    last = _xml_run(6, answer="ISO 8601.")
+    last[-1]["content"] += "\n" + env.format(31)
+    lifted = lift(wire.parse({"messages": last}).messages)
+    assert lifted.messages[-1].text == last[-1]["content"]
+
+
 def test_a_chat_whose_replies_repeat_no_harness_shape_is_left_to_the_user(formats):
     messages: list[dict] = [{"role": "user", "content": "Help me plan a trip."}]
     for i in range(6):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any
 
 from app.engine.reading.textactions import (
@@ -57,13 +58,51 @@ def _repeated_shapes(texts: list[str]) -> frozenset[str]:
     return frozenset(shape for shape, n in counts.items() if n >= least)
 
 
+# A block on lines of its own, ``<tag>`` through ``</tag>``: a harness appends one to what
+# it sends as the user (environment details), and a tag that opens such a block in at
+# least this many user texts is the harness's, not the user's words.
+_BLOCK = re.compile(r"^[ \t]*<([a-z][a-z0-9_]*)>[ \t]*\n.*?^[ \t]*</\1>[ \t]*$\n?",
+                    re.MULTILINE | re.DOTALL)
+_HARNESS_BLOCKS = 3
+
+
 def _kept_in_order(before: list[str], after: list[str]) -> None:
     """Every user's word of ``before`` is in ``after``, verbatim and in order; what else
-    ``after`` holds is the service's notes and the tools' outputs, whole or cut."""
-    words = _users(before)
-    rest = iter(t for t in after if not t.startswith(MARKER))
+    ``after`` holds is the service's notes and the tools' outputs, whole or cut. A block
+    the harness appends to many user texts is not the user's: a copy a newer message
+    shows again may go."""
+    tags = _harness_tags(before)
+    words = [_without_blocks(w, tags) for w in _users(before)]
+    rest = iter(_without_blocks(t, tags) for t in after if not t.startswith(MARKER))
     missing = [w for w in words if not any(t == w for t in rest)]
     assert missing == [], f"user messages dropped or changed: {[m[:80] for m in missing]}"
+
+
+def _texts_of(text: str) -> list[str]:
+    """A user text's texts: each text part of content written as a list of parts."""
+    if not text.startswith("[{"):
+        return [text]
+    try:
+        parts = json.loads(text)
+    except ValueError:
+        return [text]
+    return [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+
+
+def _harness_tags(texts: list[str]) -> frozenset[str]:
+    counts: dict[str, int] = {}
+    for t in texts[1:]:
+        for tag in {m.group(1) for part in _texts_of(t) for m in _BLOCK.finditer(part)}:
+            counts[tag] = counts.get(tag, 0) + 1
+    return frozenset(tag for tag, n in counts.items() if n >= _HARNESS_BLOCKS)
+
+
+def _without_blocks(text: str, tags: frozenset[str]) -> str:
+    """``text`` without the harness's blocks: its words, as the user wrote them."""
+    if not tags:
+        return text
+    return "\n".join(_BLOCK.sub(lambda m: "" if m.group(1) in tags else m.group(0), part
+                                ).rstrip() for part in _texts_of(text))
 
 
 def _user_texts_openai(messages: list[dict[str, Any]]) -> list[str]:

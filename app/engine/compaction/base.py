@@ -175,8 +175,17 @@ class Strategy(Protocol):
 
 def span_of(kind: str, messages: Sequence[Message], handles: Handles) -> Span:
     tools = tuple(dict.fromkeys(c.name for m in messages for c in m.tool_calls))
-    return Span(handles.of(messages), kind, messages[0].index, messages[-1].index,
-                len(messages), tools, tuple(messages))
+    first, last = wire_range(messages)
+    return Span(handles.of(messages), kind, first, last, len(messages), tools,
+                tuple(messages))
+
+
+def wire_range(messages: Sequence[Message]) -> tuple[int, int]:
+    """The first and last wire messages of a region, for its span: a result made for an
+    edit block in an agent's text (see ``lifting``) has no wire index, and may end one."""
+    first = next((m.index for m in messages if m.index >= 0), messages[0].index)
+    last = next((m.index for m in reversed(messages) if m.index >= 0), messages[-1].index)
+    return first, last
 
 
 def cut_text(text: str, limit: int, handle: str, keep: Sequence[str] = ()) -> str:

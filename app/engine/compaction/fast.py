@@ -80,15 +80,18 @@ class FastStrategy:
 
     def _weighed(self, messages: Sequence[Message], context: StrategyContext,
                  ) -> tuple[list[Block], tuple[Turn, ...], dict[tuple[int, int], Written]]:
-        """``blocks``, with the whole notes written while weighing them, by the indexes of
-        their regions' first and last messages: the newest blocks' notes, which
-        ``compact`` sends whole, are then looked up once a call."""
+        """``blocks``, with the whole notes written while weighing them, by their regions'
+        first and last messages: the newest blocks' notes, which ``compact`` sends whole,
+        are then looked up once a call. The messages themselves are the key, not their
+        wire indexes: the result lifting makes for an edit block has none (-1), so two
+        regions from one message to such a result would share a key, and a block weighed
+        a turn at a time would be sent with the note of a shorter region."""
         count = context.tokens
         made: dict[tuple[int, int], Written] = {}
 
         def note_tokens(region: Sequence[Message], first: bool) -> int:
             written = self._notes.write(region, context, first=first, aged_before=-1)
-            made[region[0].index, region[-1].index] = written
+            made[id(region[0]), id(region[-1])] = written
             return count(written.messages) if count is not None else 0
 
         blocks, tail = closed_blocks(messages, context, note_tokens)
@@ -106,7 +109,7 @@ class FastStrategy:
             aged = aged_blocks(len(blocks), budget.full_blocks, budget.age_batch)
             for j, block in enumerate(blocks):
                 region = messages[block[0].start : block[-1].stop]
-                weighed = made.get((region[0].index, region[-1].index)) if j >= aged else None
+                weighed = made.get((id(region[0]), id(region[-1]))) if j >= aged else None
                 written = weighed if weighed is not None else self._notes.write(
                     region, context, first=j == 0, aged_before=ALL_AGED if j < aged else -1)
                 out.extend(written.messages)

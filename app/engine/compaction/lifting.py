@@ -14,7 +14,7 @@ the results made here gone. Nothing a call id names here reaches the caller.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from app.engine.compaction.base import Compaction, Span
@@ -45,6 +45,9 @@ class Lifted:
     # ``id()`` of each observation as it came: a strategy may fold it into a note, as it
     # folds any tool result, so it is exempt from "every user message stays".
     foldable: frozenset[int]
+    # ``id()`` of a user message as it came -> the copy strategies see in its place, its
+    # stale boilerplate taken out: the copy stays where "every user message stays".
+    stand_ins: dict[int, Message] = field(default_factory=dict)
 
     def lower(self, messages: Sequence[Message]) -> tuple[Message, ...]:
         if not self.originals:
@@ -99,6 +102,7 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
         return Lifted(tuple(messages), {}, frozenset())
     out: list[Message] = []
     originals: dict[int, Message] = {}
+    stand_ins: dict[int, Message] = {}
     answering = ""  # the call id the next message answers, right after its action
     # Lowering finds a message's original by its wire index: a wire message read as
     # several (an Anthropic turn with results and text) is left as it is.
@@ -134,39 +138,60 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
             out.append(Message("tool", kept, tool_call_id=answering, raw=m.raw,
                                index=m.index))
             originals[m.index] = m
+        elif m.role == "user" and position in stale:
+            # A user message the harness wrote or added to (the user's answer to the
+            # agent's question, a reminder, a resumed task): its words stay, the harness's
+            # block goes where a newer message shows it again.
+            trimmed = Message("user", _without(m.parts, stale[position]), name=m.name,
+                              raw=m.raw, index=m.index)
+            stand_ins[id(m)] = trimmed
+            out.append(trimmed)
         else:
             out.append(m)
         answering = ""
     # Every user message lifted (an observation, a console command) may be folded.
     foldable = frozenset(id(m) for m in messages if m.role == "user" and m.index in originals)
-    return Lifted(tuple(out), originals, foldable)
+    return Lifted(tuple(out), originals, foldable, stand_ins)
 
 
 def _stale_boilerplate(messages: Sequence[Message], answered: set[int],
                        actions: TextActions) -> dict[int, frozenset[str]]:
-    """For each observation, the boilerplate blocks a newer observation shows again. A
-    tag's blocks are boilerplate when most of them repeat most of the lines of the one
-    before (environment details, where only the time changes), not when only the tag
-    repeats (every ``<output>`` holds another command's output)."""
+    """For each user message after the task, the boilerplate blocks a newer one shows
+    again. A tag's blocks are boilerplate when most observations hold one and most of
+    them repeat most of the lines of the one before (environment details, where only
+    the time changes), not when only the tag repeats (every ``<output>`` holds another
+    command's output). The harness appends the same block to the other messages it
+    sends as the user (the user's answer to a question, a reminder, a resumed task),
+    so those hold a stale copy too."""
+    found = _blocks_by_tag(messages, sorted(answered), actions)
+    least = max(_BOILERPLATE_AT_LEAST, _BOILERPLATE_SHARE * len(answered))
+    tags = {tag for tag, seen in found.items() if len(seen) >= least and sum(
+        1 for (_, a), (_, b) in pairwise(seen) if len(a & b) >= _ALIKE_SHARE * len(b)
+    ) >= _BOILERPLATE_SHARE * (len(seen) - 1)}
+    if not tags:
+        return {}
+    task = next((i for i, m in enumerate(messages) if m.role == "user"), len(messages))
+    holders = _blocks_by_tag(messages, [i for i in range(task + 1, len(messages))
+                                        if messages[i].role == "user"], actions)
+    stale: dict[int, set[str]] = {}
+    for tag in tags:
+        held = [i for i, _ in holders.get(tag, ())]
+        for i in held[:-1]:
+            if i != held[-1]:
+                stale.setdefault(i, set()).add(tag)
+    return {i: frozenset(tags) for i, tags in stale.items()}
+
+
+def _blocks_by_tag(messages: Sequence[Message], positions: Sequence[int],
+                   actions: TextActions) -> dict[str, list[tuple[int, frozenset[str]]]]:
+    """Each tag's blocks in the text of the messages at ``positions``, in order."""
     found: dict[str, list[tuple[int, frozenset[str]]]] = {}
-    for i in sorted(answered):
+    for i in positions:
         for p in messages[i].parts:
             if p.kind == "text":
                 for tag, lines in actions.blocks(p.text):
                     found.setdefault(tag, []).append((i, lines))
-    least = max(_BOILERPLATE_AT_LEAST, _BOILERPLATE_SHARE * len(answered))
-    stale: dict[int, set[str]] = {}
-    for tag, seen in found.items():
-        if len(seen) < least:
-            continue
-        alike = sum(1 for (_, a), (_, b) in pairwise(seen)
-                    if len(a & b) >= _ALIKE_SHARE * len(b))
-        if alike < _BOILERPLATE_SHARE * (len(seen) - 1):
-            continue
-        for i, _ in seen[:-1]:
-            if i != seen[-1][0]:
-                stale.setdefault(i, set()).add(tag)
-    return {i: frozenset(tags) for i, tags in stale.items()}
+    return found
 
 
 def _without(parts: tuple[Part, ...], tags: frozenset[str]) -> tuple[Part, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.engine.compaction.base import HANDLE_CHARS, Span, StrategyContext
+from app.engine.compaction.base import HANDLE_CHARS, Span, StrategyContext, wire_range
 from app.engine.compaction.ledger import Ledger, changed_and_created, recent
 from app.engine.compaction.runs import Runs, RunSummary
 from app.engine.memo import CacheUsage
@@ -91,8 +91,9 @@ class Notes:
             if count is not None and count([note]) >= count(g):
                 out.messages.extend(g)
                 continue
-            out.spans.append(Span(run.handle, "compacted", g[0].index, g[-1].index, len(g),
-                                  run.tools, tuple(g)))
+            begins, ends = wire_range(g)
+            out.spans.append(Span(run.handle, "compacted", begins, ends, len(g), run.tools,
+                                  tuple(g)))
             out.dropped.extend(g)
             out.last_note = len(out.messages)
             out.messages.append(note)

@@ -375,7 +375,7 @@ class Synthesizer:
         foldable = prepared.lifted.foldable
         if name == self._window.name or condensed:  # the user messages it left out
             foldable = foldable | {id(m) for m in compaction.dropped if m.role == "user"}
-        check_output(name, messages, out, foldable)
+        check_output(name, messages, out, foldable, prepared.lifted.stand_ins)
         # Through the last note: the same messages on every call until a block closes.
         recurs = compaction.noted if compaction.noted is not None else compaction.stable
         books = account(self._counter, self._caches.facts, messages, prepared.tokens_before,
@@ -436,13 +436,15 @@ class Synthesizer:
 
 
 def check_output(name: str, before: Sequence[Message], after: Sequence[Message],
-                 replaced: frozenset[int] = frozenset()) -> None:
+                 replaced: frozenset[int] = frozenset(),
+                 stand_ins: Mapping[int, Message] | None = None) -> None:
     """Hold every strategy, plugins included, to the invariants callers rely on.
 
     ``replaced`` holds the ids of user messages a strategy may fold or update: one this
     service wrote on an earlier call (a history summary), or a tool's output that came
     back as a user message (a text action's observation); every other system and user
-    message must stay.
+    message must stay, or its stand-in (``stand_ins``: by the id of the message as it
+    came, the copy strategies saw without the harness's stale boilerplate) in its place.
     """
     try:
         validate_pairs(after)
@@ -450,7 +452,15 @@ def check_output(name: str, before: Sequence[Message], after: Sequence[Message],
         raise StrategyFailed(f"strategy {name!r} broke tool-call pairing: {exc.detail}") from exc
     kept = {id(m) for m in after}
     for m in before:
-        if m.role in ("system", "user") and id(m) not in kept and id(m) not in replaced:
+        if m.role in ("system", "user") and id(m) not in kept and id(m) not in replaced \
+                and not _stood_in(m, stand_ins, kept, replaced):
             raise StrategyFailed(
                 f"strategy {name!r} dropped or changed messages[{m.index}] (role {m.role}); "
                 "system and user messages must be kept as they are.")
+
+
+def _stood_in(message: Message, stand_ins: Mapping[int, Message] | None, kept: set[int],
+              replaced: frozenset[int]) -> bool:
+    """Whether ``message``'s stand-in is kept (or was one a strategy may fold)."""
+    stand_in = stand_ins.get(id(message)) if stand_ins else None
+    return stand_in is not None and (id(stand_in) in kept or id(stand_in) in replaced)
