@@ -1,8 +1,10 @@
 import pytest
 
 from app.engine.jobs.synthesize.nudge import nudge
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
 from app.engine.reading.phases import Phase, PhaseOptions, classify, observe
 from tests.support.build import tool_turn
+from tests.support.corpus import load_named
 
 
 def run(formats, messages, **options):
@@ -96,8 +98,6 @@ def _coding(*commands):
 
 
 def _phase_of(synthesizer, formats, messages):
-    from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
-
     result = synthesizer.run(formats["openai"].parse({"messages": messages}),
                              SynthesisOptions())
     return result.phase, result.nudge
@@ -149,3 +149,32 @@ def test_edits_before_the_users_next_instruction_do_not_make_it_verify(formats):
     more = [*done, {"role": "user", "content": "Now make the same change in src/cli.py."}]
     phase, signals = run(formats, more)
     assert phase is Phase.GATHER and signals.edited == ()
+
+
+@pytest.mark.parametrize("finish", ["attempt_completion", "finish", "submit", "final_answer"])
+def test_a_finish_the_run_went_on_after_opens_the_work_again(formats, finish):
+    # The agent handed the task back, and its finishing call came back with an answer
+    # (the user's feedback on the result, in an XML-tool harness): "then finish" would
+    # tell it to hand back what the user has just asked it to change.
+    delivered = TASK + tool_turn("a", "send_email", {"to": "m@x"}, "sent")
+    assert run(formats, delivered)[0] is Phase.VERIFY
+    answered = delivered + tool_turn("b", finish, {"result": "Done."},
+                                     "The user has provided feedback: attach the receipt.")
+    phase, signals = run(formats, answered)
+    assert phase is Phase.GATHER and signals.outputs_done == ()
+    assert nudge(phase, signals, ()) is None
+    # Its next delivery is the deliverable again.
+    again = answered + tool_turn("c", "send_email", {"to": "m@x", "attach": "r.pdf"}, "sent")
+    assert run(formats, again)[0] is Phase.VERIFY
+
+
+def test_a_real_xml_tool_runs_feedback_on_its_completion_is_not_told_to_finish(
+        synthesizer, formats):
+    messages = load_named("roo-code-commander-2025-04-18-0009")
+    # The user's feedback on the agent's attempt_completion, the newest message.
+    at = next(i for i, m in enumerate(messages) if i > 40 and m["role"] == "user"
+              and str(m["content"]).startswith("[attempt_completion] Result:"))
+    result = synthesizer.run(formats["openai"].parse({"messages": messages[: at + 1]}),
+                             SynthesisOptions())
+    assert result.phase is not Phase.VERIFY
+    assert "finish" not in (result.nudge or "")

@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from app.engine.reading.calls import CallSummaries
 from app.engine.reading.outcomes import Outcomes
+from app.engine.reading.verbs import ends_task
 from app.engine.transcript.model import Message, calls_by_result
 
 
@@ -128,6 +129,16 @@ def observe(
         elif m.role == "tool":
             answered = calls.get(id(m))
             name = answered.name if answered is not None else "tool"
+            if ends_task(name):
+                # The agent handed the task back and the run went on: whoever answered
+                # (the user's feedback on the result, a harness refusing the finish)
+                # opened the work again, as a user's new request does.
+                delivered.clear()
+                edited.clear()
+                tested = False
+                if not outcomes.of(m).error:
+                    succeeded.add(name)
+                continue
             outcome = outcomes.of(m)
             if outcome.error:
                 # A write that failed changed nothing: it neither edits nor delivers.

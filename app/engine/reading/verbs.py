@@ -21,3 +21,15 @@ def changes_state(name: str) -> bool:
     ``book-flight``): its first word is a verb of change."""
     verb = _VERB.match(name)
     return verb is not None and verb.group(0).lower() in _STATE_VERBS
+
+
+# A tool that ends the task (``attempt_completion``, ``finish``, ``submit``,
+# ``final_answer``, ``task_complete``): its result comes back only when the run goes on.
+_ENDS = re.compile(r"complet|finish|submit|final_?answer|(?:^|_)done$", re.IGNORECASE)
+
+
+def ends_task(name: str) -> bool:
+    """Whether a tool's name says it hands the finished task back. A run that goes on
+    after such a call's result was sent back to work: the user's feedback, or the
+    harness refusing the finish."""
+    return _ENDS.search(name) is not None
