@@ -166,6 +166,16 @@ def test_a_finish_the_run_went_on_after_opens_the_work_again(formats, finish):
     # Its next delivery is the deliverable again.
     again = answered + tool_turn("c", "send_email", {"to": "m@x", "attach": "r.pdf"}, "sent")
     assert run(formats, again)[0] is Phase.VERIFY
+    # A finish the harness refused is a failure too.
+    refused = delivered + tool_turn("b", finish, {"result": "Done."}, "Error: 2 tests failed")
+    phase, signals = run(formats, refused)
+    assert phase is Phase.GATHER and signals.recent_errors
+
+
+def test_a_tool_that_finishes_something_else_is_no_finish(formats):
+    booked = TASK + tool_turn("a", "send_email", {"to": "m@x"}, "sent") + tool_turn(
+        "b", "finish_booking", {"id": "B1"}, "booked")
+    assert run(formats, booked)[0] is Phase.VERIFY
 
 
 def test_a_real_xml_tool_runs_feedback_on_its_completion_is_not_told_to_finish(

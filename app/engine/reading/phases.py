@@ -129,22 +129,22 @@ def observe(
         elif m.role == "tool":
             answered = calls.get(id(m))
             name = answered.name if answered is not None else "tool"
-            if ends_task(name):
+            outcome = outcomes.of(m)
+            handed_back = ends_task(name)
+            if handed_back:
                 # The agent handed the task back and the run went on: whoever answered
                 # (the user's feedback on the result, a harness refusing the finish)
                 # opened the work again, as a user's new request does.
                 delivered.clear()
                 edited.clear()
                 tested = False
-                if not outcomes.of(m).error:
-                    succeeded.add(name)
-                continue
-            outcome = outcomes.of(m)
             if outcome.error:
                 # A write that failed changed nothing: it neither edits nor delivers.
                 errors.append((turn, f"{name} -> {outcome.line}"))
                 continue
             succeeded.add(name)
+            if handed_back:
+                continue  # not a deliverable: the work it handed back is open again
             writes = summaries.of(answered).writes if answered is not None else ()
             changed = [p for p in writes if not is_scratch(p)]
             # An output tool that wrote only a scratch file (a reproduction script) made

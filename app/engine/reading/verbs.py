@@ -23,13 +23,15 @@ def changes_state(name: str) -> bool:
     return verb is not None and verb.group(0).lower() in _STATE_VERBS
 
 
-# A tool that ends the task (``attempt_completion``, ``finish``, ``submit``,
-# ``final_answer``, ``task_complete``): its result comes back only when the run goes on.
-_ENDS = re.compile(r"complet|finish|submit|final_?answer|(?:^|_)done$", re.IGNORECASE)
+# The names of a tool that ends the task: its result comes back only when the run goes
+# on. Whole names, so that a tool that finishes something else (``finish_booking``,
+# ``get_completions``) is not one.
+_ENDS = re.compile(r"(?:attempt_?completion|complete_?task|task_?complete|finish(?:_task)?"
+                   r"|submit|final_?answer|done)", re.IGNORECASE)
 
 
 def ends_task(name: str) -> bool:
     """Whether a tool's name says it hands the finished task back. A run that goes on
     after such a call's result was sent back to work: the user's feedback, or the
     harness refusing the finish."""
-    return _ENDS.search(name) is not None
+    return _ENDS.fullmatch(name) is not None
