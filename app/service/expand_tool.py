@@ -307,14 +307,15 @@ class GeminiParts:
     first call alone, and Gemini refuses a step whose first call has none: a signature
     on a call of ours taken out goes on the client's call that follows it."""
 
-    signature: Any = None
+    signature: str | None = None
 
     def kept(self, parts: list[Any]) -> list[Any]:
         out = []
         for part in parts:
             if is_ours(part):
-                if self.signature is None:
-                    self.signature = part.get("thoughtSignature")
+                signed = part.get("thoughtSignature")
+                if self.signature is None and isinstance(signed, str):
+                    self.signature = signed
                 continue
             if self.signature is not None and isinstance(part, dict) and \
                     "functionCall" in part and "thoughtSignature" not in part:
@@ -345,7 +346,7 @@ def conversation_field(wire: str) -> str:
 def may_offer(wire: str, body: dict[str, Any]) -> bool:
     """Whether the tool may be added to this request: its format has a shape, the
     conversation is a list (the rounds append to it), and no tool_choice forces a
-    client's tool."""
+    client's tool (on Gemini, nor would the tool make the request one it refuses)."""
     if wire not in SHAPES or not isinstance(body.get(conversation_field(wire)), list):
         return False
     if wire == "gemini":
