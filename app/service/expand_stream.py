@@ -1,4 +1,5 @@
-"""The expand tool inside a streamed answer (Chat Completions, Messages, Responses).
+"""The expand tool inside a streamed answer (Chat Completions, Messages, Responses,
+Gemini).
 
 The model's text reaches the client as it arrives. What belongs to the tool is held
 back: the deltas of its calls are taken out of the events that carry them, and from
@@ -8,7 +9,8 @@ tool's calls alone turned into a plain stop), or the proxy answers the tool's ca
 and the next round's stream follows on the same response, as one answer: in
 Messages, without its ``message_start`` and with its content blocks numbered on
 from the last round's; in Responses, without its start events, with output items
-and sequence numbers numbered on, and one final response holding every item shown.
+and sequence numbers numbered on, and one final response holding every item shown;
+in Gemini, whose chunks each hold new parts, as the chunks come.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from app.adapters import jsoncodec
-from app.service.expand_tool import NAME, ExpandCall, arguments_of
+from app.service.expand_tool import (
+    NAME,
+    ExpandCall,
+    GeminiParts,
+    arguments_of,
+    gemini_results,
+    is_ours,
+)
 from app.service.sse import Event, EventDecoder
 
 _DONE = "[DONE]"
@@ -347,6 +356,111 @@ class ResponsesRound:
         return ResponsesRound(self._seq, self._visible(), self._id)
 
 
+class GeminiRound:
+    """One upstream stream of a Gemini answer (``alt=sse``): each chunk a whole
+    GenerateContentResponse whose first candidate holds the parts new since the last
+    chunk, the last one its finishReason and usage, and no ``[DONE]``. Gemini sends a
+    call whole, in one part: the tool's calls are taken out of the chunks that carry
+    them, and a chunk left with no part and no finish is not sent."""
+
+    def __init__(self) -> None:
+        self.others = 0
+        self.held: list[bytes] = []
+        self._parts: list[dict[str, Any]] = []  # every part of the round, for the next
+        self._kept = GeminiParts()
+        self._finished = False
+
+    def pass_on(self, event: Event) -> bytes | None:
+        if self._finished:
+            self.held.append(event.raw)
+            return None
+        chunk = _payload(event)
+        candidates = chunk.get("candidates") if chunk is not None else None
+        if chunk is None or not candidates or not isinstance(candidates[0], dict):
+            return event.raw
+        candidate = candidates[0]
+        content = candidate.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if not isinstance(content, dict) or not isinstance(parts, list):
+            if not candidate.get("finishReason"):
+                return event.raw
+            self._hold(event.raw)
+            return None
+        self._gather(parts)
+        kept = self._kept.kept(parts)
+
+        def with_parts(shown: list[Any]) -> dict[str, Any]:
+            return {**chunk, "candidates": [{**candidate,
+                                             "content": {**content, "parts": shown}},
+                                            *candidates[1:]]}
+
+        if not candidate.get("finishReason"):
+            if kept == parts:
+                return event.raw
+            return _event(with_parts(kept)) if kept else None
+        if kept == parts and not self.calls():
+            self._hold(event.raw)  # as it came: the answer ends with this round
+            return None
+        # The round may go on: the parts of the finishing chunk the client sees go out
+        # now (the next round's follow them), its finish is held without them.
+        self._hold(_event(with_parts([])))
+        if not kept:
+            return None
+        shown = with_parts(kept)
+        shown["candidates"][0].pop("finishReason", None)
+        shown.pop("usageMetadata", None)
+        return _event(shown)
+
+    def _hold(self, raw: bytes) -> None:
+        self._finished = True
+        self.held.append(raw)
+
+    def _gather(self, parts: list[Any]) -> None:
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            self._parts.append(part)
+            if "functionCall" in part and not is_ours(part):
+                self.others += 1
+
+    def calls(self) -> list[ExpandCall]:
+        return [ExpandCall(str(p["functionCall"].get("id") or ""),
+                           arguments_of(p["functionCall"].get("args")))
+                for p in self._parts if is_ours(p)]
+
+    def ending(self) -> list[bytes]:
+        return self.held
+
+    def follow(self, body: dict[str, Any], results: list[tuple[ExpandCall, str]],
+               ) -> dict[str, Any]:
+        said = {"role": "model", "parts": _joined(self._parts)}
+        return {**body, "contents": [*body["contents"], said, gemini_results(results)]}
+
+    def next(self) -> GeminiRound:
+        return GeminiRound()
+
+
+def _joined(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stream's parts as one content: the pieces of a text joined, each part that
+    carries a thoughtSignature kept as it came, where it came (Gemini reads a signature
+    by its place), and empty text without one left out (Gemini refuses empty text)."""
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        plain = set(part) <= {"text", "thought"} and isinstance(part.get("text"), str)
+        if plain and not part["text"]:
+            continue
+        last = out[-1] if out else None
+        if plain and last is not None and set(last) <= {"text", "thought"} and \
+                isinstance(last.get("text"), str) and \
+                bool(last.get("thought")) == bool(part.get("thought")):
+            out[-1] = {**last, "text": last["text"] + part["text"]}
+        else:
+            out.append(part)
+    return out
+
+
 # The formats whose streams the proxy answers the tool inside, by the first round.
-ROUNDS: dict[str, type[ChatRound] | type[MessagesRound] | type[ResponsesRound]] = {
-    "openai": ChatRound, "anthropic": MessagesRound, "responses": ResponsesRound}
+ROUNDS: dict[str, type[ChatRound] | type[MessagesRound] | type[ResponsesRound]
+             | type[GeminiRound]] = {
+    "openai": ChatRound, "anthropic": MessagesRound, "responses": ResponsesRound,
+    "gemini": GeminiRound}

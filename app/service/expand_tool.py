@@ -221,23 +221,174 @@ class ResponsesShape:
         return _usage(answer, "total_tokens")
 
 
+class GeminiShape:
+    """Gemini generateContent: calls are ``functionCall`` parts of the first candidate's
+    content, results ``functionResponse`` parts of a user content."""
+
+    def offer(self, body: dict[str, Any]) -> dict[str, Any]:
+        declaration = {"name": NAME, "description": DESCRIPTION, "parameters": PARAMETERS}
+        tools = list(body.get("tools") or [])
+        # Into the client's declarations where it has some (one tool object holds them
+        # all, as the SDKs send them), else as a tool object of its own.
+        for i, tool in enumerate(tools):
+            if isinstance(tool, dict) and isinstance(tool.get("functionDeclarations"), list):
+                tools[i] = {**tool, "functionDeclarations": [*tool["functionDeclarations"],
+                                                             declaration]}
+                break
+        else:
+            tools.append({"functionDeclarations": [declaration]})
+        return {**body, "tools": tools}
+
+    def calls(self, answer: dict[str, Any]) -> tuple[list[ExpandCall], int]:
+        ours, others = [], 0
+        for part in _gemini_parts(answer):
+            call = part.get("functionCall")
+            if not isinstance(call, dict):
+                continue
+            if call.get("name") == NAME:
+                ours.append(ExpandCall(str(call.get("id") or ""), arguments_of(call.get("args"))))
+            else:
+                others += 1
+        return ours, others
+
+    def next_round(self, body: dict[str, Any], answer: dict[str, Any],
+                   results: list[tuple[ExpandCall, str]]) -> dict[str, Any]:
+        # The model's content as it came: a call's thoughtSignature must go back with it.
+        said = {**answer["candidates"][0]["content"], "role": "model"}
+        return {**body, "contents": [*body["contents"], said, gemini_results(results)]}
+
+    def without_tool(self, answer: dict[str, Any]) -> dict[str, Any]:
+        candidates = []
+        for candidate in answer.get("candidates") or []:
+            content = candidate.get("content") if isinstance(candidate, dict) else None
+            if isinstance(content, dict) and isinstance(content.get("parts"), list):
+                candidate = {**candidate, "content": {
+                    **content, "parts": GeminiParts().kept(content["parts"])}}
+            candidates.append(candidate)
+        return {**answer, "candidates": candidates}
+
+    def tokens(self, answer: dict[str, Any]) -> int:
+        usage = answer.get("usageMetadata")
+        total = usage.get("totalTokenCount") if isinstance(usage, dict) else None
+        return total if isinstance(total, int) else 0
+
+
+def _gemini_parts(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    candidates = answer.get("candidates") or []
+    if not candidates or not isinstance(candidates[0], dict):
+        return []
+    content = candidates[0].get("content") or {}
+    return [p for p in content.get("parts") or [] if isinstance(p, dict)]
+
+
+def is_ours(part: Any) -> bool:
+    """Whether a Gemini part is a call of the tool."""
+    call = part.get("functionCall") if isinstance(part, dict) else None
+    return isinstance(call, dict) and call.get("name") == NAME
+
+
+def gemini_results(results: list[tuple[ExpandCall, str]]) -> dict[str, Any]:
+    """The user content answering the tool's calls: a functionResponse each, with the
+    call's id where it had one (Gemini otherwise pairs a response with the call of its
+    name), the text under ``output`` as the API documents for a function's output."""
+    parts = []
+    for call, text in results:
+        response: dict[str, Any] = {"name": NAME, "response": {"output": text}}
+        if call.id:
+            response["id"] = call.id
+        parts.append({"functionResponse": response})
+    return {"role": "user", "parts": parts}
+
+
+@dataclass(slots=True)
+class GeminiParts:
+    """Takes the tool's calls out of the parts of one answer, as they come (whole, or a
+    stream's chunks in order). Parallel calls carry their step's thoughtSignature on the
+    first call alone, and Gemini refuses a step whose first call has none: a signature
+    on a call of ours taken out goes on the client's call that follows it."""
+
+    signature: str | None = None
+
+    def kept(self, parts: list[Any]) -> list[Any]:
+        out = []
+        for part in parts:
+            if is_ours(part):
+                signed = part.get("thoughtSignature")
+                if self.signature is None and isinstance(signed, str):
+                    self.signature = signed
+                continue
+            if self.signature is not None and isinstance(part, dict) and \
+                    "functionCall" in part and "thoughtSignature" not in part:
+                part = {**part, "thoughtSignature": self.signature}
+                self.signature = None
+            out.append(part)
+        return out
+
+
 # By the wire format of the proxy route.
 SHAPES: dict[str, Shape] = {"openai": ChatShape(), "anthropic": MessagesShape(),
-                            "responses": ResponsesShape()}
+                            "responses": ResponsesShape(), "gemini": GeminiShape()}
 # The formats whose streams the proxy answers the tool inside (see expand_stream).
-STREAMED = frozenset({"openai", "anthropic", "responses"})
-# tool_choice values that make the model call one of the client's tools.
-_FORCING = {"openai": ("required",), "anthropic": ("any",), "responses": ("required",)}
+STREAMED = frozenset({"openai", "anthropic", "responses", "gemini"})
+# tool_choice values that make the model call one of the client's tools (Gemini's:
+# toolConfig's functionCallingConfig mode).
+_FORCING = {"openai": ("required",), "anthropic": ("any",), "responses": ("required",),
+            "gemini": ("ANY",)}
+# Where each format's request holds its conversation.
+_CONVERSATION = {"responses": "input", "gemini": "contents"}
+
+
+def conversation_field(wire: str) -> str:
+    """The field a format's request holds its conversation in."""
+    return _CONVERSATION.get(wire, "messages")
 
 
 def may_offer(wire: str, body: dict[str, Any]) -> bool:
     """Whether the tool may be added to this request: its format has a shape, the
     conversation is a list (the rounds append to it), and no tool_choice forces a
-    client's tool."""
-    key = "input" if wire == "responses" else "messages"
-    if wire not in SHAPES or not isinstance(body.get(key), list):
+    client's tool (on Gemini, nor would the tool make the request one it refuses)."""
+    if wire not in SHAPES or not isinstance(body.get(conversation_field(wire)), list):
         return False
+    if wire == "gemini":
+        return _gemini_may_offer(body)
     return not _forced(body.get("tool_choice"), _FORCING[wire])
+
+
+def _gemini_may_offer(body: dict[str, Any]) -> bool:
+    """Gemini refuses function declarations beside a JSON answer ("Function calling with
+    a response mime type: 'application/json' is unsupported") and, on the models before
+    Gemini 3, beside built-in tools alone (googleSearch, codeExecution: "Tool use with
+    function calling is unsupported"): the tool is not offered where it would turn a
+    request the provider takes into one it refuses."""
+    config = _field(body, "toolConfig", "tool_config")
+    calling = _field(config, "functionCallingConfig", "function_calling_config")
+    if str(calling.get("mode", "")).upper() in _FORCING["gemini"]:
+        return False
+    generation = _field(body, "generationConfig", "generation_config")
+    mime = _field_value(generation, "responseMimeType", "response_mime_type")
+    if mime not in (None, "", "text/plain") or any(
+            _field_value(generation, k, s) is not None for k, s in _SCHEMAS):
+        return False
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    declared = any(_field_value(t, "functionDeclarations", "function_declarations")
+                   is not None for t in tools)
+    built_in = any(set(t) - {"functionDeclarations", "function_declarations"} for t in tools)
+    return declared or not built_in
+
+
+_SCHEMAS = (("responseSchema", "response_schema"),
+            ("responseJsonSchema", "response_json_schema"))
+
+
+def _field_value(value: dict[str, Any], camel: str, snake: str) -> Any:
+    """A field of a Gemini request in either spelling: REST takes camelCase and
+    snake_case alike."""
+    return value[camel] if camel in value else value.get(snake)
+
+
+def _field(value: dict[str, Any], camel: str, snake: str) -> dict[str, Any]:
+    found = _field_value(value, camel, snake)
+    return found if isinstance(found, dict) else {}
 
 
 _CONVERSATION_KEYS = ("messages", "input", "contents", "actions")

@@ -34,7 +34,14 @@ from app.engine.transcript.formats import WireFormat
 from app.service.conversation import HEADER as CONVERSATION
 from app.service.conversation import conversation_key
 from app.service.expand_stream import ROUNDS, Round
-from app.service.expand_tool import SHAPES, STREAMED, ExpandCall, may_offer, read_back
+from app.service.expand_tool import (
+    SHAPES,
+    STREAMED,
+    ExpandCall,
+    conversation_field,
+    may_offer,
+    read_back,
+)
 from app.service.expansion_log import Anchor, ExpansionLog, anchor
 from app.service.handles import HandleStore
 from app.service.jobs import synthesis_defaults
@@ -177,9 +184,21 @@ def _without_key(query: str) -> str:
                       if k != _KEY_PARAM])
 
 
-def _conversation(wire: str) -> str:
-    """The field a format's request holds its conversation in."""
-    return "input" if wire == "responses" else "messages"
+# Gemini streams by its path, in server-sent events when the query asks for them (without
+# alt=sse, the stream is a JSON array, which the expand rounds cannot go on inside).
+_GEMINI_STREAM = ":streamGenerateContent"
+
+
+def _streamed(route: ProviderRoute, body: dict[str, Any]) -> bool:
+    """Whether the answer comes as a stream: the body asks (stream: true), or the path."""
+    return bool(body.get("stream")) or _GEMINI_STREAM in route.path
+
+
+def _events(route: ProviderRoute) -> bool:
+    """Whether a streamed answer comes as server-sent events (what expand_stream reads)."""
+    if _GEMINI_STREAM not in route.path:
+        return True
+    return ("alt", "sse") in parse_qsl(route.path.partition("?")[2])
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
@@ -366,7 +385,7 @@ class ProxyService:
         if call.compacted is not None:
             call.compacted(compacted)
         ours = own_headers(compacted, _header(call.headers, CONVERSATION))
-        if compacted.offered is not None and compacted.offered.get("stream"):
+        if compacted.offered is not None and _streamed(route, compacted.offered):
             # The rounds' streams as one; what they cost is known at its end (the receipt).
             first, chunks, done = await self.stream_expanding(route, compacted, headers,
                                                               call.tenant)
@@ -475,11 +494,11 @@ class ProxyService:
         # Rounds the client never saw go back where they were, for a conversation the
         # tool can be offered to again (its calls must be declared).
         if expand and key is not None and may_offer(route.format, body):
-            items = body[_conversation(route.format)]
+            items = body[conversation_field(route.format)]
             where = anchor(items)
             spliced = await self._log.replayed(tenant, key, items)
             if spliced is not None:
-                body = {**body, _conversation(route.format): spliced}
+                body = {**body, conversation_field(route.format): spliced}
                 replayed = True
         # Gemini names the model in the path, the others in the body.
         model = body.get("model") if isinstance(body.get("model"), str) else \
@@ -525,7 +544,7 @@ class ProxyService:
         # conversation holds its calls again.
         offered = None
         if expand and (ran.report.spans or replayed) and may_offer(route.format, sent) and (
-                not body.get("stream") or route.format in STREAMED):
+                not _streamed(route, body) or (route.format in STREAMED and _events(route))):
             sent = offered = SHAPES[route.format].offer(sent)
         return Compacted(jsoncodec.dumps(sent),
                          "compacted" if synthesis.compacted else "unchanged", ran.report.mode,
@@ -636,7 +655,7 @@ class ProxyService:
         if not done.rounds or offered is None or compacted.anchor is None or \
                 compacted.conversation is None:
             return
-        field_name = _conversation(route.format)
+        field_name = conversation_field(route.format)
         items = body[field_name][len(offered[field_name]):]
         await self._log.record(tenant, compacted.conversation, compacted.anchor, items)
 

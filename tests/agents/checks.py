@@ -31,8 +31,7 @@ def log_of(service: Service) -> str:
 
 def assert_the_run_went_as_scripted(repo: Path, player: ScriptedPlayer | TextPlayer,
                                      upstream: ScriptedUpstream, service: Service,
-                                     routes: tuple[str, ...], valid: Check,
-                                     expand: bool = True) -> None:
+                                     routes: tuple[str, ...], valid: Check) -> None:
     """The task is done, the program did every step, the expand tool was called and
     answered inside the proxy, nothing the program sent was refused, every conversation
     request was compacted or left as it was (never failed), and the upstream got only
@@ -45,12 +44,9 @@ def assert_the_run_went_as_scripted(repo: Path, player: ScriptedPlayer | TextPla
     assert CHANGELOG_LINE in (repo / "CHANGELOG.md").read_text()
     # The expand tool: offered once something was cut, called once, answered by the
     # proxy with the text it had cut (the program never saw the call).
-    if expand:
-        assert player.script.expanded is not None, f"the expand tool was never offered\n{log}"
-        assert "rule_" in player.script.expansion or "def " in player.script.expansion, \
-            player.script.expansion[:500]
-    else:  # a route the proxy offers no expand tool on (Gemini's, for now)
-        assert player.script.expanded is None
+    assert player.script.expanded is not None, f"the expand tool was never offered\n{log}"
+    assert "rule_" in player.script.expansion or "def " in player.script.expansion, \
+        player.script.expansion[:500]
     refused = [a for a in service.answered if a.status >= 400 and a.path != "/"]
     assert not refused, log
     conversations = [a for a in service.answered if a.path in routes]

@@ -96,9 +96,13 @@ def test_the_gemini_sdk_gets_the_answer_to_a_compacted_request(world):
     assert got.headers["x-goog-api-key"] == GEMINI_KEY  # as the SDK sent it
     assert got.headers["x-goog-api-client"].startswith("google-genai-sdk/")
     assert not any(k.startswith("x-contextsynth-") for k in got.headers)
-    # Only the conversation changed: the rest of the request is the SDK's own.
-    assert {k: v for k, v in got.body.items() if k != "contents"} == \
+    # Only the conversation changed, and the expand tool was declared (something was
+    # cut): the rest of the request is the SDK's own.
+    assert {k: v for k, v in got.body.items() if k not in ("contents", "tools")} == \
         {k: v for k, v in sent.items() if k != "contents"}
+    assert "tools" not in sent
+    assert [f["name"] for t in got.body["tools"] for f in t["functionDeclarations"]] == \
+        ["contextsynth_expand"]
     assert len(got.body["contents"]) < len(sent["contents"])
     check_gemini(sent, got.body)
     assert len(json.dumps(got.body)) < len(json.dumps(sent))

@@ -98,3 +98,109 @@ def test_a_messages_round_hides_the_tools_block_and_numbers_the_rest_on():
     assert moved["index"] == 1  # after the block the client already has
     ending = first.ending()
     assert json.loads(ending[0].split(b"data: ")[1])["delta"]["stop_reason"] == "end_turn"
+
+
+def _gemini_chunk(*parts, finish=None) -> bytes:
+    candidate = {"content": {"role": "model", "parts": list(parts)}, "index": 0}
+    chunk = {"candidates": [{**candidate, "finishReason": finish} if finish else candidate],
+             "modelVersion": "gemini-2.5-pro", "responseId": "r1"}
+    if finish:
+        chunk["usageMetadata"] = {"promptTokenCount": 900, "candidatesTokenCount": 20,
+                                  "totalTokenCount": 920}
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+GEMINI_CALL = {"functionCall": {"id": "gc_7", "name": NAME, "args": {"handle": "cs_1"}},
+               "thoughtSignature": "c2lnLTc="}
+# Thinking, text in pieces, the tool's call mid-stream, then a last chunk whose empty
+# text carries the signature of the answer's text (as Gemini streams one).
+GEMINI_STREAM = [_gemini_chunk({"text": "The notes cut it.", "thought": True}),
+                 _gemini_chunk({"text": "Let me "}), _gemini_chunk({"text": "check. "}),
+                 _gemini_chunk(GEMINI_CALL),
+                 _gemini_chunk({"text": "", "thoughtSignature": "c2lnLWVuZA=="},
+                               finish="STOP")]
+
+
+def _parts_of(passed: list[bytes]) -> list[dict]:
+    return [p for e in passed for p in json.loads(e.split(b"data: ", 1)[1])
+            ["candidates"][0]["content"]["parts"]]
+
+
+@given(st.lists(st.integers(1, 60), max_size=30))
+def test_a_gemini_round_hides_the_call_however_the_bytes_are_cut(cuts):
+    from app.service.expand_stream import GeminiRound
+
+    # Gemini ends its lines with CRLF.
+    raw = b"".join(GEMINI_STREAM).replace(b"\n", b"\r\n")
+    decoder, events, at = EventDecoder(), [], 0
+    for size in cuts:
+        events += decoder.feed(raw[at:at + size])
+        at += size
+    events += decoder.feed(raw[at:]) + decoder.end()
+    round_ = GeminiRound()
+    passed = [e for e in map(round_.pass_on, events) if e is not None]
+    assert NAME not in b"".join(passed).decode()
+    # The text as it came, and the last chunk's signed empty text (the client keeps it).
+    assert [p.get("text") for p in _parts_of(passed)] == ["The notes cut it.", "Let me ",
+                                                          "check. ", ""]
+    assert round_.calls() == [ExpandCall("gc_7", {"handle": "cs_1"})] and round_.others == 0
+    [held] = round_.ending()  # the finish, held until the round is decided
+    assert json.loads(held.split(b"data: ", 1)[1])["candidates"][0]["finishReason"] == "STOP"
+
+
+def test_a_gemini_round_sends_back_what_the_model_said_with_its_signatures():
+    from app.service.expand_stream import GeminiRound
+
+    round_ = GeminiRound()
+    for event in GEMINI_STREAM:
+        round_.pass_on(_read(event))
+    body = {"contents": [{"role": "user", "parts": [{"text": "fix it"}]}]}
+    sent = round_.follow(body, [(ExpandCall("gc_7", {"handle": "cs_1"}), "1: [")])
+    said, replies = sent["contents"][1:]
+    # The text's pieces joined; the call and the signed empty text as they came.
+    assert said == {"role": "model", "parts": [
+        {"text": "The notes cut it.", "thought": True}, {"text": "Let me check. "},
+        GEMINI_CALL, {"text": "", "thoughtSignature": "c2lnLWVuZA=="}]}
+    assert replies["parts"] == [{"functionResponse": {
+        "name": NAME, "id": "gc_7", "response": {"output": "1: ["}}}]
+    assert isinstance(round_.next(), GeminiRound)
+
+
+def test_a_gemini_finish_that_brings_the_call_lets_its_text_out_first():
+    from app.service.expand_stream import GeminiRound
+
+    round_ = GeminiRound()
+    first = round_.pass_on(_read(_gemini_chunk({"text": "Checking."})))
+    last = round_.pass_on(_read(_gemini_chunk({"text": " One moment."}, GEMINI_CALL,
+                                              finish="STOP")))
+    assert first is not None and last is not None
+    shown = json.loads(last.split(b"data: ", 1)[1])
+    # Its text goes out now (the next round's answer follows it), without the finish.
+    assert shown["candidates"][0]["content"]["parts"] == [{"text": " One moment."}]
+    assert "finishReason" not in shown["candidates"][0] and "usageMetadata" not in shown
+    [held] = round_.ending()
+    finish = json.loads(held.split(b"data: ", 1)[1])
+    assert finish["candidates"][0]["content"]["parts"] == []
+    assert finish["candidates"][0]["finishReason"] == "STOP" and finish["usageMetadata"]
+
+
+def test_a_gemini_round_with_the_clients_calls_keeps_them_and_their_signature():
+    from app.service.expand_stream import GeminiRound
+
+    theirs = {"functionCall": {"id": "gc_8", "name": "read_file", "args": {"file_path": "a"}}}
+    round_ = GeminiRound()
+    passed = [round_.pass_on(_read(e)) for e in (
+        _gemini_chunk(GEMINI_CALL), _gemini_chunk(theirs, finish="STOP"))]
+    assert passed[0] is None  # a chunk with only the tool's call is not sent
+    assert round_.others == 1
+    parts = _parts_of([e for e in passed if e] + round_.ending())
+    assert parts == [{**theirs, "thoughtSignature": GEMINI_CALL["thoughtSignature"]}]
+
+
+def test_a_gemini_answer_without_the_tool_goes_out_byte_for_byte():
+    from app.service.expand_stream import GeminiRound
+
+    stream = [_gemini_chunk({"text": "Done"}), _gemini_chunk({"text": "."}, finish="STOP")]
+    round_ = GeminiRound()
+    passed = [e for e in (round_.pass_on(_read(e)) for e in stream) if e is not None]
+    assert passed + round_.ending() == stream and round_.calls() == []

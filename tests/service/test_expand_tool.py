@@ -75,3 +75,78 @@ def test_a_span_stored_in_any_callers_format_reads_back(key):
     document = {"handle": "cs_1", "format": "x", key: [{"role": "user", "content": "hi"}]}
     text = read_back(document, {"handle": "cs_1"}, 10_000)
     assert '"role": "user"' in text and '"content": "hi"' in text
+
+
+def _gemini(*parts, finish="STOP"):
+    return {"candidates": [{"content": {"role": "model", "parts": list(parts)},
+                            "finishReason": finish, "index": 0}],
+            "usageMetadata": {"promptTokenCount": 900, "candidatesTokenCount": 20,
+                              "totalTokenCount": 920}, "modelVersion": "gemini-2.5-pro"}
+
+
+OURS = {"functionCall": {"id": "gc_1", "name": NAME, "args": {"handle": "cs_1"}},
+        "thoughtSignature": "c2lnLW91cnM="}
+THEIRS = {"functionCall": {"id": "gc_2", "name": "read_file", "args": {"file_path": "a"}}}
+
+
+def test_gemini_declares_the_tool_beside_the_clients_functions():
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            "tools": [{"functionDeclarations": [{"name": "read_file"}]}, {"googleSearch": {}}]}
+    offered = SHAPES["gemini"].offer(body)
+    names = [f["name"] for f in offered["tools"][0]["functionDeclarations"]]
+    assert names == ["read_file", NAME] and offered["tools"][1] == {"googleSearch": {}}
+    assert body["tools"][0]["functionDeclarations"] == [{"name": "read_file"}]  # a copy
+    alone = SHAPES["gemini"].offer({"contents": body["contents"]})
+    assert alone["tools"] == [{"functionDeclarations": [{
+        "name": NAME, "description": alone["tools"][0]["functionDeclarations"][0]
+        ["description"], "parameters": alone["tools"][0]["functionDeclarations"][0]
+        ["parameters"]}]}]
+
+
+def test_gemini_answers_the_call_after_the_models_content_as_it_came():
+    shape = SHAPES["gemini"]
+    answer = _gemini({"text": "Reading back.", "thought": True}, OURS)
+    assert shape.calls(answer) == ([ExpandCall("gc_1", {"handle": "cs_1"})], 0)
+    assert shape.tokens(answer) == 920
+    body = {"contents": [{"role": "user", "parts": [{"text": "fix it"}]}]}
+    sent = shape.next_round(body, answer, [(ExpandCall("gc_1", {"handle": "cs_1"}), "1: [")])
+    said, replies = sent["contents"][1:]
+    assert said == answer["candidates"][0]["content"]  # the signature where it came
+    assert replies == {"role": "user", "parts": [{"functionResponse": {
+        "name": NAME, "id": "gc_1", "response": {"output": "1: ["}}}]}
+    # A call without an id (older payloads) is answered by its name alone.
+    unnamed = shape.next_round(body, answer, [(ExpandCall("", {"handle": "cs_1"}), "x")])
+    assert "id" not in unnamed["contents"][-1]["parts"][0]["functionResponse"]
+
+
+def test_gemini_takes_its_call_out_and_keeps_the_clients_step_signed():
+    shape = SHAPES["gemini"]
+    answer = _gemini({"text": "Both."}, OURS, THEIRS)
+    assert shape.calls(answer)[1] == 1
+    parts = shape.without_tool(answer)["candidates"][0]["content"]["parts"]
+    # Parallel calls carry the step's signature on the first only: with ours out, the
+    # client's call is the first, and Gemini refuses it unsigned.
+    assert parts == [{"text": "Both."}, {**THEIRS, "thoughtSignature": OURS["thoughtSignature"]}]
+    assert answer["candidates"][0]["content"]["parts"][2] == THEIRS  # the answer as it was
+    only_ours = shape.without_tool(_gemini({"text": "Hm."}, OURS))
+    assert only_ours["candidates"][0]["content"]["parts"] == [{"text": "Hm."}]
+    assert only_ours["candidates"][0]["finishReason"] == "STOP"
+
+
+@pytest.mark.parametrize(("extra", "offered"), [
+    ({}, True),
+    ({"toolConfig": {"functionCallingConfig": {"mode": "AUTO"}}}, True),
+    ({"toolConfig": {"functionCallingConfig": {"mode": "ANY"}}}, False),
+    ({"tool_config": {"function_calling_config": {"mode": "any"}}}, False),
+    # Gemini refuses functions beside a JSON answer (Gemini CLI's side checks ask one).
+    ({"generationConfig": {"responseMimeType": "application/json"}}, False),
+    ({"generationConfig": {"responseJsonSchema": {"type": "object"}}}, False),
+    ({"generationConfig": {"responseMimeType": "text/plain", "temperature": 0}}, True),
+    # ... and, before Gemini 3, beside built-in tools alone.
+    ({"tools": [{"googleSearch": {}}]}, False),
+    ({"tools": [{"googleSearch": {}}, {"functionDeclarations": []}]}, True),
+])
+def test_gemini_is_offered_the_tool_only_where_it_takes_it(extra, offered):
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], **extra}
+    assert may_offer("gemini", body) is offered
+    assert not may_offer("gemini", {"contents": "not a list"})

@@ -62,7 +62,7 @@ class GeminiWire:
 
     def read(self, path: str, body: dict[str, Any], query: dict[str, str]) -> Seen:
         contents = body.get("contents") or []
-        last = contents[-1] if contents else {"role": "user", "parts": []}
+        last: dict[str, Any] = contents[-1] if contents else {"role": "user", "parts": []}
         results: tuple[Result, ...] = ()
         if last.get("role", "user") == "user":
             results = tuple(
