@@ -56,7 +56,10 @@ class _Stripped:
     """A trimmed message kept without the wire objects it shares with the turns it came
     from (``message``, those raws set to None), and where each sits among them."""
 
-    __slots__ = ("calls", "message", "parts", "raw")
+    raw: Place | None
+    parts: tuple[Place | None, ...]
+    calls: tuple[Place | None, ...]
+    message: Message
 
     def __init__(self, m: Message, places: dict[int, Place]) -> None:
         self.raw = places.get(id(m.raw)) if m.raw is not None else None
@@ -91,7 +94,8 @@ class _Cut:
     """A span kept with its originals as their places among the sources, where they are
     sources (a span of the tail's turns: the messages a turn's trimming cut)."""
 
-    __slots__ = ("originals", "span")
+    span: Span
+    originals: tuple[int, ...]
 
     def __init__(self, span: Span, originals: tuple[int, ...]) -> None:
         self.span = Span(span.handle, span.kind, span.first, span.last, span.messages,
@@ -139,7 +143,13 @@ class Trimmed:
     kept as their count and one fingerprint of their wire forms (``wires``), to check
     a hit against."""
 
-    __slots__ = ("count", "dropped", "out", "shown", "size", "spans", "wires")
+    count: int
+    wires: int
+    out: tuple[_Stripped | int, ...]
+    spans: tuple[_Cut | Span, ...]
+    dropped: tuple[Message | int, ...]
+    shown: frozenset[str]
+    size: int
 
     def __init__(self, sources: tuple[Message, ...], out: Sequence[Message],
                  spans: tuple[Span, ...], dropped: Sequence[Message],
@@ -148,12 +158,12 @@ class Trimmed:
         places = _places(sources)
         self.count = len(sources)
         self.wires = wires(sources)
-        self.out: tuple[_Stripped | int, ...] = tuple([
+        self.out = tuple([
             place[id(m)] if id(m) in place else _Stripped(m, places) for m in out])
-        self.spans: tuple[_Cut | Span, ...] = tuple([
+        self.spans = tuple([
             _Cut(s, tuple([place[id(o)] for o in s.originals]))
             if all(id(o) in place for o in s.originals) else s for s in spans])
-        self.dropped: tuple[Message | int, ...] = tuple([place.get(id(m), m) for m in dropped])
+        self.dropped = tuple([place.get(id(m), m) for m in dropped])
         self.shown = shown
         self.size = _weigh(self)
 
