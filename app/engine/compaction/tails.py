@@ -18,9 +18,10 @@ the next call's turns, which a hit has the same), the spans (their originals too
 the next call's messages), the lines shown, and fingerprints for the rest. The key is
 kept as its fingerprint (its 64-bit hash, keyed by the process's secret, as the memos
 keep theirs: see ``memo``), and the turns as one fingerprint of their wire forms. An
-entry so holds the few kilobytes the trimming wrote, where it held the recent turns
-twice over (as sent and as trimmed, each with the wire objects: four to six times an
-80 KB body).
+entry so holds what the trimming wrote and the lines shown, most of it the lines (80 to
+110 KB an agent for bench --kb's bodies of 77 KB to 1 MB), where it held the recent
+turns twice over (as sent and as trimmed, each with the wire objects: four to six times
+a body, 2.3 MB for the 1 MB one).
 """
 
 from __future__ import annotations
