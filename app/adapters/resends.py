@@ -13,7 +13,7 @@ Reuse is decided on bytes, never guessed:
   writes JSON differently, with spaces or escaped non-ASCII, simply gets no reuse,
   from the first message that differs);
 - a new body reuses the first n messages only when its bytes up to the end of the
-  n-th are the remembered body's bytes;
+  n-th are the remembered body's bytes, as their fingerprints say (below);
 - the key ``"messages":[`` must occur once in the remembered body, and not at all in
   what the new body adds, so the array is the top-level conversation and no later
   duplicate key could replace it.
@@ -21,15 +21,23 @@ The rest of the body (the new messages and every other field) is parsed as it is
 with the reused bytes cut out of it. The value is what ``jsoncodec.loads_fast`` gives
 for the whole body; the tests hold the two equal over random edits and resends.
 
-A remembered body costs a reference, not a copy, until a later body could reuse its
-messages: they are located then (so one-off calls pay nothing), and only the bytes up
-to the last of them are kept. One instance per process, used from the event loop
-only; the bound is on what the remembered bodies hold: their bytes and their parsed
-messages.
+A remembered body keeps its parsed messages and, instead of its bytes, where each
+message ends and a fingerprint of each message's bytes (with what precedes it, from the
+previous end): a new body reuses the first n messages only when its bytes at those
+places have the same fingerprints. The fingerprint is Python's hash of the bytes: 64
+bits, keyed by a secret drawn for each process, so a different message passes for a
+remembered one with a chance of about one in 10^19, and no caller can make one pass on
+purpose (``memo`` rests on the same hash). The bytes, a third of what a body held, are
+kept only until its messages are located: at once for a body read on from a remembered
+one (its reused messages are located already), and for a body read whole when a later
+body could reuse its messages, so one-off calls pay nothing for it. One instance per
+process, used from the event loop only; the bound is on what the remembered bodies
+hold: their parsed messages, the offsets and fingerprints, and bytes not yet located.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -52,48 +60,81 @@ _PER_START = 8
 
 
 class _Body:
-    """A remembered body: its bytes, its parsed messages, where its array begins, and
-    the ends of its messages, located when a later body first could reuse them. Its
-    size is what it holds: the bytes and the parsed messages (``footprint``), each
-    message measured once, by the first body that parsed it (``weights``: the running
-    total after each message)."""
+    """A remembered body: its parsed messages, where its array begins, and, once its
+    messages are located (when a later body first could reuse them), the end of each
+    message and its fingerprint (``marks``: the hash of the bytes from the previous end,
+    or from the body's first byte, to this one's); its bytes until then. Its size is
+    what it holds: those, and the parsed messages (``footprint``), each message measured
+    once, by the first body that parsed it (``weights``: the running total after each
+    message)."""
 
-    __slots__ = ("_located", "_unique", "body", "ends", "head", "messages", "size", "start",
+    __slots__ = ("_total", "_unique", "body", "ends", "marks", "messages", "size", "start",
                  "weights")
 
     def __init__(self, body: bytes, messages: list[Any], start: int, *,
-                 ends: list[int] | None = None, weights: list[int] | None = None) -> None:
-        self.body = body
-        self.weights = weights or []
+                 ends: array[int] | None = None, marks: array[int] | None = None,
+                 weights: array[int] | None = None) -> None:
+        self.body: bytes | None = body
+        self.weights = weights if weights is not None else array("q")
         total = self.weights[-1] if self.weights else 0
         for m in messages[len(self.weights):]:
             total += footprint(m)
             self.weights.append(total)
-        self.size = len(body) + total
+        self._total = total
         self.messages = messages
         self.start = start
         # Built on an earlier body, the messages it reused are located already, and
         # the key occurs once by construction (see ``Resends.loads``).
-        self.ends: list[int] = ends or []
+        self.ends = ends if ends is not None else array("q")
+        self.marks = marks if marks is not None else array("q")
         self._unique = ends is not None
-        self._located = False
-        # The body up to the end of its last located message: a view, not a copy (a
-        # 5 MB history copied its head on every call, most of the parse's time then).
-        self.head: bytes | memoryview = b""
+        self.size = 0
+        self._measure()
 
-    def located(self) -> list[int]:
+    def _measure(self) -> None:
+        # Three 8-byte numbers a message (end, fingerprint, weight), and the bytes kept.
+        held = len(self.body) if self.body is not None else 0
+        self.size = held + self._total + 8 * (len(self.ends) + len(self.marks)
+                                              + len(self.weights))
+
+    def located(self) -> array[int]:
         """The end of each message, from the first, as far as orjson writes them byte
-        for byte as the body has them."""
-        if not self._located:
-            self._located = True
-            if self._unique or self.body.count(_KEY) == 1:
+        for byte as the body has them; the bytes are let go (``size`` falls)."""
+        body = self.body
+        if body is not None:
+            if self._unique or body.count(_KEY) == 1:
+                known = len(self.ends)
                 pos = self.ends[-1] + 1 if self.ends else self.start
-                _locate(self.body, pos, self.messages[len(self.ends):], self.ends)
+                _locate(body, pos, self.messages[known:], self.ends)
+                prev = self.ends[known - 1] if known else 0
+                for end in self.ends[known:]:
+                    self.marks.append(hash(body[prev:end]))
+                    prev = end
             else:
-                self.ends = []
-            self.head = memoryview(self.body)[: self.ends[-1]] if self.ends else b""
-            self.body = b""  # the view holds the bytes; nothing else reads them
+                self.ends = array("q")
+                self.marks = array("q")
+            self.body = None  # the fingerprints stand for the bytes from here on
+            self._measure()
         return self.ends
+
+    def repeated(self, body: bytes, seen: dict[tuple[int, int], int]) -> int:
+        """How many of the leading messages (located) ``body`` repeats byte for byte: its
+        bytes at their places have their fingerprints. ``seen``: the new body's
+        fingerprints already taken, by place (bodies that share a start share them)."""
+        prev = n = 0
+        size = len(body)
+        for end, mark in zip(self.ends, self.marks, strict=True):
+            if end > size:
+                break
+            place = (prev, end)
+            found = seen.get(place)
+            if found is None:
+                found = seen[place] = hash(body[prev:end])
+            if found != mark:
+                break
+            n += 1
+            prev = end
+        return n
 
 
 class Resends:
@@ -141,7 +182,7 @@ class Resends:
             return whole()
         start = body[:_START]
         known = self._by_start.get(start, [])
-        base, reused = _best(known, body)
+        base, reused = self._best(known, body)
         value = _spliced(body, base, reused, self._max_depth) if base is not None else None
         # A body that repeats all of another's messages carries on its conversation and
         # takes its place; one that shares only the first few (another agent with the
@@ -149,8 +190,11 @@ class Resends:
         replaced = base if base is not None and reused == len(base.ends) else None
         if value is not None and base is not None:
             self._usage.hits += 1
-            new = _Body(body, list(value["messages"]), base.start,
-                        ends=base.ends[:reused], weights=base.weights[:reused])
+            new = _Body(body, list(value["messages"]), base.start, ends=base.ends[:reused],
+                        marks=base.marks[:reused], weights=base.weights[:reused])
+            # Its new messages located now, at the cost of writing them alone: the body
+            # it was read on from let its bytes go, and so does this one.
+            new.located()
         else:
             self._usage.misses += 1
             value = whole()
@@ -166,6 +210,25 @@ class Resends:
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._by_start.values())
+
+    def _best(self, known: list[_Body], body: bytes) -> tuple[_Body | None, int]:
+        """The remembered body whose leading messages this one repeats, and how many. (A
+        message is an object: the bytes that follow its closing brace are the new
+        body's.)"""
+        seen: dict[tuple[int, int], int] = {}
+        first = 0
+        for i, b in enumerate(known):
+            size = b.size
+            ends = b.located()
+            self._bytes += b.size - size  # its bytes let go, if it still held them
+            n = b.repeated(body, seen) if ends else 0
+            if n and n == len(ends):
+                return b, n  # the usual case: the last call's body and more
+            if i == 0:
+                first = n
+        # The agent changed an earlier message: the longest run of them that is the same,
+        # in the conversation that called last (the others would each cost a search).
+        return (known[0], first) if first else (None, 0)
 
     def _remember(self, start: bytes, known: list[_Body], replaced: _Body | None,
                   new: _Body) -> None:
@@ -185,7 +248,7 @@ class Resends:
             self._usage.evicted += len(dropped)
 
 
-def _locate(body: bytes, pos: int, messages: list[Any], ends: list[int]) -> None:
+def _locate(body: bytes, pos: int, messages: list[Any], ends: array[int]) -> None:
     """``ends`` extended by the ends of ``messages`` written out from ``pos`` on, as long
     as the body has exactly those bytes there, each followed by a comma or the array's
     end."""
@@ -199,36 +262,6 @@ def _locate(body: bytes, pos: int, messages: list[Any], ends: list[int]) -> None
             return
         ends.append(end)
         pos = end + 1
-
-
-def _best(known: list[_Body], body: bytes) -> tuple[_Body | None, int]:
-    """The remembered body whose leading messages this one repeats, and how many. (A
-    message is an object: the bytes that follow its closing brace are the new body's.)"""
-    for b in known:
-        ends = b.located()
-        if ends and body.startswith(b.head):
-            return b, len(ends)  # the usual case: the last call's body and more
-    # The agent changed an earlier message: the longest run of them that is the same,
-    # in the conversation that called last (the others would each cost a search).
-    for b in known[:1]:
-        n = _repeated(b, body)
-        if n:
-            return b, n
-    return None, 0
-
-
-def _repeated(b: _Body, body: bytes) -> int:
-    """How many of ``b``'s leading messages ``body`` repeats, byte for byte, knowing
-    that it does not repeat them all."""
-    ends = b.located()
-    lo, hi = 0, len(ends) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if body.startswith(b.head[: ends[mid - 1]]):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _spliced(body: bytes, base: _Body, reused: int, max_depth: int | None,

@@ -15,7 +15,8 @@ Every size sends the same calls: the largest fleet's agents, N in progress at a 
 differs. Printed per run: calls, CPU per call of the serving processes (from
 /proc), p50 and p99 latency, their resident memory's rise and its share per agent
 in progress, and the warm path's hit rate (the resent-body and tail caches, from
-/metrics).
+/metrics); when a whole fleet is in progress at once, the bytes the warm-path caches
+hold per agent, and which caches hold the most of them.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from app.evaluation.replay import sample_steps
 from app.service.conversation import conversation_key
 
 MAX_AGENTS = 5_000
+# The caches named beside the warm bytes an agent, the largest first.
+_LARGEST = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +163,7 @@ class Fleet:
     held: int = 0  # bytes the warm-path caches hold at the end (see /metrics)
     fleet: int = 0  # agents in the whole fleet (``agents`` of them in progress at a time)
     kb: float = 0.0  # the mean size of an agent's last body
+    held_by: tuple[tuple[str, int], ...] = ()  # ``held`` by cache, the most first
 
     @property
     def warm_per_agent(self) -> float | None:
@@ -180,11 +184,12 @@ def _lookups(url: str) -> dict[tuple[str, str], float]:
             if s.name.endswith("_total")}
 
 
-def _held(url: str) -> int:
+def _held(url: str) -> dict[str, int]:
+    """The bytes each warm-path cache holds."""
     page = httpx.get(f"{url}/metrics", timeout=30).text
-    return int(sum(s.value for family in text_string_to_metric_families(page)
-                   if family.name == "contextsynth_warm_held" for s in family.samples
-                   if s.labels.get("unit") == "bytes"))
+    return {s.labels["cache"]: int(s.value) for family in text_string_to_metric_families(page)
+            if family.name == "contextsynth_warm_held" for s in family.samples
+            if s.labels.get("unit") == "bytes"}
 
 
 def _hit_rates(before: list[dict[tuple[str, str], float]],
@@ -243,9 +248,14 @@ def measure(urls: Sequence[str], fleet: Sequence[Agent], active: int, routing: s
     cpu_s = sum(cpu_seconds(p) - c for p, c in zip(pids, cpu, strict=True))
     rise = sum(resident(p) - r for p, r in zip(pids, rss, strict=True))
     kb = sum(len(a.bodies[-1]) for a in fleet) / max(len(fleet), 1) / 1024
+    held: dict[str, int] = {}
+    for url in urls:
+        for cache, size in _held(url).items():
+            held[cache] = held.get(cache, 0) + size
     return Fleet(active, len(urls), routing, len(latencies), cpu_s, tuple(latencies),
                  rise, _hit_rates(lookups, [_lookups(url) for url in urls]), failures,
-                 sum(_held(url) for url in urls), len(fleet), kb)
+                 sum(held.values()), len(fleet), kb,
+                 tuple(sorted(held.items(), key=lambda item: -item[1])))
 
 
 def expand_anywhere(urls: Sequence[str], fleet: Sequence[Agent]) -> tuple[int, int]:
@@ -319,6 +329,12 @@ def _print(rows: Sequence[Fleet], expanded: tuple[int, int], replicas: int,
             f"{'-' if warm is None else f'{warm / 1e6:.3f}':>13} "
             f"{r.hits.get('resent_bodies', 0.0):>10.0%} {r.hits.get('tails', 0.0):>9.0%}")
     say("-" * len(header))
+    # What the warm bytes an agent are (the caches that hold the most): what to cut next.
+    for r in rows:
+        if r.warm_per_agent is not None and r.held_by:
+            top = ", ".join(f"{cache} {size / 1e3 / r.agents:.0f}" for cache, size in
+                            r.held_by[:_LARGEST] if size)
+            say(f"warm KB/agent by cache, {r.agents} agents of {r.kb:.0f} KB: {top}")
     for kb in dict.fromkeys(r.kb for r in rows):
         ones = [r for r in rows if r.replicas == 1 and r.kb == kb]
         if len(ones) > 1:

@@ -3,11 +3,14 @@
 Agents resend the same prefix on every step; memoizing per content string
 makes a call cost what its new messages cost. A warm call makes hundreds of
 lookups and a cold one stores thousands of entries, so both are a few dict
-operations: instead of exact LRU order the memo keeps two generations. New
-entries go to the young one; a hit in the old one moves the entry up; when the
-young generation is full it becomes the old one and the previous old one is
-dropped. What a caller still uses survives, what nobody asked for over a whole
-generation goes.
+operations: instead of exact LRU order the memo keeps four generations, each a
+quarter of its bound. New entries go to the young one; a hit in an older one moves
+the entry up; when the young generation is full the oldest is dropped and each moves
+down one. What a caller still uses survives, what nobody asked for over three
+generations goes. With two generations (half the bound each), an entry could go
+after half the bound of newer ones: a thousand agents calling in turn, each reading
+its entries once a round, lost them once their entries passed half the bound; with
+four they keep them up to three quarters of it.
 
 A memo keyed by the texts a request sends may keep, instead of each key, its
 fingerprint (``fingerprinted``): an agent's next call looks every text of its
@@ -40,6 +43,8 @@ _MISSING = object()
 _LONG: Final = 32_768
 # Entries up to this many bytes are kept by any memo that can hold them.
 _ALWAYS_KEPT: Final = 131_072
+# How many generations a memo's bound is split into (see the module's docstring).
+GENERATIONS: Final = 4
 
 
 class CacheUsage:
@@ -86,29 +91,29 @@ class Memo(Generic[K, V]):
 
     def __init__(self, max_bytes: int, weigh: Callable[[object, V], int] | None = None, *,
                  fingerprinted: bool = False) -> None:
-        # Each generation holds up to half, so both together stay within the bound.
-        self._generation_bytes = max(max_bytes // 2, 1)
-        # An entry larger than a sixteenth of a generation is computed and not kept: one
+        # Each generation holds up to a quarter, so all together stay within the bound.
+        self._generation_bytes = max(max_bytes // GENERATIONS, 1)
+        # An entry larger than a thirty-second of the bound is computed and not kept: one
         # giant text (a 2 MB log) would push out what a generation of agents reuse, and
         # hold its request's memory long after it (its key is the request's own text).
         # Reading it again costs milliseconds. Small memos keep what fits.
-        self._largest = min(self._generation_bytes, max(self._generation_bytes // 16,
-                                                        _ALWAYS_KEPT))
+        self._largest = min(self._generation_bytes, max(max_bytes // 32, _ALWAYS_KEPT))
         self._weigh = weigh
         self._fingerprinted = fingerprinted
         self._young: dict[object, V] = {}
-        self._old: dict[object, V] = {}
         self._bytes = 0
-        self._old_bytes = 0
+        # The older generations, the newest first, and the bytes each holds.
+        self._older: list[dict[object, V]] = [{} for _ in range(GENERATIONS - 1)]
+        self._older_bytes: list[int] = [0] * (GENERATIONS - 1)
         self._usage = CacheUsage()
 
     @property
     def usage(self) -> CacheUsage:
-        """Hits, misses and evictions so far; held: the bytes of both generations'
-        entries; entries: both generations' (an entry in both counted twice)."""
+        """Hits, misses and evictions so far; held: the bytes of every generation's
+        entries; entries: how many they hold."""
         u = self._usage
-        u.held = self._bytes + self._old_bytes
-        u.entries = len(self._young) + len(self._old)
+        u.held = self._bytes + sum(self._older_bytes)
+        u.entries = len(self._young) + sum([len(g) for g in self._older])
         return u
 
     def get(self, key: K, compute: Callable[[K], V]) -> V:
@@ -117,8 +122,13 @@ class Memo(Generic[K, V]):
         if found is not _MISSING:
             self._usage.hits += 1
             return found  # type: ignore[return-value]
-        found = self._old.get(kept, _MISSING)
-        if found is _MISSING:
+        older = -1
+        for i, generation in enumerate(self._older):
+            found = generation.get(kept, _MISSING)
+            if found is not _MISSING:
+                older = i
+                break
+        if older < 0:
             self._usage.misses += 1
             if _long(key):
                 breathe()
@@ -129,20 +139,25 @@ class Memo(Generic[K, V]):
         # The default called directly: a compiled call, where one through the attribute
         # goes through Python's.
         size = weight(kept, found) if weigh is None else weigh(kept, found)  # type: ignore[arg-type]
+        if older >= 0 and self._older[older].pop(kept, _MISSING) is not _MISSING:
+            self._older_bytes[older] -= size  # moved up, not copied: counted once
         if size <= self._largest:
             if self._bytes + size > self._generation_bytes:
-                self._usage.evicted += len(self._old)
-                self._old, self._young = self._young, {}
-                self._old_bytes, self._bytes = self._bytes, 0
+                self._usage.evicted += len(self._older[-1])
+                self._older = [self._young, *self._older[:-1]]
+                self._older_bytes = [self._bytes, *self._older_bytes[:-1]]
+                self._young, self._bytes = {}, 0
             self._young[kept] = found  # type: ignore[assignment]
             self._bytes += size
         return found  # type: ignore[return-value]
 
     def __len__(self) -> int:
-        return len(self._young.keys() | self._old.keys())
+        return len(self._young) + sum([len(g) for g in self._older])
 
     def clear(self) -> None:
-        self._young, self._old, self._bytes, self._old_bytes = {}, {}, 0, 0
+        self._young, self._bytes = {}, 0
+        self._older = [{} for _ in range(GENERATIONS - 1)]
+        self._older_bytes = [0] * (GENERATIONS - 1)
 
 
 def _long(key: object) -> bool:

@@ -132,19 +132,58 @@ def test_the_bound_holds_and_zero_remembers_nothing() -> None:
 
 
 
-def test_a_body_counts_its_bytes_and_its_parsed_messages() -> None:
+def test_a_body_counts_its_parsed_messages_and_its_bytes_only_until_located() -> None:
     # The parsed messages are most of what a remembered body holds; each is measured
-    # once, by the body that parsed it, and a resend adds only its new ones.
+    # once, by the body that parsed it, and a resend adds only its new ones. Read whole,
+    # a body holds its bytes (one-off calls locate nothing); once read on from, where
+    # its messages end and their fingerprints stand for them: 8 bytes each, with the
+    # running weight.
     bodies = Resends()
     messages = [_system(), {"role": "user", "content": "task"}]
     first = _body(messages)
     bodies.loads(first)
-    assert bodies.usage.held == len(first) + len(first[:_START]) + sum(map(footprint, messages))
+    parsed = sum(map(footprint, messages))
+    assert bodies.usage.held == len(first) + len(first[:_START]) + parsed + 8 * len(messages)
     more = [*messages, {"role": "assistant", "content": "step " * 200}]
     second = _body(more)
     assert bodies.loads(second)["messages"] == more
     assert bodies.usage.hits == 1 and len(bodies) == 1  # it carried the first one on
-    assert bodies.usage.held == len(second) + len(second[:_START]) + sum(map(footprint, more))
+    assert bodies.usage.held == len(second[:_START]) + sum(map(footprint, more)) + 24 * len(more)
+
+
+def test_a_resent_body_differing_in_one_byte_is_read_from_there_on() -> None:
+    # The system prompt runs past the bytes that group bodies, so both bodies are compared;
+    # one character of it differs, and the lengths are the same.
+    prompt = _system("Follow the policy. " * 1000)
+    messages = [prompt, {"role": "user", "content": "fix the bug"},
+                {"role": "assistant", "content": "looking"}]
+    bodies = Resends()
+    first = bodies.loads(_body(messages))["messages"]
+    bodies.loads(_body([*messages, {"role": "user", "content": "go"}]))  # located now
+    sent = _body([*messages, {"role": "user", "content": "go"}])
+    for at, edited in ((sent.index(b"looking") + 1, 2), (_START + 500, 0)):
+        body = bytearray(sent)
+        assert chr(body[at]) in "abcdefghijklmnopqrstuvwxyz ."  # in the message's text
+        body[at] = ord("Z")
+        value = bodies.loads(bytes(body))
+        assert value == orjson.loads(bytes(body))
+        assert value["messages"][edited] != messages[edited]
+        # The messages before the edited one are the remembered ones; from it on, parsed.
+        assert all(a is b for a, b in zip(first[:edited], value["messages"], strict=False))
+        assert value["messages"][edited] is not first[edited]
+
+
+def test_bodies_remembered_hold_no_bytes_once_carried_on() -> None:
+    bodies = Resends()
+    messages = [_system(), {"role": "user", "content": "task " * 5000}]
+    bodies.loads(_body(messages))
+    for step in range(3):
+        messages.append({"role": "assistant", "content": f"step {step}"})
+        bodies.loads(_body(messages))
+    assert bodies.usage.hits == 3
+    # Each body held its bytes (40 KB here), now only its parsed messages and offsets.
+    assert bodies.usage.held < len(_body(messages)[:_START]) + sum(map(footprint, messages)) \
+        + 24 * len(messages) + 1
 
 
 def test_a_body_past_an_eighth_of_the_bound_is_read_whole_and_not_remembered() -> None:

@@ -74,6 +74,12 @@ def test_a_fleet_sends_the_same_calls_at_every_size_and_routes_by_key(corpus: Pa
     assert [row[5] for row in rows] == ["12", "12"]  # the same calls either way
     # The whole fleet in progress at once: what the caches hold per agent is shown.
     assert rows[0][11] == "-" and float(rows[1][11]) > 0
+    # And which caches hold those bytes, the most first: together about that figure.
+    (by_cache,) = [line for line in lines if line.startswith("warm KB/agent by cache, 4 ")]
+    sizes = [float(item.split()[-1]) for item in by_cache.split(": ", 1)[1].split(", ")]
+    # (each rounded to a KB, the total to a kilobyte too)
+    assert sizes == sorted(sizes, reverse=True)
+    assert 0 < sum(sizes) <= float(rows[1][11]) * 1e3 + len(sizes) + 1
     assert any(line.startswith("CPU per call, 4 agents against 1:") for line in lines)
     lines.clear()
     assert fleet.run(corpus, counts=(4,), replicas=2, steps=3, clients=2,

@@ -61,15 +61,26 @@ def test_the_breathing_point_stays_interpreted():
 
 
 def test_usage_counts_hits_misses_and_what_a_generation_let_go():
-    memo: Memo[str, int] = Memo(20, lambda k, v: len(k) + 1)  # 10 a generation
+    memo: Memo[str, int] = Memo(40, lambda k, v: len(k) + 1)  # 10 a generation, 4 of them
     assert memo.get("aaaa", len) == 4 and memo.get("aaaa", len) == 4  # miss, then hit
-    memo.get("bbbb", len)  # 10 of keys (with one each): still the young one
-    memo.get("cccc", len)  # the young generation becomes the old one
-    memo.get("dddd", len)
-    memo.get("eeee", len)  # and again: aaaa and bbbb, the old one, are let go
+    for key in ("bbbb", "cccc", "dddd", "eeee", "ffff", "gggg", "hhhh", "iiii"):
+        memo.get(key, len)  # two a generation: the fourth new one lets aaaa and bbbb go
     usage = memo.usage
-    assert (usage.hits, usage.misses, usage.evicted) == (1, 5, 2)
-    assert usage.held == 15 and usage.entries == 3  # cccc, dddd (old) and eeee
+    assert (usage.hits, usage.misses, usage.evicted) == (1, 9, 2)
+    assert usage.held == 35 and usage.entries == 7  # cccc to iiii
+    # A hit in an older generation moves the entry up, where it is counted once.
+    assert memo.get("cccc", lambda _: 0) == 4
+    assert memo.usage.held == 35 and memo.usage.entries == 7 and len(memo) == 7
+
+
+def test_entries_read_once_a_round_stay_while_they_fit_three_quarters_of_the_bound():
+    # A thousand agents calling in turn read each agent's entries once a round: with
+    # the bound in two generations they went once a round passed half of it.
+    memo: Memo[str, int] = Memo(4_000, lambda k, v: 100)  # room for 40 entries
+    for _ in range(5):
+        for i in range(28):
+            memo.get(f"agent {i}", len)
+    assert memo.usage.misses == 28 and memo.usage.hits == 4 * 28
 
 
 def test_a_giant_entry_is_computed_but_not_kept():

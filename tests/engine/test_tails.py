@@ -5,6 +5,7 @@ import copy
 
 import pytest
 
+from app.engine.compaction.base import Span
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tails import Tails, Trimmed
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
@@ -62,10 +63,7 @@ def test_a_message_that_changed_outside_its_text_is_trimmed_again(encoder, forma
 
 
 def test_one_entry_per_loop_in_progress_and_a_bound_in_bytes():
-    # An entry holds its messages: texts, parts and the wire dicts (about 700 bytes for
-    # 100 characters here, measured), not the 100 characters its text has.
-    entry = footprint(_trimmed(100).sources) + footprint(())
-    assert entry > 5 * 100
+    entry = _trimmed(100).size
     tails = Tails(max_bytes=entry * 5 // 2)
     for n in range(5):
         tails.put(_key("loop", n), _trimmed(100), replaces=_key("loop", n - 1) if n else None)
@@ -79,6 +77,40 @@ def test_one_entry_per_loop_in_progress_and_a_bound_in_bytes():
     other = _sources(100)
     other[0].raw = {"role": "user", "content": "x" * 100, "cache_control": {}}
     assert tails.get(_key("other", 2), other) is None
+    # Nor one whose raw differs only in a number, or in a field of a part or a call.
+    for changed in ({"role": "user", "content": "x" * 100, "n": 2**61},
+                    {"role": "user", "content": "x" * 100, "n": 1 + 2**61 + 2**61 - 1}):
+        first, second = _sources(100), _sources(100)
+        first[0].raw = {"role": "user", "content": "x" * 100, "n": 1}
+        second[0].raw = changed
+        tails.put(_key("numbers", 0), Trimmed(tuple(first), [], (), [], frozenset()), None)
+        assert tails.get(_key("numbers", 0), first) is not None
+        assert tails.get(_key("numbers", 0), second) is None
+    # The same raw with its keys in another order is the same message.
+    reordered = _sources(100)
+    reordered[0].raw = {"content": "x" * 100, "role": "user"}
+    assert tails.get(_key("other", 2), reordered) is not None
+
+
+def test_an_entry_keeps_what_the_trimming_wrote_not_the_turns_it_came_from():
+    # The turns as sent are 20 KB of text with their wire dicts; the entry holds the
+    # trimmed message, the span and places: what the next call replays them with.
+    sources = [Message("user", (Part("text", "task"),), raw={"role": "user", "content": "task"},
+                       index=0),
+               Message("tool", (Part("text", "y" * 20_000),), tool_call_id="t1",
+                       raw={"role": "tool", "tool_call_id": "t1", "content": "y" * 20_000},
+                       index=1)]
+    cut = Message("tool", (Part("text", "y" * 100 + " [cut]"),), tool_call_id="t1",
+                  raw=sources[1].raw, index=1)
+    span = Span("h1", "truncated", 1, 1, 1, ("bash",), (sources[1],))
+    trimmed = Trimmed(tuple(sources), [sources[0], cut], (span,), [sources[1]], frozenset())
+    assert trimmed.size < 2_000 < footprint(sources)
+    # The next call's messages: equal to these, other objects, as a new request parses.
+    again = copy.deepcopy(sources)
+    out, spans, dropped = trimmed.replayed(again)
+    assert out[0] is again[0] and dropped == [again[1]] and dropped[0] is again[1]
+    assert out[1].text == cut.text and out[1].raw is again[1].raw
+    assert spans[0].handle == "h1" and spans[0].originals[0] is again[1]
 
 
 def _key(name, n):

@@ -85,9 +85,9 @@ def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: Stra
     shown = Shown(context.lines, base.shown if base is not None else frozenset())
     marks = (len(out), len(spans), len(dropped))
     if base is not None:
-        sent, cut_before = base.replayed(messages[start : turns[done - 1].stop])
+        sent, cut_spans, cut_before = base.replayed(messages[start : turns[done - 1].stop])
         out.extend(sent)
-        spans.extend(base.spans)
+        spans.extend(cut_spans)
         dropped.extend(cut_before)
     for k in range(done, len(turns)):
         if k == older and tails is not None and key is not None and done < older:
