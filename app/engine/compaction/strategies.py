@@ -12,9 +12,10 @@ from app.engine.compaction.tails import Tails
 from app.engine.memo import shares
 
 # The strategies' bytes: runs' summaries (both fast strategies read them), the notes of
-# closed blocks, and the trimmed recent turns. The tails hold the most bytes an agent
-# (the recent turns as sent and as trimmed: 470 KB for an 80 KB body) and save a warm
-# call the least (trimming again from the line memos is a fraction of a millisecond).
+# closed blocks, and the trimmed recent turns. The tails save a warm call the least
+# (trimming again from the line memos is a fraction of a millisecond); they held the
+# most bytes an agent (470 KB for an 80 KB body) until an entry kept only what the
+# trimming wrote, about 80 KB.
 _SHARES = {"runs": 0.35, "block_notes": 0.50, "tails": 0.15}
 
 
