@@ -174,3 +174,21 @@ def test_an_error_label_that_says_none_is_no_failure():
                              "Output: ..F.\nFAILED (failures=1)")
     assert read(failed).error and read(failed).line == "FAILED (failures=1)"
     assert read("Error: (none) of the files could be read").error  # more than the label
+
+
+def test_a_status_written_in_capitals_after_long_output_decides():
+    # Gemini CLI's shell results end "Exit Code: N" after what the command printed, and
+    # a test run's summary (pytest's warnings first) is past the head looked at first.
+    printed = "".join(f"warning: the `tool.uv` field {i} is deprecated\n" for i in range(60))
+    summary = ("FAILED tests/api/test_listings.py::test_by_id - assert 404 == 422\n"
+               "==== 1 failed, 4 passed in 0.67s ====\n")
+    failed = f"Output: {printed}{summary}Exit Code: 1\nProcess Group PGID: 73865"
+    assert len(failed) > 2000
+    outcome = read(failed)
+    assert outcome.error
+    assert outcome.line == "FAILED tests/api/test_listings.py::test_by_id - assert 404 == 422"
+    # A zero is the status of a pipeline's last command: `pytest | tail` that failed
+    # exits 0, and its output says so.
+    piped = f"Output: collected 5 items\n{summary}Exit Code: 0\nProcess Group PGID: 73866"
+    assert read(piped).error
+    assert not read(piped.replace(summary, "4 passed in 0.61s\n")).error

@@ -28,6 +28,11 @@ _LINE_START_WORDS = ("error", "exception", "traceback", "fatal:", "failed")
 _ANYWHERE_PHRASES = ("command not found", "No such file or directory", "Permission denied")
 _ANYWHERE = re.compile("|".join(map(re.escape, _ANYWHERE_PHRASES)))
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit (?:code|status):? (-?\d+)")
+# A shell tool's trailer line (Gemini CLI's and Qwen Code's "Exit Code: 1", after what
+# the command printed). A non-zero one is a failure, however far down the output says
+# so; a zero one leaves it to the output, as it is the status of a pipeline's last
+# command, and ``pytest | tail`` that failed exits 0.
+_TRAILER_STATUS = re.compile(r"^Exit Code: (-?\d+)[ \t]*$", re.MULTILINE)
 # Lines that say what failed, as the last of them in a result says it best: a raised
 # exception's final line, pytest's FAILED and E lines, a shell's or a tool's message.
 # "Traceback (most recent call last):" says only that something failed.
@@ -121,7 +126,7 @@ def read(text: str, *, flagged: bool = False) -> Outcome:
         if code is not None:
             error = (code.group(1) or code.group(2)) != "0"
         else:
-            error = _find_error(text[:_HEAD]) is not None
+            error = _failed_status(text) or _find_error(text[:_HEAD]) is not None
     if not error:
         line = first_line(text)
         if line.startswith(_TRACEBACK_HEADER):
@@ -142,6 +147,14 @@ def _exit_code(text: str) -> re.Match[str] | None:
         return found
     found_at_end = list(_RETURN_CODE.finditer(text, len(text) - _HEAD))
     return found_at_end[-1] if found_at_end else None
+
+
+def _failed_status(text: str) -> bool:
+    """Whether the trailer a shell tool ends its result with reports a non-zero status."""
+    if "Exit Code: " not in text:
+        return False
+    found = list(_TRAILER_STATUS.finditer(text, max(len(text) - _HEAD, 0)))
+    return bool(found) and found[-1].group(1) != "0"
 
 
 def failure_line(text: str) -> str:
