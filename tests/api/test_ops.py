@@ -189,7 +189,8 @@ async def test_every_cache_together_holds_no_more_than_the_one_setting(make_app)
     assert {"resent_bodies", "tails", "run_summaries", "settled_runs", "in_process_cache",
             "call_summaries"} <= held.keys()
     assert 0 < sum(held.values()) <= total
-    assert evicted["resent_bodies"] > 0 and evicted["tails"] > 0  # the bound was reached
+    # The bound was reached (a tail's entry is a few KB now: forty fit in its share).
+    assert evicted["resent_bodies"] > 0 and evicted["run_summaries"] > 0
     assert lookups[("tails", "hit")] >= 40  # the agent still calling kept its tail
 
 

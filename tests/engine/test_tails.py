@@ -95,18 +95,21 @@ def test_one_entry_per_loop_in_progress_and_a_bound_in_bytes():
 def test_an_entry_keeps_what_the_trimming_wrote_not_the_turns_it_came_from():
     # The turns as sent are 20 KB of text with their wire dicts; the entry holds the
     # trimmed message, the span and places: what the next call replays them with.
-    sources = [Message("user", (Part("text", "task"),), raw={"role": "user", "content": "task"},
-                       index=0),
-               Message("tool", (Part("text", "y" * 20_000),), tool_call_id="t1",
-                       raw={"role": "tool", "tool_call_id": "t1", "content": "y" * 20_000},
-                       index=1)]
+    def parsed() -> list[Message]:
+        return [Message("user", (Part("text", "task"),),
+                        raw={"role": "user", "content": "task"}, index=0),
+                Message("tool", (Part("text", "y" * 20_000),), tool_call_id="t1",
+                        raw={"role": "tool", "tool_call_id": "t1", "content": "y" * 20_000},
+                        index=1)]
+
+    sources = parsed()
     cut = Message("tool", (Part("text", "y" * 100 + " [cut]"),), tool_call_id="t1",
                   raw=sources[1].raw, index=1)
     span = Span("h1", "truncated", 1, 1, 1, ("bash",), (sources[1],))
     trimmed = Trimmed(tuple(sources), [sources[0], cut], (span,), [sources[1]], frozenset())
     assert trimmed.size < 2_000 < footprint(sources)
     # The next call's messages: equal to these, other objects, as a new request parses.
-    again = copy.deepcopy(sources)
+    again = parsed()
     out, spans, dropped = trimmed.replayed(again)
     assert out[0] is again[0] and dropped == [again[1]] and dropped[0] is again[1]
     assert out[1].text == cut.text and out[1].raw is again[1].raw

@@ -57,13 +57,20 @@ FLOORS = {
     # answer comes back in the harness's result shape with its environment details and
     # is kept whole as the user's words (the window had dropped them): 0.6 to 0.9 points
     # of the split's reduction, recall up 0.3 to 0.6.
-    ("tune", "synthesize-fast-local"): (0.608, 0.768, 1.0, 1.0),
-    ("tune", "synthesize-fast-mid"): (0.594, 0.812, 1.0, 1.0),
-    ("tune", "synthesize-fast-large"): (0.532, 0.901, 1.0, 1.0),
-    ("tune", "synthesize-fast-frontier"): (0.515, 0.916, 1.0, 1.0),
-    ("tune", "synthesize-rebuild-mid"): (0.621, 0.724, 1.0, 1.0),
-    ("tune", "observation-mask-mid"): (0.461, 0.849, 0.868, 1.0),
-    ("tune", "compress-history-fast"): (0.337, 0.825, 1.0, 1.0),
+    # The harness's block kept once on the user messages it sends too (issue 58): the
+    # split's reduction up about 3 points at every tier, recall where it was. Then six
+    # families joined (issue 58: Gemini CLI, two AutoGen families, a LangGraph memory
+    # agent; 12 runs, the AutoGen and LangGraph ones too short to compact): recall fell
+    # 1 to 3 points (Gemini CLI keeps 69% of what it goes on to use, 15 points over its
+    # window), and its failures, "Exit Code: 1" after long output, are read. Floors
+    # rebased on the new split.
+    ("tune", "synthesize-fast-local"): (0.646, 0.755, 1.0, 1.0),
+    ("tune", "synthesize-fast-mid"): (0.629, 0.801, 1.0, 1.0),
+    ("tune", "synthesize-fast-large"): (0.567, 0.883, 1.0, 1.0),
+    ("tune", "synthesize-fast-frontier"): (0.550, 0.897, 1.0, 1.0),
+    ("tune", "synthesize-rebuild-mid"): (0.655, 0.725, 1.0, 1.0),
+    ("tune", "observation-mask-mid"): (0.504, 0.819, 0.868, 1.0),
+    ("tune", "compress-history-fast"): (0.334, 0.830, 1.0, 1.0),
     # Every failure line on the test split too, since the exit status OpenHands reports
     # after long output is read, a long failure line keeps its first 300 characters, and
     # a note names the exception a chain started from when its line has no room.
@@ -117,12 +124,14 @@ CEILINGS = {  # (split, compactor): prefix reuse floor, cost ceilings (share of 
     # reminders, resumed tasks; issue 58): the split's cost fell 4.0 / 4.2 points, its
     # reuse 0.4 (each call still rewrites the block it took off the message before, now a
     # larger share of a smaller output).
-    ("tune", "synthesize-fast-mid"): (0.855, 0.541, 0.586),
+    # Six families joined (issue 58; Gemini CLI at 65% / 70%, the short runs at 100%):
+    # 0.6 / 0.7 points of cost.
+    ("tune", "synthesize-fast-mid"): (0.855, 0.548, 0.593),
     # compress-history reads text actions as calls (issue 59): from 97.3% / 105.9% of the
     # cost of sending everything to 61.5% / 65.0%.
     # Roo Code joined the tune split: 0.7 points of reuse and 6.7 / 6.6 of cost; its
-    # seventh session, 1.1 / 1.0 more.
-    ("tune", "compress-history-fast"): (0.913, 0.700, 0.734),
+    # seventh session, 1.1 / 1.0 more. Six families joined (issue 58): 0.4 / 0.3 more.
+    ("tune", "compress-history-fast"): (0.913, 0.704, 0.737),
     # Aider's sessions compacted (console output and edit reports read as results): less
     # of each output is the previous one's (their turns become notes), for 4.6 points of
     # cost on the split.

@@ -6,7 +6,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.service.expand_stream import ChatRound
+from app.service.expand_stream import ChatRound, GeminiRound
 from app.service.expand_tool import NAME, ExpandCall
 from app.service.sse import Event, EventDecoder
 
@@ -31,14 +31,18 @@ def _read(raw: bytes) -> Event:
     return event
 
 
-@given(st.lists(st.integers(1, 40), max_size=30), st.sampled_from(["\n", "\r\n", "\r"]))
-def test_a_round_reads_the_same_however_the_bytes_are_cut_and_lines_end(cuts, eol):
-    raw = b"".join(STREAM).replace(b"\n", eol.encode())
+def _decoded(raw: bytes, cuts: list[int]) -> list[Event]:
+    """The events of ``raw`` fed to a decoder in pieces of the sizes ``cuts`` gives."""
     decoder, events, at = EventDecoder(), [], 0
     for size in cuts:
         events += decoder.feed(raw[at:at + size])
         at += size
-    events += decoder.feed(raw[at:]) + decoder.end()
+    return events + decoder.feed(raw[at:]) + decoder.end()
+
+
+@given(st.lists(st.integers(1, 40), max_size=30), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_a_round_reads_the_same_however_the_bytes_are_cut_and_lines_end(cuts, eol):
+    events = _decoded(b"".join(STREAM).replace(b"\n", eol.encode()), cuts)
     round_ = ChatRound()
     passed = [e for e in map(round_.pass_on, events) if e is not None]
     assert round_.calls() == [ExpandCall("x", {"handle": "cs_1"})]
@@ -128,15 +132,8 @@ def _parts_of(passed: list[bytes]) -> list[dict]:
 
 @given(st.lists(st.integers(1, 60), max_size=30))
 def test_a_gemini_round_hides_the_call_however_the_bytes_are_cut(cuts):
-    from app.service.expand_stream import GeminiRound
-
     # Gemini ends its lines with CRLF.
-    raw = b"".join(GEMINI_STREAM).replace(b"\n", b"\r\n")
-    decoder, events, at = EventDecoder(), [], 0
-    for size in cuts:
-        events += decoder.feed(raw[at:at + size])
-        at += size
-    events += decoder.feed(raw[at:]) + decoder.end()
+    events = _decoded(b"".join(GEMINI_STREAM).replace(b"\n", b"\r\n"), cuts)
     round_ = GeminiRound()
     passed = [e for e in map(round_.pass_on, events) if e is not None]
     assert NAME not in b"".join(passed).decode()
@@ -149,8 +146,6 @@ def test_a_gemini_round_hides_the_call_however_the_bytes_are_cut(cuts):
 
 
 def test_a_gemini_round_sends_back_what_the_model_said_with_its_signatures():
-    from app.service.expand_stream import GeminiRound
-
     round_ = GeminiRound()
     for event in GEMINI_STREAM:
         round_.pass_on(_read(event))
@@ -167,8 +162,6 @@ def test_a_gemini_round_sends_back_what_the_model_said_with_its_signatures():
 
 
 def test_a_gemini_finish_that_brings_the_call_lets_its_text_out_first():
-    from app.service.expand_stream import GeminiRound
-
     round_ = GeminiRound()
     first = round_.pass_on(_read(_gemini_chunk({"text": "Checking."})))
     last = round_.pass_on(_read(_gemini_chunk({"text": " One moment."}, GEMINI_CALL,
@@ -185,8 +178,6 @@ def test_a_gemini_finish_that_brings_the_call_lets_its_text_out_first():
 
 
 def test_a_gemini_round_with_the_clients_calls_keeps_them_and_their_signature():
-    from app.service.expand_stream import GeminiRound
-
     theirs = {"functionCall": {"id": "gc_8", "name": "read_file", "args": {"file_path": "a"}}}
     round_ = GeminiRound()
     passed = [round_.pass_on(_read(e)) for e in (
@@ -198,8 +189,6 @@ def test_a_gemini_round_with_the_clients_calls_keeps_them_and_their_signature():
 
 
 def test_a_gemini_answer_without_the_tool_goes_out_byte_for_byte():
-    from app.service.expand_stream import GeminiRound
-
     stream = [_gemini_chunk({"text": "Done"}), _gemini_chunk({"text": "."}, finish="STOP")]
     round_ = GeminiRound()
     passed = [e for e in (round_.pass_on(_read(e)) for e in stream) if e is not None]
