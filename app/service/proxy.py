@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import httpx
 
@@ -46,9 +46,18 @@ from app.service.expansion_log import Anchor, ExpansionLog, anchor
 from app.service.handles import HandleStore
 from app.service.jobs import synthesis_defaults
 from app.service.llm_call import LLMOptions
+from app.service.proxy_routes import (
+    BASE_HOLDS,
+    COUNT_ROUTES,
+    KEY_PARAM,
+    PROVIDER_ROUTES,
+    ProviderRoute,
+    check_spelling,
+    passed_to,
+)
 from app.service.receipts import receipt
 from app.service.runner import Runner
-from app.service.server_keys import NotAProxyRoute, ServerKeyPolicy, requested_model
+from app.service.server_keys import ServerKeyPolicy, requested_model
 from app.service.sse import EventDecoder
 from app.settings import Settings
 
@@ -61,49 +70,6 @@ _KEY_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-k
 _KEY_PLACES: Mapping[str, tuple[str, str]] = {"openai": ("authorization", "Bearer {}"),
                                               "anthropic": ("x-api-key", "{}"),
                                               "gemini": ("x-goog-api-key", "{}")}
-# Gemini also takes its key in the query (?key=).
-_KEY_PARAM = "key"
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderRoute:
-    upstream: str  # its name in metrics and settings
-    format: str  # the wire format of its conversation
-    # Appended to the upstream's base URL; a {name} in it is filled in from the request's
-    # own path (Gemini names the model there).
-    path: str
-
-    def bound(self, params: Mapping[str, str], query: str) -> ProviderRoute:
-        """This route for one request: its path's parameters in place, and the query as
-        it came (Gemini's ``alt=sse`` asks for a stream there)."""
-        path = self.path.format_map({k: quote(v, safe="") for k, v in params.items()})
-        return replace(self, path=path + (f"?{query}" if query else ""))
-
-
-# Gemini's conversation routes, under v1beta (the REST reference, older SDKs) and v1
-# (google-genai's default): the upstream's path is the caller's.
-_GEMINI_ROUTES = {path: ProviderRoute("gemini", "gemini", path)
-                  for version in ("v1beta", "v1")
-                  for method in ("generateContent", "streamGenerateContent")
-                  for path in (f"/{version}/models/{{model}}:{method}",)}
-
-# The provider routes the proxy serves, by the path (its template) a caller's SDK posts to.
-PROVIDER_ROUTES: Mapping[str, ProviderRoute] = {
-    "/v1/chat/completions": ProviderRoute("openai", "openai", "/chat/completions"),
-    "/v1/messages": ProviderRoute("anthropic", "anthropic", "/v1/messages"),
-    "/v1/responses": ProviderRoute("openai", "responses", "/responses"),
-    **_GEMINI_ROUTES,
-}
-
-
-# Token counts the proxy answers for what the model would receive: the request as the
-# same path's conversation route would compact it, counted by the provider.
-COUNT_ROUTES: Mapping[str, ProviderRoute] = {
-    "/v1/messages/count_tokens": ProviderRoute("anthropic", "anthropic",
-                                               "/v1/messages/count_tokens"),
-}
-
-
 _PREVIOUS_RESPONSE = ("previous_response_id: the provider holds this conversation, and "
                       "only its new turns came here; send the whole input to have it "
                       "compacted")
@@ -113,48 +79,6 @@ _BREAKPOINTS_IGNORED = ("ignored: cache_control breakpoints are Anthropic's (/v1
 # Where the providers' requests hold their conversation (Responses: input, Gemini:
 # contents).
 _CONVERSATIONS = ("messages", "input", "contents")
-
-# Which provider a request the proxy does not compact goes to. Under /v1beta, Gemini;
-# under /v1, which OpenAI, Anthropic and google-genai share, a header its SDK always
-# sends (or Gemini's key in the query) says, and any other request goes to OpenAI.
-_PASSED_PREFIXES: Mapping[str, str] = {"/v1beta/": "gemini"}
-_SIGNS: Mapping[str, str] = {"anthropic-version": "anthropic", "x-goog-api-key": "gemini",
-                             "x-goog-api-client": "gemini"}
-_DEFAULT_UPSTREAM = "openai"
-# The part of a path an upstream's base URL already holds: OpenAI's names its /v1, the
-# others' are the host.
-_BASE_HOLDS: Mapping[str, str] = {"openai": "/v1"}
-
-
-def passed_to(path: str, query: str, headers: Sequence[tuple[str, str]]) -> str:
-    by_path = next((name for prefix, name in _PASSED_PREFIXES.items()
-                    if path.startswith(prefix)), None)
-    signed = next((_SIGNS[k.lower()] for k, _ in headers if k.lower() in _SIGNS), None)
-    keyed = "gemini" if any(k == _KEY_PARAM for k, _ in parse_qsl(query)) else None
-    return by_path or signed or keyed or _DEFAULT_UPSTREAM
-
-
-def _spelled(path: str) -> str:
-    """A path as a lenient server would route it: slashes collapsed and trimmed, lower
-    case; Gemini's model segment stands as its template's."""
-    parts = [p for p in path.lower().split("/") if p]
-    if len(parts) == 3 and parts[1] == "models" and ":" in parts[2]:
-        parts[2] = "{model}:" + parts[2].partition(":")[2]
-    return "/" + "/".join(parts)
-
-
-_SPELLED_ROUTES = {_spelled(path): path for path in (*PROVIDER_ROUTES, *COUNT_ROUTES)}
-
-
-def check_spelling(method: str, path: str, upstream: str) -> None:
-    """A conversation posted to its route spelled otherwise (``/v1/chat/completions/``,
-    ``/v1/Chat/Completions``) is refused, not passed through: the provider may route it
-    as the conversation it is, uncompacted and uncharged."""
-    exact = _SPELLED_ROUTES.get(_spelled(path))
-    if method.upper() == "POST" and exact is not None and exact != path:
-        raise NotAProxyRoute(f"{path} is not a route of this proxy; send the request to "
-                             f"{exact}, spelled exactly so.", upstream=upstream)
-
 
 BUDGET_HEADER = "x-contextsynth-budget-tokens"
 TRIGGER_HEADER = "x-contextsynth-trigger-tokens"
@@ -181,7 +105,7 @@ def budget_of(headers: Sequence[tuple[str, str]], upstream: str) -> Budget | Non
 
 def _without_key(query: str) -> str:
     return urlencode([(k, v) for k, v in parse_qsl(query, keep_blank_values=True)
-                      if k != _KEY_PARAM])
+                      if k != KEY_PARAM])
 
 
 # Gemini streams by its path, in server-sent events when the query asks for them (without
@@ -696,7 +620,7 @@ class ProxyService:
         token counts, anything else under /v1 or /v1beta), sent on untouched, to the
         provider ``passed_to`` names."""
         upstream = self.screen(method, path, query, body, sent, tenant)
-        route = ProviderRoute(upstream, "", path.removeprefix(_BASE_HOLDS.get(upstream, "")))
+        route = ProviderRoute(upstream, "", path.removeprefix(BASE_HOLDS.get(upstream, "")))
         headers, query = self.credentials(route, tenant, forwarded(sent), query)
         url = self._bases[upstream] + route.path + (f"?{query}" if query else "")
         answer = await self._upstream.send(upstream, url, body, headers, method)

@@ -31,15 +31,14 @@ from app.context import request_id
 from app.engine.errors import HandleNotFound, InvalidOption
 from app.engine.jobs.synthesize.prefix import BREAKPOINT_FORMAT
 from app.service.proxy import (
-    COUNT_ROUTES,
     MODES,
-    PROVIDER_ROUTES,
     Compacted,
     Proxied,
     ProxyCall,
     ProxyHeaderInvalid,
     budget_of,
 )
+from app.service.proxy_routes import COUNT_ROUTES, PROVIDER_ROUTES
 
 router = APIRouter(include_in_schema=False, generate_unique_id_function=operation_id)
 KEY_HEADER = "x-contextsynth-key"

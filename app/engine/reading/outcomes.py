@@ -28,10 +28,11 @@ _LINE_START_WORDS = ("error", "exception", "traceback", "fatal:", "failed")
 _ANYWHERE_PHRASES = ("command not found", "No such file or directory", "Permission denied")
 _ANYWHERE = re.compile("|".join(map(re.escape, _ANYWHERE_PHRASES)))
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit (?:code|status):? (-?\d+)")
-# A shell tool's trailer line (Gemini CLI's and Qwen Code's "Exit Code: 1", after what
-# the command printed). A non-zero one is a failure, however far down the output says
-# so; a zero one leaves it to the output, as it is the status of a pipeline's last
-# command, and ``pytest | tail`` that failed exits 0.
+# A shell tool's trailer line ("Exit Code: 1" on a line of its own after what the
+# command printed, beside "Signal:" and "Process Group PGID:"). A non-zero one is a
+# failure, however far down the output says so; a zero one leaves it to the output, as
+# it is the status of a pipeline's last command, and ``pytest | tail`` that failed
+# exits 0.
 _TRAILER_STATUS = re.compile(r"^Exit Code: (-?\d+)[ \t]*$", re.MULTILINE)
 # Lines that say what failed, as the last of them in a result says it best: a raised
 # exception's final line, pytest's FAILED and E lines, a shell's or a tool's message.
