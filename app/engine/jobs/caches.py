@@ -11,6 +11,7 @@ from app.engine.reading.calls import CallSummaries
 from app.engine.reading.facts import FactExtractor
 from app.engine.reading.gist import Gists
 from app.engine.reading.outcomes import Outcomes
+from app.engine.reading.records import Records
 from app.engine.reading.repeats import LineMemo
 from app.engine.reading.salient import SalientLines
 from app.engine.reading.textactions import TextActions
@@ -23,7 +24,7 @@ from app.engine.transcript.model import Message, segment
 # an agent (bench --load --agents --kb 40: 1-5 KB each); what texts read as (actions)
 # and call summaries save a warm call the most after token counts (2 and 0.9 ms of 7.5).
 READING_SHARES: Mapping[str, float] = {
-    "facts": 0.40, "calls": 0.12, "outcomes": 0.04, "handles": 0.04, "lines": 0.10,
+    "facts": 0.38, "records": 0.02, "calls": 0.12, "outcomes": 0.04, "handles": 0.04, "lines": 0.10,
     "salient": 0.03, "gists": 0.03, "actions": 0.24}
 # The engine's bytes between the reading memos above, the strategies' (runs, block
 # notes, tails: see ``builtin_strategies``) and token counts.
@@ -47,13 +48,15 @@ class EngineCaches:
         self.salient = SalientLines(cache_bytes=share["salient"])
         self.gists = Gists(cache_bytes=share["gists"])
         self.actions = TextActions(cache_bytes=share["actions"])
+        self.records = Records(cache_bytes=share["records"])
 
     def usage(self) -> dict[str, CacheUsage]:
         """How each memo serves and what it holds (see ``CacheUsage``), by name."""
         return {**self.facts.usage(), "call_summaries": self.calls.usage,
                 "outcomes": self.outcomes.usage, "handles": self.handles.usage,
                 "line_keys": self.lines.usage, "salient_lines": self.salient.usage,
-                "gists": self.gists.usage, "text_actions": self.actions.usage}
+                "gists": self.gists.usage, "text_actions": self.actions.usage,
+                "records": self.records.usage}
 
     def context(self, messages: Sequence[Message], tier: Tier = Tier.MID,
                 tokens: Callable[[Sequence[Message]], int] | None = None) -> StrategyContext:

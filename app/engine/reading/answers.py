@@ -98,52 +98,68 @@ def _keyed(value: dict[str, Any]) -> list[dict[str, Any]] | None:
     return [v if key in v.values() else {"key": key, **v} for key, v in value.items()]
 
 
-def _table(items: list[dict[str, Any]], label: str, out: list[str], meta: set[int]) -> None:
+class _Lines:
+    """What an answer's rows become: the lines, which of them are a table's header or
+    shared fields (``meta``: not rows of their own), and each table row's header."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.meta: set[int] = set()
+        self.headers: dict[int, str] = {}
+
+    def add_meta(self, line: str) -> None:
+        self.meta.add(len(self.out))
+        self.out.append(line)
+
+
+def _table(items: list[dict[str, Any]], label: str, lines: _Lines) -> None:
     """Like objects as a table: the names of the fields that differ, a row of their
     values per object, then the fields all share on one line (those two lines are
-    ``meta``: they are not rows of their own)."""
+    meta: they are not rows of their own)."""
     rows = [_flat(item) for item in items]
     keys = list(dict.fromkeys(k for row in rows for k in row))
     first = rows[0]
     same = [k for k in keys if all(row.get(k) == first.get(k) for row in rows)]
     columns = [k for k in keys if k not in same][:_MAX_COLUMNS]
     if columns:
-        meta.add(len(out))
-        out.append(f"{label}{len(rows)} rows: " + " | ".join(columns))
-        out.extend(" | ".join(row.get(k, "-") for k in columns) for row in rows)
+        header = f"{label}{len(rows)} rows: " + " | ".join(columns)
+        lines.add_meta(header)
+        for row in rows:
+            lines.headers[len(lines.out)] = header
+            lines.out.append(" | ".join(row.get(k, "-") for k in columns))
     if same:  # after the rows: the call's own arguments often say as much
-        meta.add(len(out))
-        out.append(f"{label}all {len(rows)}: " + ", ".join(f"{k}={first[k]}" for k in same))
+        lines.add_meta(f"{label}all {len(rows)}: "
+                       + ", ".join(f"{k}={first[k]}" for k in same))
 
 
-def _rows(value: Any, label: str, out: list[str], meta: set[int], depth: int = 0) -> None:
+def _rows(value: Any, label: str, lines: _Lines, depth: int = 0) -> None:
     """A line per object, nested lists of objects below their parent."""
     if depth > 3:
         return
     if isinstance(value, list) and len(value) >= _TABLE_ROWS \
             and all(isinstance(item, dict) and item for item in value):
-        _table(value, label, out, meta)
+        _table(value, label, lines)
         return
     if isinstance(value, dict):
         keyed = _keyed(value)
         if keyed is not None:
-            _table(keyed, label, out, meta)
+            _table(keyed, label, lines)
             return
         fields = _fields(value)
         if fields:
-            out.append(f"{label}{fields}" if label else fields)
+            lines.out.append(f"{label}{fields}" if label else fields)
         for key, inner in value.items():
             if isinstance(inner, list) and _listed(inner) is not None:
                 continue  # whole on the fields' line already
             if isinstance(inner, (list, dict)) and inner and _scalar(inner) is None:
-                _rows(inner, f"{key}: ", out, meta, depth + 1)
+                _rows(inner, f"{key}: ", lines, depth + 1)
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, (dict, list)):
-                _rows(item, label, out, meta, depth + 1)
+                _rows(item, label, lines, depth + 1)
         scalars = [s for s in map(_scalar, value) if s is not None]
         if scalars:
-            out.append(f"{label}{', '.join(scalars)}")
+            lines.out.append(f"{label}{', '.join(scalars)}")
 
 
 def json_value(text: str) -> Any:
@@ -163,9 +179,9 @@ def json_lines(text: str, limit: int) -> list[str] | None:
     value = json_value(text)
     if value is None:
         return None
-    rows: list[str] = []
-    meta: set[int] = set()
-    _rows(value, "", rows, meta)
+    lines = _Lines()
+    _rows(value, "", lines)
+    rows, meta = lines.out, lines.meta
     out: list[str] = []
     used = 0
     for i, row in enumerate(rows):
@@ -180,3 +196,12 @@ def json_lines(text: str, limit: int) -> list[str] | None:
         out.append(shown)
         used += len(shown) + 1
     return out
+
+
+def record_rows(value: Any) -> list[tuple[str, str]]:
+    """Each record an answer holds as a line, with the header of its table (empty for
+    an object's own line): what a later request may name by a field's value."""
+    lines = _Lines()
+    _rows(value, "", lines)
+    return [(lines.headers.get(i, ""), shorten(line, _ROW_CHARS))
+            for i, line in enumerate(lines.out) if i not in lines.meta]

@@ -24,6 +24,7 @@ from app.engine.errors import (
 )
 from app.engine.jobs.accounting import account
 from app.engine.jobs.caches import EngineCaches
+from app.engine.jobs.synthesize.asked import asked_records
 from app.engine.jobs.synthesize.budget import (
     FLOOR_MEMO_BYTES,
     NEAR_STEPS,
@@ -395,6 +396,16 @@ class Synthesizer:
                            steady=min(steady, same), noted=min(noted, same))
         after = books.tokens_after
         nudged = False
+        # Said before the requests after the notes; each holds its place until its
+        # block closes, as the turns around it do.
+        for records in reversed(asked_records(prepared.lifted.messages, out,
+                                              self._caches.records, max(stable, noted))):
+            cost = self._counter.messages([records.message])
+            if cache_price.rides(books.tokens_before - after, cost) and (
+                    room is None or after + cost <= room):
+                out.insert(records.at, records.message)
+                after += cost
+                steady += records.at < steady
         if prepared.nudge is not None:
             # The nudge rides on what the compaction saved, priced as a provider's cache
             # prices both: it is new on every call, where the tokens saved were reads.
