@@ -1,8 +1,11 @@
 import pytest
 
+from app.corpus import families, load, runs
 from app.engine.jobs.synthesize.nudge import nudge
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
 from app.engine.reading.phases import Phase, PhaseOptions, classify, observe
+from app.engine.transcript.formats.openai import OpenAIFormat
+from app.evaluation.replay import sample_steps
 from tests.support.build import tool_turn
 from tests.support.corpus import load_named
 
@@ -188,3 +191,25 @@ def test_a_real_xml_tool_runs_feedback_on_its_completion_is_not_told_to_finish(
                              SynthesisOptions())
     assert result.phase is not Phase.VERIFY
     assert "finish" not in (result.nudge or "")
+
+
+def _called(lifted) -> bool:
+    return any(m.tool_calls for m in lifted.messages if m.role == "assistant")
+
+
+@pytest.mark.parametrize("family", sorted(families()))
+def test_every_family_reads_its_tools_as_run(synthesizer, family):
+    """Issue 58, item 5: in every run of every family, at eight calls spread over it, a
+    run whose agent has acted (tool calls, or actions in its text, lifted to calls) is
+    never read as orienting, nor told "No tool has run yet"."""
+    wire = OpenAIFormat()
+    paths = [run.path for run in runs() if run.family == family]
+    assert paths, family
+    for path in paths:
+        messages = load(path)
+        for k in sample_steps(messages, 8):
+            prepared = synthesizer.prepare(wire.parse({"messages": messages[:k]}),
+                                           SynthesisOptions())
+            if _called(prepared.lifted):
+                assert prepared.phase is not Phase.ORIENT, (path.name, k)
+                assert "No tool has run yet" not in (prepared.nudge or ""), (path.name, k)
