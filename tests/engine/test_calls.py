@@ -190,3 +190,20 @@ def test_a_long_text_is_code_only_when_the_call_writes_it():
     text = "Dear customer, " * 20
     assert summary("send_message", text=text).code == ""
     assert summary("write_file", path="notes.md", text=text).code == text
+
+
+def test_a_call_carrying_search_and_replace_blocks_edits_its_file():
+    # Roo Code's apply_diff: the tool's name says neither write nor edit; the blocks do.
+    diff = ("<<<<<<< SEARCH\n:start_line:23\n-------\n## Plan\n* Blueprint: TBD\n=======\n"
+            "## Plan\n* Blueprint: in the agent's source file, exported beside its steps\n"
+            "* Context: `PromptContext` carries the query, the history and the tools\n"
+            ">>>>>>> REPLACE\n\n<<<<<<< SEARCH\n:start_line:40\n-------\nold line\n=======\n"
+            "new line\n>>>>>>> REPLACE")
+    s = summary("apply_diff", path="docs/PRD.md", diff=diff)
+    assert s.writes == ("docs/PRD.md",) and s.edits == ("docs/PRD.md",) and s.reads == ()
+    # what the note shows under it: the lines it put in, not those it found nor markers
+    assert s.code == ("* Blueprint: in the agent's source file, exported beside its steps\n"
+                      "* Context: `PromptContext` carries the query, the history and the "
+                      "tools\nnew line")
+    # a diff a tool only shows (no blocks) is still a read
+    assert summary("git_diff", path="docs/PRD.md").reads == ("docs/PRD.md",)

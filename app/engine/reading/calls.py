@@ -41,6 +41,12 @@ _SHELL_EDIT = re.compile(r"(?:\bsed\s+-i\S*\s+" + _WORD + r"\s*"
                          r"|\bgit\s+(?:checkout|restore)\s+" + _OPTIONS + r"(?:--\s+)?)" + _FILE)
 # A patch in the apply_patch format (Codex's free-form tool, or the command of that name
 # in a shell): each file it touches has a header line; one it adds is created.
+# A search-and-replace block in an argument (a diff an XML-tool agent sends to edit a
+# file: the text to find, a ``=======`` line, the text to put in its place). A call
+# carrying one edits the file its arguments name, whatever the tool is called.
+_REPLACE_BLOCK = re.compile(r"^<<<<<<< ?SEARCH[^\n]*\n(.*?)^=======[ \t]*\n(.*?)^>>>>>>> ?REPLACE",
+                            re.MULTILINE | re.DOTALL)
+_REPLACE_MARK = "<<<<<<<"
 _PATCH_MARK = "*** Begin Patch"
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (\S[^\n]*?)\s*$", re.MULTILINE)
 # Tools that change a file in place (their paths are written, but not created).
@@ -194,6 +200,7 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     written_text = ""  # the first long value under a content key, code if the call writes
     scripted: list[str] = []  # files a script writes: its head shows no redirection
     edits: list[str] = []
+    diffed = False  # a value held search-and-replace blocks: the call edits its path
     for k, v in value.items():
         if not isinstance(v, str) or not v:
             continue
@@ -231,6 +238,10 @@ def summarize(key: tuple[str, str]) -> CallSummary:
             if written and body:
                 bodies.append(body)
         elif k in _CONTENT_KEYS:
+            changed = _replaced(v) if _REPLACE_MARK in v else None
+            if changed is not None:  # what it changed is the new text, not what it found
+                diffed = True
+                v = changed
             bodies.append(v)
             if not written_text and len(v) > _CODE_MIN:
                 written_text = v
@@ -245,8 +256,8 @@ def summarize(key: tuple[str, str]) -> CallSummary:
         if "http" in v:
             urls += _URL.findall(v)
     if paths:
-        (writes if _WRITE_TOOL.search(name) else reads).extend(paths)
-        if _EDIT_TOOL.search(name) and value.get("command") != "create":
+        (writes if diffed or _WRITE_TOOL.search(name) else reads).extend(paths)
+        if diffed or (_EDIT_TOOL.search(name) and value.get("command") != "create"):
             edits += paths
     defines: list[str] = []
     if writes:
@@ -281,6 +292,20 @@ def _script(line: str, body: str) -> str:
             return body[:start]
         at = body.find(delimiter, at + 1)
     return body
+
+
+def _replaced(value: str) -> str | None:
+    """The lines a value's search-and-replace blocks put in that were not there before,
+    in order (a block's own markers, such as ``:start_line:``, are not the file's); None
+    when it holds no such block."""
+    blocks = _REPLACE_BLOCK.findall(value)
+    if not blocks:
+        return None
+    out: list[str] = []
+    for found, put in blocks:
+        before = set(found.splitlines())
+        out += [line for line in put.splitlines() if line.strip() and line not in before]
+    return "\n".join(out)
 
 
 def _defined(body: str) -> list[str]:
