@@ -9,6 +9,7 @@ from app.engine.compaction.lifting import CONSOLE_CALL, LIFTED_CALL, calls_made,
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
+from app.engine.reading.calls import CallSummaries, markup_head
 from app.engine.reading.phases import Phase
 from app.engine.reading.textactions import (
     console_command,
@@ -18,7 +19,7 @@ from app.engine.reading.textactions import (
     read_action,
     skeleton,
 )
-from app.engine.transcript.model import segment
+from app.engine.transcript.model import ToolCall, segment
 from app.engine.transcript.tokens import TokenCounter
 from tests.support.convert import to_anthropic
 from tests.support.corpus import load_named
@@ -388,3 +389,20 @@ def test_a_real_xml_tool_run_is_read_as_calls_with_its_phase(synthesizer, format
                    if m["role"] == "user" and isinstance(m["content"], str))
 
     assert blocks(messages) >= 40 and blocks(out) < blocks(messages) / 3
+
+
+def test_notes_show_an_action_written_as_markup_in_markup(synthesizer, formats):
+    # A real Roo Code run: its older actions are notes, each as the agent wrote it, so
+    # the notes read as its own actions in its own notation.
+    messages = load_named("roo-code-art-2025-04-29-0116")
+    wire = formats["openai"]
+    out = wire.render(synthesizer.run(wire.parse({"messages": messages}),
+                                      SynthesisOptions()).transcript)["messages"]
+    notes = "\n".join(m["content"] for m in out if isinstance(m["content"], str)
+                      and m["content"].startswith("[contextsynth] "))
+    assert '- <apply_diff><path>ART-Prompt-Management-Refactor-PRD.md</path><diff>' in notes
+    assert "apply_diff(" not in notes
+    # A call made on the wire with the same name keeps the call's own notation.
+    call = ToolCall("c1", "read_file", json.dumps({"path": "src/a.ts"}))
+    assert markup_head(call.name, call.arguments) == "<read_file><path>src/a.ts</path></read_file>"
+    assert CallSummaries().of(call).head == 'read_file(path="src/a.ts")'

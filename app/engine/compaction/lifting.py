@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from app.engine.compaction.base import Compaction, Span
-from app.engine.reading.textactions import EDIT_MARK, TextActions, without_blocks
+from app.engine.reading.textactions import (
+    EDIT_MARK,
+    MARKUP_CALL,
+    TextActions,
+    without_blocks,
+)
 from app.engine.transcript.model import Message, Part, ToolCall, Turn
 
 # The ids of the calls lifting makes. None reaches the wire: every message that holds
@@ -127,7 +132,9 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
             read = (actions.command(m.text) if m.role == "user" else None) \
                 or actions.action(m.text)
             parts = (Part("text", read.thought),) if read.thought else ()
-            answering = f"{CONSOLE_CALL if m.role == 'user' else LIFTED_CALL}{m.index}"
+            kind = CONSOLE_CALL if m.role == "user" else \
+                MARKUP_CALL if read.markup else LIFTED_CALL
+            answering = f"{kind}{m.index}"
             out.append(Message("assistant", parts,
                                (ToolCall(answering, read.name, read.arguments),),
                                raw=m.raw, index=m.index))

@@ -24,11 +24,11 @@ from app.engine.compaction.ledger import Ledger, copied, extend_ledger
 from app.engine.footprint import POINTER, TUPLE_HEADER, footprint
 from app.engine.memo import CacheUsage, Memo, combined
 from app.engine.reading.answers import JSON_CHARS, json_lines, json_value
-from app.engine.reading.calls import CallSummary
+from app.engine.reading.calls import CallSummary, markup_head
 from app.engine.reading.gist import gist
 from app.engine.reading.outcomes import Outcome, shorten
 from app.engine.reading.salient import Ranked, chosen_lines, ranked_lines, short_lines, text_lines
-from app.engine.reading.textactions import fenced_code
+from app.engine.reading.textactions import MARKUP_CALL, fenced_code
 from app.engine.reading.verbs import changes_state
 from app.engine.transcript.model import Message, Part, ToolCall, call_results
 from app.engine.transcript.sizes import size_of
@@ -295,7 +295,10 @@ class Runs:
                 calls += 1
                 chars += len(call.name) + len(call.arguments)
                 tools[call.name] = None
-                key = (call.name, call.arguments, result.text if result else None,
+                # A call written as markup shows as markup: not the line of a call made
+                # on the wire with the same name and arguments.
+                named = f"<{call.name}>" if call.id.startswith(MARKUP_CALL) else call.name
+                key = (named, call.arguments, result.text if result else None,
                        result is not None and result.is_error)
                 if whole:
                     line, short = self._lines.get(
@@ -425,7 +428,9 @@ def _failed(head: str, outcome: Outcome) -> str:
 
 def _head(call: ToolCall, context: StrategyContext) -> tuple[CallSummary, str]:
     summary = context.calls.of(call)
-    head = f"- {summary.head}"
+    shown = markup_head(call.name, call.arguments) if call.id.startswith(MARKUP_CALL) \
+        else summary.head
+    head = f"- {shown}"
     if summary.wrote:  # what the agent wrote matters more than what it read
         head += f" {summary.wrote}"
     return summary, head

@@ -182,6 +182,21 @@ def _head(name: str, arguments: str, value: Any) -> str:
     return f"{name}({', '.join(shown)})"
 
 
+def markup_head(name: str, arguments: str) -> str:
+    """A call the agent wrote as markup, as it wrote it: its element around its first
+    arguments, each on one line (``<read_file><path>src/a.ts</path></read_file>``). A
+    note in the agent's own notation is one it reads as its own actions, and one whose
+    notation it does not drift from when it acts next."""
+    value = _parse(arguments)
+    if not isinstance(value, dict):
+        return f"<{name}>{shorten(arguments, _ARG_CHARS)}</{name}>"
+    shown = [f"<{k}>{_flat(v) if isinstance(v, str) else _flat(dumps(v))}</{k}>"
+             for k, v in list(value.items())[:_MAX_ARGS]]
+    if len(value) > _MAX_ARGS:
+        shown.append(ELLIPSIS)
+    return f"<{name}>{''.join(shown)}</{name}>"
+
+
 def summarize(key: tuple[str, str]) -> CallSummary:
     """``key`` is the tool name and the arguments."""
     name, arguments = key

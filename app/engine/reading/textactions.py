@@ -118,6 +118,11 @@ _ACTION_LINE = re.compile(r"^[ \t]*(?:Action|ACTION)[ \t]*:[ \t]*(.+)", re.MULTI
 _VERB = re.compile(r"[A-Za-z_]\w*")
 
 
+# The id a call lifted from markup starts with (see ``lifting``): its note shows it as the
+# agent wrote it.
+MARKUP_CALL = "cs_text_markup_"
+
+
 @dataclass(frozen=True, slots=True)
 class TextAction:
     """What an assistant message did, read from its text: a call in all but the wire."""
@@ -125,6 +130,7 @@ class TextAction:
     name: str
     arguments: str  # JSON text, as a tool call carries it
     thought: str  # the text around the action: the agent's reasoning
+    markup: bool = False  # written as an element with a child per argument
 
 
 def is_observation(text: str) -> bool:
@@ -269,7 +275,8 @@ def _markup(text: str) -> TextAction | None:
         return None
     arguments = {m.group(1): m.group(2).strip("\n") for m in _CHILD.finditer(found.group(2))}
     thought = _BRACKETED.sub("", text[: found.start()] + text[found.end():]).strip()
-    return TextAction(found.group(1), json.dumps(arguments, ensure_ascii=False), thought)
+    return TextAction(found.group(1), json.dumps(arguments, ensure_ascii=False), thought,
+                      markup=True)
 
 
 def _action_line(text: str) -> TextAction | None:

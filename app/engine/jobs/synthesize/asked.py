@@ -5,8 +5,8 @@ newest message names cannot be chosen there; they are said in a message of their
 just before that message. It is read from the request and what came before it only, so
 it stays the same bytes on every call until the user speaks again: a provider's cache
 holds it from the second call on, where after the newest turn it would be paid in full
-on every call (on the tune split that cost tau-bench 3 points of its cost for 0.7 of
-recall).
+on every call (on the tune split that cost the support agents' family 3 points of its
+cost for 0.7 of recall).
 """
 
 from __future__ import annotations
