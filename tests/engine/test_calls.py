@@ -207,3 +207,15 @@ def test_a_call_carrying_search_and_replace_blocks_edits_its_file():
                       "tools\nnew line")
     # a diff a tool only shows (no blocks) is still a read
     assert summary("git_diff", path="docs/PRD.md").reads == ("docs/PRD.md",)
+
+
+def test_argument_names_are_read_in_any_case_and_the_file_comes_first():
+    # OpenCode's write: camelCase names, the content before the path, a Windows path.
+    path = "C:\\Projects\\vivim-final\\docs\\atomic-v12\\phase-1\\1.1-wal-hardening.md"
+    s = summary("write", content="# Unit 1.1 - SQLite WAL hardening\n" + "x" * 200,
+                filePath=path)
+    assert s.writes == (path,) and s.reads == ()
+    # the file is named first, and a long one loses its middle, not its name
+    assert s.head.startswith('write(filePath="...\\\\atomic-v12\\\\phase-1\\\\1.1-wal-hardening.md"')
+    edited = summary("edit", filePath="src/db.ts", oldString="a", newString="b" * 150)
+    assert edited.edits == ("src/db.ts",) and edited.code == "b" * 150

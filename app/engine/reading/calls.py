@@ -18,8 +18,9 @@ from app.engine.memo import CacheUsage, Memo, combined
 from app.engine.reading.outcomes import ELLIPSIS, short_path, shorten
 from app.engine.transcript.model import Message, ToolCall, validate_pairs
 
-_PATH_KEYS = frozenset({"path", "file", "file_path", "filepath", "filename", "target_file",
-                        "directory"})
+# Argument names, as ``_named`` spells them: lower case, without ``_`` or ``-``, so that
+# ``file_path``, ``filePath`` and ``FilePath`` are one name.
+_PATH_KEYS = frozenset({"path", "file", "filepath", "filename", "targetfile", "directory"})
 _COMMAND_KEYS = frozenset({"command", "cmd", "script"})
 _WRITE_TOOL = re.compile(r"write|create|edit|save|insert|replace|patch|append|delete|remove"
                          r"|move|rename|update", re.IGNORECASE)
@@ -64,7 +65,7 @@ _EDIT_STARTS = ("sed", "git")
 _READ_STARTS = ("cat", "head", "tail", "nl", "less", "sed", "grep")
 _SHELL_SCAN_CHARS = 400
 # A path of four or more parts, to shorten in the middle in a call's head.
-_LONG_PATH = re.compile(r"(?:\.{0,2}/)?(?:[\w.@-]+/){3,}[\w.@-]+")
+_LONG_PATH = re.compile(r"(?:\.{0,2}[/\\])?(?:[\w.@:-]+[/\\]){3,}[\w.@-]+")
 # What a written file defines: functions and classes (Python, JS, Go, Rust), at the start
 # of a line of the file's text. Only lines holding one of the words are tried (every
 # keyword contains one), found with str.find: a multi-line search tries every position.
@@ -72,7 +73,7 @@ _DEFINED = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class|function|func|fn)[ \t
 _DEFINING_WORDS = ("def", "class", "func", "fn")
 # A Python script that writes a file (python - <<EOF ... open("x.py", "w")).
 _OPEN_WRITE = re.compile(r"open\(\s*[rbf]?['\"]([^'\"\n]+)['\"]\s*,\s*['\"][wax]")
-_CONTENT_KEYS = frozenset({"content", "file_text", "new_str", "new_string", "text", "code",
+_CONTENT_KEYS = frozenset({"content", "filetext", "newstr", "newstring", "text", "code",
                            "patch", "diff"})
 # Keys whose value is code the call runs (a notebook cell, a JSON step's snippet): like
 # a script in a command, it is the agent's own code, which its note shows.
@@ -155,7 +156,7 @@ def _flat(text: str) -> str:
         where = short_path(cd.group(1), 2)
         return f"cd {where} && {_flat(text[cd.end():].lstrip())}"
     flat = " ".join(text[: _ARG_CHARS * 2].split())
-    if len(flat) > _ARG_CHARS and "/" in flat:
+    if len(flat) > _ARG_CHARS and ("/" in flat or "\\" in flat):
         # Long paths lose their middle, not their file name: a reader must still tell
         # which file a line is about.
         flat = _LONG_PATH.sub(lambda m: short_path(m.group(0)), flat)
@@ -169,17 +170,25 @@ def _head(name: str, arguments: str, value: Any) -> str:
         return f"{name}({shorten(dumps(value), _ARG_CHARS)})"
     if len(value) == 1:
         ((key, only),) = value.items()
-        if key in _COMMAND_KEYS and isinstance(only, str):
+        if _named(key) in _COMMAND_KEYS and isinstance(only, str):
             # A shell's command alone: "bash: ls src", with no key, quotes or escapes to
             # pay for on every line. Other keys say what their value is (user_id=...).
             return f"{name}: {_flat(only)}"
     shown = []
-    for k, v in list(value.items())[:_MAX_ARGS]:
+    # The file a call works on first: its content is cut to its start, and a path after
+    # it was cut off (``write(content="# Unit 1.1 ...", filePath="C:\\...")``).
+    items = sorted(value.items(), key=lambda item: _named(item[0]) not in _PATH_KEYS)
+    for k, v in items[:_MAX_ARGS]:
         # Strings are quoted so their edges show; numbers, lists and objects read as JSON.
         shown.append(f"{k}={dumps(_flat(v))}" if isinstance(v, str) else f"{k}={_flat(dumps(v))}")
     if len(value) > _MAX_ARGS:
         shown.append(ELLIPSIS)
     return f"{name}({', '.join(shown)})"
+
+
+def _named(key: str) -> str:
+    """An argument's name as the key sets above spell it."""
+    return key.lower().replace("_", "").replace("-", "")
 
 
 def markup_head(name: str, arguments: str) -> str:
@@ -216,9 +225,10 @@ def summarize(key: tuple[str, str]) -> CallSummary:
     scripted: list[str] = []  # files a script writes: its head shows no redirection
     edits: list[str] = []
     diffed = False  # a value held search-and-replace blocks: the call edits its path
-    for k, v in value.items():
+    for arg, v in value.items():
         if not isinstance(v, str) or not v:
             continue
+        k = _named(arg)
         if k in _PATH_KEYS:
             paths.append(v)
         elif k in _COMMAND_KEYS:

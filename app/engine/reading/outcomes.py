@@ -267,10 +267,11 @@ def short_path(path: str, keep: int = 3) -> str:
     """A path with its middle shortened, keeping the file name and the folders above it
     up to ``keep`` parts: ``/testbed/django/db/migrations/state.py`` becomes
     ``.../db/migrations/state.py``."""
-    parts = path.split("/")
+    sep = "\\" if "\\" in path and "/" not in path else "/"
+    parts = path.split(sep)
     if len(parts) <= keep + 1:
         return path
-    return ELLIPSIS + "/" + "/".join(parts[-keep:])
+    return ELLIPSIS + sep + sep.join(parts[-keep:])
 
 
 def _read_unflagged(text: str) -> Outcome:
