@@ -476,7 +476,8 @@ def _parser() -> argparse.ArgumentParser:
     evaluation.add_argument("--plot", help="draw recall against reduction to this PNG")
     evaluation.add_argument("--long", action="store_true",
                             help="long sessions instead: the runs of one agent family chained "
-                            "into one session (mini-swe-agent and cline, or --family), "
+                            "into one session (mini-swe-agent, opencode and cline, or "
+                            "--family), "
                             "replayed per --budgets (with --steps, default 24; --dir, "
                             "--split, --tier, --url and --json apply)")
     evaluation.add_argument("--budgets", default="8000,32000,128000",

@@ -50,8 +50,10 @@ from app.evaluation.run import Progress, to_stderr
 from app.evaluation.scores import PRICINGS, Tally, share
 from app.evaluation.seen import Seen, Wire, count, shared_prefix
 
-# The families chained by default: the longest runs of one agent on each split.
-FAMILIES = ("mini-swe-agent", "cline")
+# The families chained by default: the longest runs of one agent on each split, and
+# OpenCode's sessions, long of their own (186 to 1,815 messages, one of them compacted
+# by its harness eight times), chained as well.
+FAMILIES = ("mini-swe-agent", "opencode", "cline")
 BUDGETS = (8_000, 32_000, 128_000)
 STEPS = 24
 

@@ -192,3 +192,12 @@ def test_a_status_written_in_capitals_after_long_output_decides():
     piped = f"Output: collected 5 items\n{summary}Exit Code: 0\nProcess Group PGID: 73866"
     assert read(piped).error
     assert not read(piped.replace(summary, "4 passed in 0.61s\n")).error
+
+
+def test_a_long_result_whose_last_line_says_it_failed_is_a_failure():
+    # A package runner's verdict after a report the command printed (OpenCode's bash).
+    report = "$ bun run devops/index.ts gate\n" + '{\n  "pass": false,\n' \
+        + "".join(f'  "step_{i}": {{"ok": true}},\n' for i in range(120)) + "}\n"
+    failed = read(report + 'error: script "devops" exited with code 1\n')
+    assert failed.error and failed.line == 'error: script "devops" exited with code 1'
+    assert not read(report + "done in 2.1s\n").error

@@ -127,7 +127,8 @@ def read(text: str, *, flagged: bool = False) -> Outcome:
         if code is not None:
             error = (code.group(1) or code.group(2)) != "0"
         else:
-            error = _failed_status(text) or _find_error(text[:_HEAD]) is not None
+            error = _failed_status(text) or _find_error(text[:_HEAD]) is not None \
+                or _ends_failed(text)
     if not error:
         line = first_line(text)
         if line.startswith(_TRACEBACK_HEADER):
@@ -148,6 +149,15 @@ def _exit_code(text: str) -> re.Match[str] | None:
         return found
     found_at_end = list(_RETURN_CODE.finditer(text, len(text) - _HEAD))
     return found_at_end[-1] if found_at_end else None
+
+
+def _ends_failed(text: str) -> bool:
+    """Whether a long result's last line says it failed (a package runner's ``error:
+    script "x" exited with code 1`` after a report the command printed): what a command
+    prints last is its verdict, however far below its head the output runs."""
+    if len(text) <= _HEAD:
+        return False  # its head was read whole above
+    return _FAILURE.fullmatch(last_line(text[-_LINE_CHARS * 2:])) is not None
 
 
 def _failed_status(text: str) -> bool:
