@@ -216,6 +216,7 @@ def test_argument_names_are_read_in_any_case_and_the_file_comes_first():
                 filePath=path)
     assert s.writes == (path,) and s.reads == ()
     # the file is named first, and a long one loses its middle, not its name
-    assert s.head.startswith('write(filePath="...\\\\atomic-v12\\\\phase-1\\\\1.1-wal-hardening.md"')
+    shown = 'write(filePath="...\\\\atomic-v12\\\\phase-1\\\\1.1-wal-hardening.md"'
+    assert s.head.startswith(shown)
     edited = summary("edit", filePath="src/db.ts", oldString="a", newString="b" * 150)
     assert edited.edits == ("src/db.ts",) and edited.code == "b" * 150
