@@ -151,6 +151,25 @@ class Memo(Generic[K, V]):
             self._bytes += size
         return found  # type: ignore[return-value]
 
+    def discard(self, key: K) -> None:
+        """Let ``key``'s entry go, if it is held: a caller that knows no later lookup will
+        ask for it (what it was read for is kept elsewhere now) leaves its room to the
+        entries other agents reuse. Not counted as an eviction."""
+        kept: object = hash(key) if self._fingerprinted else key
+        gone = self._young.pop(kept, _MISSING)
+        if gone is not _MISSING:
+            self._bytes -= self._size(kept, gone)  # type: ignore[arg-type]
+            return
+        for i, generation in enumerate(self._older):
+            gone = generation.pop(kept, _MISSING)
+            if gone is not _MISSING:
+                self._older_bytes[i] -= self._size(kept, gone)  # type: ignore[arg-type]
+                return
+
+    def _size(self, kept: object, value: V) -> int:
+        weigh = self._weigh
+        return weight(kept, value) if weigh is None else weigh(kept, value)
+
     def __len__(self) -> int:
         return len(self._young) + sum([len(g) for g in self._older])
 

@@ -72,6 +72,18 @@ def test_older_turns_read_once_give_the_same_receipt_as_a_fresh_reading():
         assert "777888" in cached.numbers
 
 
+def test_texts_a_run_settled_leave_the_per_text_memos():
+    """A text read one by one while it was kept or fresh goes from the per-text memos once
+    the run settles it: the run's entry answers for it from then on."""
+    extractor = FactExtractor()
+    texts = run_texts(8)
+    extractor.lost(texts[:6], texts[6:], settled=6)  # the last two read as kept texts
+    assert len(extractor._tokens) >= 2
+    extractor.lost(texts, [], settled=8)  # a step on: they settle
+    assert len(extractor._tokens) == 0 and len(extractor._marked) == 0
+    assert extractor.lost([*texts, "new 4242"], [], settled=8) == lost([*texts, "new 4242"])
+
+
 def test_a_remembered_run_answers_each_output_by_the_facts_it_holds():
     # Calls within a block send the same older turns with outputs that hold different
     # facts of them: what one output lacked must not be reported for another.

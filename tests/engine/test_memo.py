@@ -73,6 +73,19 @@ def test_usage_counts_hits_misses_and_what_a_generation_let_go():
     assert memo.usage.held == 35 and memo.usage.entries == 7 and len(memo) == 7
 
 
+def test_a_discarded_entry_goes_with_its_bytes_from_whichever_generation_holds_it():
+    memo: Memo[str, int] = Memo(40, lambda k, v: v + 1, fingerprinted=True)
+    for key in ("aaaa", "bbbb", "cccc"):  # two a generation: aaaa and bbbb one older
+        memo.get(key, len)
+    memo.discard("aaaa")  # in an older generation
+    memo.discard("cccc")  # in the young one
+    memo.discard("zzzz")  # never held: nothing happens
+    assert memo.usage.held == 5 and memo.usage.entries == 1 and memo.usage.evicted == 0
+    computed = []
+    assert memo.get("aaaa", lambda k: computed.append(k) or 4) == 4 and computed == ["aaaa"]
+    assert memo.get("bbbb", lambda k: -1) == 4  # the others stay
+
+
 def test_entries_read_once_a_round_stay_while_they_fit_three_quarters_of_the_bound():
     # A thousand agents calling in turn read each agent's entries once a round: with
     # the bound in two generations they went once a round passed half of it.

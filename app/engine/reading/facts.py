@@ -311,6 +311,15 @@ class FactExtractor:
         if len(rest) <= _FEW:  # a step or two: these were kept text last call, and cached
             tokens = _merged(base.tokens, rest, self._tokens, raw_tokens)
             errors = _merged(base.errors, rest, self._errors, error_lines)
+            # Settled, their tokens and error lines are the run's now: a later call of
+            # this run reads them from its entry, never one by one again, so their own
+            # entries (and their marked lines, read while they were kept) go, leaving the
+            # room to texts a next call reads (at 1,000 agents in progress the memos held
+            # every settled text's set beside its run's, and missed the tails').
+            for text in rest:
+                self._tokens.discard(text)
+                self._errors.discard(text)
+                self._marked.discard(text)
         else:
             # Read joined: nothing is kept per text of a run no later call reads again.
             tokens = _read_joined(base.tokens, rest, raw_tokens)
