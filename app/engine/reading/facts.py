@@ -17,10 +17,10 @@ import sys
 import threading
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from app.engine.footprint import BYTES_HEADER, footprint
-from app.engine.memo import CacheUsage, Memo, Recent
+from app.engine.memo import CacheUsage, Memo, Recent, shares
 from app.engine.pacing import breathe
 from app.engine.reading.factscan import (
     Kinds,
@@ -114,6 +114,16 @@ class _Settled:
             sys.getsizeof(self.keys) + sum([sys.getsizeof(d) for d in self.facts])
 
 
+# How the extractor's bytes are spread over its caches, by what an agent's next call
+# reads: its run's settled facts first (a run let go is read again whole on its next
+# call: at 1,000 agents of bench --load --agents --from-step 30, 95 KB an agent; with
+# three eighths of the share a third of them fit, and reading runs again was most of
+# what those calls cost past the same calls with every run kept, profiled), then the
+# kept texts' tokens (76 KB an agent) and the recurring part's (24 KB). Marked and
+# error lines and the token kinds' table hold a few KB an agent.
+_SHARES: Final = {"settled": 0.48, "tokens": 0.30, "recurring": 0.13, "marked": 0.04,
+                  "errors": 0.02, "kinds": 0.03}
+
 _LOST_KEPT = 4
 # A recurring part's answers kept per error line: only where its marked lines are
 # longer than this (a shorter search costs what a lookup does), and at most this many.
@@ -201,18 +211,18 @@ class FactExtractor:
     """``cache_bytes``: what its memos hold together, in bytes (see ``footprint``)."""
 
     def __init__(self, *, cache_bytes: int = 128 << 20) -> None:
-        share = cache_bytes // 8
-        self._tokens: Memo[str, frozenset[bytes]] = Memo(2 * share, fingerprinted=True)
-        self._errors: Memo[str, frozenset[str]] = Memo(share // 2, fingerprinted=True)
-        self._marked: Memo[str, str] = Memo(share // 2, fingerprinted=True)
-        self._kinds = Kinds(share)
+        share = shares(cache_bytes, _SHARES)
+        self._tokens: Memo[str, frozenset[bytes]] = Memo(share["tokens"], fingerprinted=True)
+        self._errors: Memo[str, frozenset[str]] = Memo(share["errors"], fingerprinted=True)
+        self._marked: Memo[str, str] = Memo(share["marked"], fingerprinted=True)
+        self._kinds = Kinds(share["kinds"])
         # Keyed by the hash of the run's texts; a process-local cache, so Python's
         # seeded str hash is enough. An entry holds a run's token set (up to a few MB
         # for the longest runs), and there is one per agent run in progress.
-        self._settled: Recent[int, _Settled] = Recent(3 * share)
+        self._settled: Recent[int, _Settled] = Recent(share["settled"])
         # The tokens of the part of an output that recurs (see ``_held``), by the hash
         # of its texts: one entry per agent run in progress, as ``_settled``.
-        self._recurring: Recent[int, _Recurring] = Recent(share)
+        self._recurring: Recent[int, _Recurring] = Recent(share["recurring"])
         self._lock = threading.Lock()
 
     def usage(self) -> dict[str, CacheUsage]:
