@@ -149,12 +149,12 @@ class Trimmed:
     out: tuple[_Stripped | int, ...]
     spans: tuple[_Cut | Span, ...]
     dropped: tuple[Message | int, ...]
-    shown: frozenset[str]
+    shown: frozenset[int]
     size: int
 
     def __init__(self, sources: tuple[Message, ...], out: Sequence[Message],
                  spans: tuple[Span, ...], dropped: Sequence[Message],
-                 shown: frozenset[str]) -> None:
+                 shown: frozenset[int]) -> None:
         place = {id(m): i for i, m in enumerate(sources)}
         places = _places(sources)
         self.count = len(sources)
