@@ -153,6 +153,17 @@ def test_the_tokens_of_a_recurring_part_are_read_once():
     assert other.paths == {"config/settings.yaml"}
 
 
+def test_a_recurring_part_is_remembered_without_the_callers_texts():
+    """The head and notes an entry answers for are the caller's texts (a system prompt
+    among them): the entry keeps their tokens and how many they are, not the texts."""
+    extractor = FactExtractor()
+    prompt = "You are an agent. " * 2_000 + "see docs/guide.md"
+    extractor.lost(["dropped 4242"], [prompt, "- a note", "newest"], recurring=2)
+    (entry,) = [e for e, _ in extractor._recurring._entries.values()]
+    assert entry.count == 2 and not hasattr(entry, "texts")
+    assert extractor._recurring.usage.held < 2_000
+
+
 def test_an_error_line_a_recurring_note_holds_is_not_lost_and_is_once_it_goes():
     extractor = FactExtractor()
     dropped = ["Traceback (most recent call last):\n  File \"x.py\"\nValueError: bad value 7"]
