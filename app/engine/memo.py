@@ -32,12 +32,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from typing import Final, Generic, TypeVar
 
-from app.engine.footprint import footprint
+from app.engine.footprint import POINTER, SMALL_INT, TUPLE_HEADER, footprint
 from app.engine.pacing import breathe
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
-_MISSING = object()
 # Reading a key this large (in bytes) anew takes a few milliseconds: before it, other
 # threads may run (see ``pacing``).
 _LONG: Final = 32_768
@@ -45,6 +44,8 @@ _LONG: Final = 32_768
 _ALWAYS_KEPT: Final = 131_072
 # How many generations a memo's bound is split into (see the module's docstring).
 GENERATIONS: Final = 4
+# The pair an entry is kept in (its value and its size) and the size, an int.
+_PAIR: Final = TUPLE_HEADER + 2 * POINTER + SMALL_INT
 
 
 class CacheUsage:
@@ -85,9 +86,16 @@ def weight(key: object, value: object) -> int:
 
 class Memo(Generic[K, V]):
     """At most ``max_bytes`` of entries, as ``weigh`` measures an entry (by default
-    ``weight``: what its key and value hold). ``fingerprinted``: entries are kept under
-    their key's fingerprint, not the key (see the module's docstring), and weighed as
-    the fingerprint and the value (``weigh``, if given, is handed the fingerprint)."""
+    ``weight``, what its key and value hold, and the pair it is kept in). ``fingerprinted``:
+    entries are kept under their key's fingerprint, not the key (see the module's
+    docstring), and weighed as the fingerprint and the value (``weigh``, if given, is
+    handed the fingerprint).
+
+    Each entry is kept with its size, measured once when it is stored: a hit in an older
+    generation moves it up without weighing it again. Weighing every such hit walked the
+    value (a block's notes, a text's token set) on most lookups once a thousand agents
+    called in turn: the values' walks were half of what those calls cost past the same
+    calls with every entry in the young generation (profiled in process)."""
 
     def __init__(self, max_bytes: int, weigh: Callable[[object, V], int] | None = None, *,
                  fingerprinted: bool = False) -> None:
@@ -100,10 +108,11 @@ class Memo(Generic[K, V]):
         self._largest = min(self._generation_bytes, max(max_bytes // 32, _ALWAYS_KEPT))
         self._weigh = weigh
         self._fingerprinted = fingerprinted
-        self._young: dict[object, V] = {}
+        self._young: dict[object, tuple[V, int]] = {}
         self._bytes = 0
         # The older generations, the newest first, and the bytes each holds.
-        self._older: list[dict[object, V]] = [{} for _ in range(GENERATIONS - 1)]
+        self._older: list[dict[object, tuple[V, int]]] = [
+            {} for _ in range(GENERATIONS - 1)]
         self._older_bytes: list[int] = [0] * (GENERATIONS - 1)
         self._usage = CacheUsage()
 
@@ -118,38 +127,52 @@ class Memo(Generic[K, V]):
 
     def get(self, key: K, compute: Callable[[K], V]) -> V:
         kept: object = hash(key) if self._fingerprinted else key
-        found = self._young.get(kept, _MISSING)
-        if found is not _MISSING:
+        found = self._young.get(kept)
+        if found is not None:
             self._usage.hits += 1
-            return found  # type: ignore[return-value]
-        older = -1
+            return found[0]
         for i, generation in enumerate(self._older):
-            found = generation.get(kept, _MISSING)
-            if found is not _MISSING:
-                older = i
+            found = generation.pop(kept, None)
+            if found is not None:
+                self._older_bytes[i] -= found[1]  # moved up, not copied: counted once
                 break
-        if older < 0:
+        if found is None:
             self._usage.misses += 1
             if _long(key):
                 breathe()
-            found = compute(key)
+            value = compute(key)
+            weigh = self._weigh
+            # The default called directly: a compiled call, where one through the
+            # attribute goes through Python's.
+            size = weight(kept, value) + _PAIR if weigh is None else weigh(kept, value)
+            found = (value, size)
         else:
             self._usage.hits += 1
-        weigh = self._weigh
-        # The default called directly: a compiled call, where one through the attribute
-        # goes through Python's.
-        size = weight(kept, found) if weigh is None else weigh(kept, found)  # type: ignore[arg-type]
-        if older >= 0 and self._older[older].pop(kept, _MISSING) is not _MISSING:
-            self._older_bytes[older] -= size  # moved up, not copied: counted once
+            size = found[1]
         if size <= self._largest:
             if self._bytes + size > self._generation_bytes:
                 self._usage.evicted += len(self._older[-1])
                 self._older = [self._young, *self._older[:-1]]
                 self._older_bytes = [self._bytes, *self._older_bytes[:-1]]
                 self._young, self._bytes = {}, 0
-            self._young[kept] = found  # type: ignore[assignment]
+            self._young[kept] = found
             self._bytes += size
-        return found  # type: ignore[return-value]
+        return found[0]
+
+    def discard(self, key: K) -> None:
+        """Let ``key``'s entry go, if it is held: a caller that knows no later lookup will
+        ask for it (what it was read for is kept elsewhere now) leaves its room to the
+        entries other agents reuse. Not counted as an eviction."""
+        kept: object = hash(key) if self._fingerprinted else key
+        gone = self._young.pop(kept, None)
+        if gone is not None:
+            self._bytes -= gone[1]
+            return
+        for i, generation in enumerate(self._older):
+            gone = generation.pop(kept, None)
+            if gone is not None:
+                self._older_bytes[i] -= gone[1]
+                return
 
     def __len__(self) -> int:
         return len(self._young) + sum([len(g) for g in self._older])

@@ -120,7 +120,7 @@ def test_what_is_remembered_holds_none_of_the_callers_messages(encoder, formats)
     memo = BlockNotes(Notes())
     region, first, aged = blocks[0]
     memo.write(region, context, aged_before=aged, first=first)
-    (made,) = memo._memo._young.values()
+    ((made, _),) = memo._memo._young.values()
     assert made.spans and all(span.originals == () for span, _ in made.spans)
     sent = {id(m) for m in region}
     assert not any(isinstance(m, Message) and id(m) in sent for m in made.messages)

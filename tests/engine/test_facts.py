@@ -72,6 +72,18 @@ def test_older_turns_read_once_give_the_same_receipt_as_a_fresh_reading():
         assert "777888" in cached.numbers
 
 
+def test_texts_a_run_settled_leave_the_per_text_memos():
+    """A text read one by one while it was kept or fresh goes from the per-text memos once
+    the run settles it: the run's entry answers for it from then on."""
+    extractor = FactExtractor()
+    texts = run_texts(8)
+    extractor.lost(texts[:6], texts[6:], settled=6)  # the last two read as kept texts
+    assert len(extractor._tokens) >= 2
+    extractor.lost(texts, [], settled=8)  # a step on: they settle
+    assert len(extractor._tokens) == 0 and len(extractor._marked) == 0
+    assert extractor.lost([*texts, "new 4242"], [], settled=8) == lost([*texts, "new 4242"])
+
+
 def test_a_remembered_run_answers_each_output_by_the_facts_it_holds():
     # Calls within a block send the same older turns with outputs that hold different
     # facts of them: what one output lacked must not be reported for another.
@@ -139,6 +151,17 @@ def test_the_tokens_of_a_recurring_part_are_read_once():
     # another note in its place is read anew, not taken for the first
     other = extractor.lost(dropped, ["- nothing of it", "newest"], recurring=1)
     assert other.paths == {"config/settings.yaml"}
+
+
+def test_a_recurring_part_is_remembered_without_the_callers_texts():
+    """The head and notes an entry answers for are the caller's texts (a system prompt
+    among them): the entry keeps their tokens and how many they are, not the texts."""
+    extractor = FactExtractor()
+    prompt = "You are an agent. " * 2_000 + "see docs/guide.md"
+    extractor.lost(["dropped 4242"], [prompt, "- a note", "newest"], recurring=2)
+    (entry,) = [e for e, _ in extractor._recurring._entries.values()]
+    assert entry.count == 2 and not hasattr(entry, "texts")
+    assert extractor._recurring.usage.held < 2_000
 
 
 def test_an_error_line_a_recurring_note_holds_is_not_lost_and_is_once_it_goes():

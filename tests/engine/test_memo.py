@@ -1,7 +1,7 @@
 import sys
 
 from app.engine.footprint import footprint
-from app.engine.memo import Memo, Recent, weight
+from app.engine.memo import _PAIR, Memo, Recent, weight
 from app.engine.transcript.model import Message, Part, ToolCall
 from app.engine.transcript.sizes import size_of
 
@@ -73,6 +73,32 @@ def test_usage_counts_hits_misses_and_what_a_generation_let_go():
     assert memo.usage.held == 35 and memo.usage.entries == 7 and len(memo) == 7
 
 
+def test_a_discarded_entry_goes_with_its_bytes_from_whichever_generation_holds_it():
+    memo: Memo[str, int] = Memo(40, lambda k, v: v + 1, fingerprinted=True)
+    for key in ("aaaa", "bbbb", "cccc"):  # two a generation: aaaa and bbbb one older
+        memo.get(key, len)
+    memo.discard("aaaa")  # in an older generation
+    memo.discard("cccc")  # in the young one
+    memo.discard("zzzz")  # never held: nothing happens
+    assert memo.usage.held == 5 and memo.usage.entries == 1 and memo.usage.evicted == 0
+    computed = []
+    assert memo.get("aaaa", lambda k: computed.append(k) or 4) == 4 and computed == ["aaaa"]
+    assert memo.get("bbbb", lambda k: -1) == 4  # the others stay
+
+
+def test_an_entry_is_weighed_once_when_stored_not_at_each_hit():
+    weighed = []
+
+    def weigh(key, value):
+        weighed.append(key)
+        return 10
+
+    memo: Memo[str, int] = Memo(40, weigh)  # one entry a generation
+    for key in ("a", "b", "a", "b", "a"):  # each hit found in the older generation
+        memo.get(key, len)
+    assert weighed == ["a", "b"] and memo.usage.hits == 3 and memo.usage.held == 20
+
+
 def test_entries_read_once_a_round_stay_while_they_fit_three_quarters_of_the_bound():
     # A thousand agents calling in turn read each agent's entries once a round: with
     # the bound in two generations they went once a round passed half of it.
@@ -97,7 +123,8 @@ def test_a_giant_entry_is_computed_but_not_kept():
         assert memo.get(log, compute) == 400_000
         assert memo.get(step, compute) == 100_000
     assert calls == [400_000, 100_000, 400_000]  # the log read twice, the step once
-    assert memo.usage.held == weight(step, 100_000)  # nothing of the log stays behind
+    # nothing of the log stays behind; the step with the pair it is kept in
+    assert memo.usage.held == weight(step, 100_000) + _PAIR
 
 
 def test_a_footprint_counts_what_an_object_holds():

@@ -2,7 +2,7 @@ from app.corpus import load
 from app.engine.compaction.base import Handles, StrategyContext
 from app.engine.compaction.ledger import build_ledger
 from app.engine.compaction.notes import groups
-from app.engine.compaction.runs import _SUMMARY_BYTES, Runs, _identity
+from app.engine.compaction.runs import _ENTRY_BYTES, _SUMMARY_BYTES, Runs, _identity, _prefix
 from app.engine.compaction.tiers import TIER_BUDGETS, Tier
 from app.engine.footprint import footprint
 from app.engine.reading.calls import CallSummaries
@@ -107,17 +107,29 @@ def test_the_cache_is_bounded_by_the_bytes_of_its_runs():
     assert 0 < len(runs._runs) < 50 and runs._bytes <= 20_000
     _held_as_measured(runs)
     # The run that called last is the one kept.
-    assert tuple(map(_identity, newest)) in runs._runs
+    assert _prefix(tuple(hash(i) for i in map(_identity, newest)), len(newest)) in runs._runs
+
+
+def test_an_entry_holds_its_summary_not_the_texts_of_its_run():
+    """A run is kept under its fingerprint: a 200 KB result costs its entry the note's
+    line of it, not the result (an agent's later calls only look its run up)."""
+    raw = tool_turn("c1", "bash", {"command": "cat big.log"}, "y" * 200_000)
+    run = OpenAIFormat().parse({"messages": raw}).messages
+    runs = Runs()
+    runs.summary(run, context(run))
+    assert len(runs._runs) == 1 and runs._bytes < 4_000
+    _held_as_measured(runs)
+    assert runs.summary(run, context(run)) is next(iter(runs._runs.values()))
 
 
 def _held_as_measured(runs):
-    """Each entry counts what its key and summary hold, measured whole, though a run
-    that grew step by step was measured as it grew."""
+    """Each entry counts what its summary holds and its fingerprints, measured whole,
+    though a run that grew step by step was measured as it grew."""
     for key, summary in runs._runs.items():
-        measured = footprint(key) + size_of(summary.lines) + size_of(summary.brief) + \
-            footprint(summary.ledger) + footprint(summary.shown)
-        assert runs._sizes[key][1] == measured + _SUMMARY_BYTES
-    assert runs._bytes == sum(total for _, total in runs._sizes.values())
+        measured = size_of(summary.lines) + size_of(summary.brief) + \
+            footprint(summary.origins) + footprint(summary.ledger) + footprint(summary.shown)
+        assert runs._sizes[key][1] == measured + _SUMMARY_BYTES + _ENTRY_BYTES
+    assert runs._bytes == sum(total for _, total, _ in runs._sizes.values())
 
 
 def test_a_run_extended_step_by_step_counts_what_it_holds():

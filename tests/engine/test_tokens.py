@@ -2,6 +2,7 @@ import pytest
 
 from app.adapters.tokenizer import load_encoding
 from app.engine.errors import InvalidOption
+from app.engine.memo import _PAIR
 from app.engine.transcript.model import Message, Part, ToolCall
 from app.engine.transcript.tokens import MESSAGE_OVERHEAD, TOOL_CALL_OVERHEAD, TokenCounter
 
@@ -43,9 +44,10 @@ def test_cache_is_bounded_by_the_bytes_it_holds(encoder):
     counter = TokenCounter(encoder, cache_bytes=1_000)
     for i in range(50):
         counter.text(f"some text number {i:04d}")
-    # An entry is the text's fingerprint and its count, two ints (28 to 36 bytes): the
-    # text itself is not kept, and at most seventeen fit.
-    assert 0 < len(counter.cache) <= 1_000 // 56 and counter.cache.usage.held <= 1_000
+    # An entry is the text's fingerprint and its count, two ints (28 to 36 bytes), and
+    # the pair it is kept in with its size (84): the text itself is not kept, and at
+    # most seven fit.
+    assert 0 < len(counter.cache) <= 1_000 // 140 and counter.cache.usage.held <= 1_000
 
 
 def test_the_counts_memo_holds_no_text(encoder):
@@ -55,7 +57,7 @@ def test_the_counts_memo_holds_no_text(encoder):
     texts = [f"line {i} of a long tool result\n" * 2_000 for i in range(4)]
     counts = [counter.text(t) for t in texts]
     held = counter.cache.usage.held
-    assert held <= 4 * 64 and held * 500 < sum(map(len, texts))
+    assert held <= 4 * (64 + _PAIR) and held * 200 < sum(map(len, texts))
     assert [counter.text(t) for t in texts] == counts == [
         len(encoder.encode_ordinary(t)) for t in texts]
     assert counter.cache.usage.hits == 4

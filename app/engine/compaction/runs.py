@@ -60,12 +60,13 @@ _PROBE = 16
 
 # What a message contributes to a summary; equal identities mean equal summaries.
 _Identity = tuple[object, ...]
-_RunKey = tuple[_Identity, ...]
+_RunKey = tuple[int, ...]  # each message's identity's fingerprint
 # A call's name and arguments, its result's text and error flag.
 _LineKey = tuple[str, str, str | None, bool]
-# The last call (its key), its line as the note shows it (lines shown before left out),
-# and how many times in a row the call came with that outcome.
-_Last = tuple[_LineKey, str, int]
+# The last call (its key's fingerprint: the key holds the call's result), its line as the
+# note shows it (lines shown before left out), and how many times in a row the call came
+# with that outcome.
+_Last = tuple[int, str, int]
 
 
 # Made per call, result or span: __init__ is written out so that mypyc compiles it (see
@@ -121,19 +122,21 @@ def _identity(m: Message) -> _Identity:
     return (m.role, texts, tuple([(c.id, c.name, c.arguments) for c in m.tool_calls]))
 
 
-def _grown(base: RunSummary | None, base_grown: int, key: _RunKey, covered: int,
-           summary: RunSummary) -> tuple[int, int]:
-    """The bytes a run's entry holds: what grows with the run (its key's identities and
-    the summary's lines), from what the entry it extends had and what was added, and
+def _grown(base: RunSummary | None, base_grown: int, summary: RunSummary) -> tuple[int, int]:
+    """The bytes a run's entry holds: what grows with the run (the summary's lines, their
+    aged forms and origins), from what the entry it extends had and what was added, and
     in all, with what is made anew at each step and measured whole (the ledger and the
-    shown lines, which hold the run's distinct files, commands and lines, and the
-    tuples). Measuring the whole run on every step would cost a warm call its savings."""
+    shown lines, which hold the run's distinct files, commands and lines, the tuples, and
+    the entry's fingerprints). Measuring the whole run on every step would cost a warm
+    call its savings."""
     lines = len(base.lines) if base is not None else 0
     brief = len(base.brief) if base is not None else 0
-    grown = base_grown + _items(footprint, key[covered:]) + \
-        _items(size_of, summary.lines[lines:]) + _items(size_of, summary.brief[brief:])
-    whole = sys.getsizeof(key) + sys.getsizeof(summary.lines) + sys.getsizeof(summary.brief) + \
-        footprint(summary.ledger) + footprint(summary.shown) + _SUMMARY_BYTES
+    origins = len(base.origins) if base is not None else 0
+    grown = base_grown + _items(size_of, summary.lines[lines:]) + \
+        _items(size_of, summary.brief[brief:]) + _items(footprint, summary.origins[origins:])
+    whole = sys.getsizeof(summary.lines) + sys.getsizeof(summary.brief) + \
+        sys.getsizeof(summary.origins) + footprint(summary.ledger) + \
+        footprint(summary.shown) + _SUMMARY_BYTES + _ENTRY_BYTES
     return grown, grown + whole
 
 
@@ -142,6 +145,14 @@ def _items(size: Callable[[object], int], items: tuple[object, ...]) -> int:
     return size(items) - TUPLE_HEADER - POINTER * len(items)
 
 
+def _prefix(marks: tuple[int, ...], n: int) -> int:
+    """The fingerprint of a run's first ``n`` messages, from each one's (``marks``)."""
+    return hash(marks[:n])
+
+
+# An entry's fingerprint, its place in the tables of runs, sizes and starts, and its
+# sizes' tuple.
+_ENTRY_BYTES: Final = 3 * (POINTER * 3 + 36) + TUPLE_HEADER + 2 * (POINTER + 36)
 # A summary's own object and its few small fields (handle, counts, tool names).
 _SUMMARY_BYTES: Final = 256
 
@@ -152,13 +163,18 @@ class Runs:
     def __init__(self, *, cache_bytes: int = 64 << 20, reply_code: bool = True) -> None:
         # Whether a reply's line shows the code it wrote (see ``_with_code``).
         self._reply_code = reply_code
-        # A key holds the run's texts: the entry's bytes count them with its lines.
-        self._runs: dict[tuple[_Identity, ...], RunSummary] = {}
-        # Per entry: the bytes that grow with its run, and its bytes in all.
-        self._sizes: dict[tuple[_Identity, ...], tuple[int, int]] = {}
+        # Under the fingerprint of the run's messages (see ``_prefix``), not the messages'
+        # texts: keeping those held each agent's older turns once more (170 KB an agent
+        # of bench --load --agents --from-step 30's 138 KB bodies, two thirds of an
+        # entry), where a later call only looks its run up. Fingerprints as ``memo``
+        # keeps them: 64-bit hashes keyed by the process's secret.
+        self._runs: dict[int, RunSummary] = {}
+        # Per entry: the bytes that grow with its run, its bytes in all, and the
+        # fingerprint of its first message (its count in ``_starts``).
+        self._sizes: dict[int, tuple[int, int, int]] = {}
         # How many cached runs start with each message: a run nobody began before (any
         # cold call) is not probed for at all.
-        self._starts: dict[_Identity, int] = {}
+        self._starts: dict[int, int] = {}
         self._bytes = 0
         self._max_bytes = cache_bytes // 2
         self._lock = threading.Lock()
@@ -189,17 +205,17 @@ class Runs:
         shown in its aged form, so the lines of a whole note need not be made (a cold
         call notes most of a long transcript so); a whole summary made before serves
         too, and gives the same aged form."""
-        ids = tuple(map(_identity, run))
+        marks = tuple([hash(i) for i in map(_identity, run)])
         if aged:
-            made = self._runs.get(ids)
+            made = self._runs.get(_prefix(marks, len(marks)))
             if made is not None:
                 return made
-            return self._aged.get(ids, partial(self._aged_summary, run, context))
+            return self._aged.get(marks, partial(self._aged_summary, run, context))
         base: RunSummary | None = None
         covered = 0  # messages the cached summary found covers
-        probes = len(ids) if ids[0] in self._starts else 0
+        probes = len(marks) if marks[0] in self._starts else 0
         for n in range(probes, max(probes - _PROBE, 0), -1):
-            base = self._runs.get(ids[:n])
+            base = self._runs.get(_prefix(marks, n))
             if base is not None:
                 covered = n
                 break
@@ -207,24 +223,26 @@ class Runs:
             self._usage.hits += 1
         else:
             self._usage.misses += 1
-        if base is not None and covered == len(ids):
+        if base is not None and covered == len(marks):
             return base
         new = run[covered:]
         if base is not None and new[0].role == "tool":
             base, new = None, run  # the base ends inside a step: read the run whole
         summary = self._extend(base, new, context)
-        base_grown = self._sizes.get(ids[:covered], (0, 0))[0] if base is not None else 0
-        sizes = _grown(base, base_grown, ids, covered if base is not None else 0, summary)
+        extended = _prefix(marks, covered)
+        base_grown = self._sizes.get(extended, (0, 0, 0))[0] if base is not None else 0
+        grown, size = _grown(base, base_grown, summary)
+        kept = _prefix(marks, len(marks))
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # run in progress, not one per step.
             if covered:
-                self._forget(ids[:covered])
-            if ids not in self._runs:
-                self._runs[ids] = summary
-                self._sizes[ids] = sizes
-                self._starts[ids[0]] = self._starts.get(ids[0], 0) + 1
-                self._bytes += sizes[1]
+                self._forget(extended)
+            if kept not in self._runs:
+                self._runs[kept] = summary
+                self._sizes[kept] = (grown, size, marks[0])
+                self._starts[marks[0]] = self._starts.get(marks[0], 0) + 1
+                self._bytes += size
             # The newest stays: its run calls again next.
             while self._bytes > self._max_bytes and len(self._runs) > 1:
                 self._forget(next(iter(self._runs)))
@@ -235,14 +253,15 @@ class Runs:
                       _key: _RunKey) -> RunSummary:
         return self._extend(None, run, context, whole=False)
 
-    def _forget(self, key: tuple[_Identity, ...]) -> None:
+    def _forget(self, key: int) -> None:
         gone = self._runs.pop(key, None)
         if gone is None:
             return
-        self._bytes -= self._sizes.pop(key, (0, 0))[1]
-        left = self._starts.pop(key[0], 1) - 1
+        _, size, start = self._sizes.pop(key, (0, 0, 0))
+        self._bytes -= size
+        left = self._starts.pop(start, 1) - 1
         if left:
-            self._starts[key[0]] = left
+            self._starts[start] = left
 
     def _extend(self, base: RunSummary | None, new: Sequence[Message],
                 context: StrategyContext, *, whole: bool = True) -> RunSummary:
@@ -306,7 +325,8 @@ class Runs:
                 else:
                     line, short = "", self._aged_lines.get(
                         key, partial(_aged_line, call, result, context))
-                if last is not None and last[0] == key:
+                mark = hash(key)
+                if last is not None and last[0] == mark:
                     # The same call with the same outcome (an agent rerunning a failing
                     # test): one line with a count, which an aged part keeps too.
                     count = last[2] + 1
@@ -314,14 +334,14 @@ class Runs:
                         lines[-1] = Part("text", f"{last[1]}{_REPEAT.format(n=count)}")
                     if short is not None:
                         brief[-1] = Part("text", f"{short}{_REPEAT.format(n=count)}")
-                    last = (key, last[1], count)
+                    last = (mark, last[1], count)
                     continue
                 text = _new_lines(line, shown) if whole else ""
                 if whole:
                     lines.append(Part("text", text))
                 brief.append(None if short is None else Part("text", short))
                 origins.append(m.index)
-                last = (key, text, 1)
+                last = (mark, text, 1)
         extend_ledger(ledger, pairs, context.calls, context.outcomes)
         return RunSummary(hasher, handles.name(hasher), calls, replies, tuple(lines),
                           tuple(brief), tuple(origins), chars, tuple(tools), ledger,

@@ -15,8 +15,11 @@ from app.engine.memo import shares
 # closed blocks, and the trimmed recent turns. The tails save a warm call the least
 # (trimming again from the line memos is a fraction of a millisecond); they held the
 # most bytes an agent (470 KB for an 80 KB body) until an entry kept only what the
-# trimming wrote, about 80 KB.
-_SHARES = {"runs": 0.35, "block_notes": 0.50, "tails": 0.15}
+# trimming wrote, about 80 KB. At 1,000 agents of 138 KB bodies (bench --load --agents
+# --from-step 30) the notes hold 62 KB an agent and the tails 22, which these shares
+# keep; the runs' summaries were hit as often when most were let go as with every one
+# kept (32% of lookups: a run's hits come from its agent's previous call).
+_SHARES = {"runs": 0.26, "block_notes": 0.56, "tails": 0.18}
 
 
 def builtin_strategies(cache_bytes: int = 160 << 20) -> dict[str, Strategy]:

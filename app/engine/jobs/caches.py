@@ -18,17 +18,30 @@ from app.engine.reading.textactions import TextActions
 from app.engine.transcript.model import Message, segment
 
 # How the engine's share of a worker's memory is spread over its caches: what a
-# conversation's next call reads again most (its runs' summaries, the facts of what was
-# dropped, the notes of closed blocks, the trimmed recent turns) gets the most. Keyed by
-# their texts' fingerprints, outcomes, gists, salient lines and handles hold a few bytes
-# an agent (bench --load --agents --kb 40: 1-5 KB each); what texts read as (actions)
-# and call summaries save a warm call the most after token counts (2 and 0.9 ms of 7.5).
+# conversation's next call reads again most (the facts of what was dropped, the notes of
+# closed blocks, the trimmed recent turns) gets the most. Keyed by their texts'
+# fingerprints, outcomes, gists, salient lines and handles hold a few bytes an agent
+# (bench --load --agents --kb 40: 1-5 KB each); what texts read as (actions) and call
+# summaries save a warm call the most after token counts (2 and 0.9 ms of 7.5). Then,
+# with 1,000 agents of real size in progress (bench --load --agents 10 1000
+# --from-step 30, 138 KB bodies), by what each agent's next call reads (KB an agent,
+# every entry kept): the facts 205 (their runs' 95, the kept texts' 76, the recurring
+# part's 24), the lines' keys 72, the actions 45, call summaries 20 shared among agents
+# (2 held at 1,000), outcomes 8, handles 6; and by what a miss costs: a run's facts read
+# again were most of what those calls cost past the same calls with every cache kept,
+# profiled, where actions and lines missed for little.
+# Every entry also counts the pair it is kept in (``memo``): the memos of many small
+# entries (outcomes, handles) take a little more. The rows of JSON answers a request may
+# name (``records``) are a support agent's few results: a hundredth.
 READING_SHARES: Mapping[str, float] = {
-    "facts": 0.38, "records": 0.02, "calls": 0.12, "outcomes": 0.04, "handles": 0.04, "lines": 0.10,
-    "salient": 0.03, "gists": 0.03, "actions": 0.24}
+    "facts": 0.69, "records": 0.01, "calls": 0.02, "outcomes": 0.04, "handles": 0.03,
+    "lines": 0.08, "salient": 0.01, "gists": 0.01, "actions": 0.11}
 # The engine's bytes between the reading memos above, the strategies' (runs, block
-# notes, tails: see ``builtin_strategies``) and token counts.
-ENGINE_SHARES: Mapping[str, float] = {"reading": 0.45, "compaction": 0.45, "token_counts": 0.10}
+# notes, tails: see ``builtin_strategies``) and token counts. Token counts held 6.5 MB at
+# 1,000 agents with 97% of lookups hit (15 MB with the pair each entry is kept in); the
+# strategies' runs let go of their texts (``Runs``) and their notes and tails fit 1,000
+# agents in less.
+ENGINE_SHARES: Mapping[str, float] = {"reading": 0.66, "compaction": 0.29, "token_counts": 0.05}
 DEFAULT_ENGINE_BYTES = 384 << 20
 
 

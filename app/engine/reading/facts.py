@@ -17,10 +17,10 @@ import sys
 import threading
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from app.engine.footprint import BYTES_HEADER, footprint
-from app.engine.memo import CacheUsage, Memo, Recent
+from app.engine.memo import CacheUsage, Memo, Recent, shares
 from app.engine.pacing import breathe
 from app.engine.reading.factscan import (
     Kinds,
@@ -114,6 +114,20 @@ class _Settled:
             sys.getsizeof(self.keys) + sum([sys.getsizeof(d) for d in self.facts])
 
 
+# How the extractor's bytes are spread over its caches, by what an agent's next call
+# reads: its run's settled facts first (a run let go is read again whole on its next
+# call: at 1,000 agents of bench --load --agents --from-step 30, 95 KB an agent; with
+# three eighths of the share a third of them fit, and reading runs again was most of
+# what those calls cost past the same calls with every run kept, profiled), then the
+# kept texts' tokens (76 KB an agent) and the recurring part's (24 KB). Marked and
+# error lines and the token kinds' table hold a few KB an agent.
+_SHARES: Final = {"settled": 0.48, "tokens": 0.29, "recurring": 0.13, "marked": 0.05,
+                  "errors": 0.02, "kinds": 0.03}
+
+# A recurring part's entry beside its set: its object, its empty table of answers, and
+# its slot among the entries.
+_RECURRING_BYTES: Final = 384
+
 _LOST_KEPT = 4
 # A recurring part's answers kept per error line: only where its marked lines are
 # longer than this (a shorter search costs what a lookup does), and at most this many.
@@ -123,21 +137,24 @@ _SHOWS_KEPT = 16_384
 
 class _Recurring:
     """The part of an output that comes again on the next call (the head and the notes):
-    its texts, their tokens, and which error lines its marked lines hold, each error
-    line searched for once."""
+    how many texts it has, their tokens, and which error lines its marked lines hold,
+    each error line searched for once. Not the texts: they are the caller's (its system
+    prompt and task among them), which an entry kept alive for each agent after its call,
+    uncounted; a call hands its own in where they are read (``shows``)."""
 
-    def __init__(self, texts: tuple[str, ...], tokens: frozenset[bytes]) -> None:
-        self.texts = texts
+    def __init__(self, count: int, tokens: frozenset[bytes]) -> None:
+        self.count = count
         self.tokens = tokens
         self._marked: str | None = None
         self._shows: dict[str, bool] = {}
 
-    def shows(self, error: str, marked: Memo[str, str]) -> bool:
-        """Whether the marked lines of these texts hold ``error`` (see ``lost``)."""
+    def shows(self, error: str, marked: Memo[str, str], texts: Sequence[str]) -> bool:
+        """Whether the marked lines of ``texts``, this part's texts as the call sent
+        them, hold ``error`` (see ``lost``)."""
         known = self._shows.get(error)
         if known is None:
             if self._marked is None:
-                self._marked = "\n".join([marked.get(t, marked_lines) for t in self.texts])
+                self._marked = "\n".join([marked.get(t, marked_lines) for t in texts])
             known = error in self._marked
             # Remembered where a search costs more than a lookup, and up to a bound: a
             # log of a hundred thousand error lines made this table, kept beside the
@@ -183,15 +200,15 @@ def _read_joined(base: frozenset[T], texts: list[str],
     return frozenset(merged)
 
 
-def _unshown(found: frozenset[str], again: _Recurring, marked: Memo[str, str],
-             output: Container[str]) -> frozenset[str]:
+def _unshown(found: frozenset[str], again: _Recurring, texts: Sequence[str],
+             marked: Memo[str, str], output: Container[str]) -> frozenset[str]:
     """The error lines of ``found`` that neither the recurring part nor ``output`` shows.
     Each is a search of text in C: on a log of error lines, hundreds of thousands."""
     shown: list[str] = []
     for n, error in enumerate(found):
         if n & _PACE_LINES == _PACE_LINES:
             breathe()
-        if again.shows(error, marked) or error in output:
+        if again.shows(error, marked, texts) or error in output:
             shown.append(error)
     # Most often none or most are shown: the set as it is, or a small one anew.
     return found.difference(shown) if shown else found
@@ -201,18 +218,18 @@ class FactExtractor:
     """``cache_bytes``: what its memos hold together, in bytes (see ``footprint``)."""
 
     def __init__(self, *, cache_bytes: int = 128 << 20) -> None:
-        share = cache_bytes // 8
-        self._tokens: Memo[str, frozenset[bytes]] = Memo(2 * share, fingerprinted=True)
-        self._errors: Memo[str, frozenset[str]] = Memo(share // 2, fingerprinted=True)
-        self._marked: Memo[str, str] = Memo(share // 2, fingerprinted=True)
-        self._kinds = Kinds(share)
+        share = shares(cache_bytes, _SHARES)
+        self._tokens: Memo[str, frozenset[bytes]] = Memo(share["tokens"], fingerprinted=True)
+        self._errors: Memo[str, frozenset[str]] = Memo(share["errors"], fingerprinted=True)
+        self._marked: Memo[str, str] = Memo(share["marked"], fingerprinted=True)
+        self._kinds = Kinds(share["kinds"])
         # Keyed by the hash of the run's texts; a process-local cache, so Python's
         # seeded str hash is enough. An entry holds a run's token set (up to a few MB
         # for the longest runs), and there is one per agent run in progress.
-        self._settled: Recent[int, _Settled] = Recent(3 * share)
+        self._settled: Recent[int, _Settled] = Recent(share["settled"])
         # The tokens of the part of an output that recurs (see ``_held``), by the hash
         # of its texts: one entry per agent run in progress, as ``_settled``.
-        self._recurring: Recent[int, _Recurring] = Recent(share)
+        self._recurring: Recent[int, _Recurring] = Recent(share["recurring"])
         self._lock = threading.Lock()
 
     def usage(self) -> dict[str, CacheUsage]:
@@ -236,7 +253,8 @@ class FactExtractor:
         run = self._settle([t for t in dropped[:settled] if t])
         fresh = [t for t in dropped[settled:] if t]
         tokens, errors = self._tokens, self._errors
-        again = self._held([t for t in kept[:recurring] if t])
+        recurs = [t for t in kept[:recurring] if t]
+        again = self._held(recurs)
         held_before = again.tokens
         rest = [t for t in kept[recurring:] if t]
         # Lists, not generators, as star-arguments: compiled, a generator is an object
@@ -266,13 +284,14 @@ class FactExtractor:
             marked = self._marked
             output = "\n".join([marked.get(t, marked_lines) for t in rest])
             if len(found) * len(output) <= _SEARCH_CHARS:
-                found = _unshown(found, again, marked, output)
+                found = _unshown(found, again, recurs, marked, output)
             else:
                 # Thousands of error lines against megabytes of kept lines: a search per
                 # line took seconds on one request (it grows as their product). Kept
                 # verbatim, an error line is a line of the output; only a note's copy
                 # inside a longer line goes unseen, and is reported lost.
-                found = _unshown(found, again, marked, _lines_among(output, found))
+                found = _unshown(found, again, recurs, marked,
+                                 _lines_among(output, found))
         return Facts(facts.paths, facts.identifiers, facts.numbers, found, complete)
 
     def _held(self, texts: list[str]) -> _Recurring:
@@ -280,16 +299,17 @@ class FactExtractor:
         tokens: their union is most of what a call would build anew, over every line of
         every note (profiled, the largest single cost of a call on a resent transcript)."""
         if not texts:
-            return _Recurring((), frozenset())
+            return _Recurring(0, frozenset())
         key = tuple(texts)
         at = hash(key)
         found = self._recurring.get(at)
-        if found is not None and found.texts == key:
+        if found is not None and found.count == len(key):
             return found
         held = _merged(frozenset(), texts, self._tokens, raw_tokens)
-        made = _Recurring(key, held)
-        # The tokens are the memo's (counted there); this entry holds the set's table.
-        size = sys.getsizeof(held) + sys.getsizeof(key)
+        made = _Recurring(len(key), held)
+        # The tokens are the memo's (counted there); this entry holds the set's table,
+        # its own object and its table of answers.
+        size = sys.getsizeof(held) + _RECURRING_BYTES
         with self._lock:
             self._recurring.put(at, made, size)
         return made
@@ -311,6 +331,15 @@ class FactExtractor:
         if len(rest) <= _FEW:  # a step or two: these were kept text last call, and cached
             tokens = _merged(base.tokens, rest, self._tokens, raw_tokens)
             errors = _merged(base.errors, rest, self._errors, error_lines)
+            # Settled, their tokens and error lines are the run's now: a later call of
+            # this run reads them from its entry, never one by one again, so their own
+            # entries (and their marked lines, read while they were kept) go, leaving the
+            # room to texts a next call reads (at 1,000 agents in progress the memos held
+            # every settled text's set beside its run's, and missed the tails').
+            for text in rest:
+                self._tokens.discard(text)
+                self._errors.discard(text)
+                self._marked.discard(text)
         else:
             # Read joined: nothing is kept per text of a run no later call reads again.
             tokens = _read_joined(base.tokens, rest, raw_tokens)
