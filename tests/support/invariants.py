@@ -28,10 +28,27 @@ def _users(texts: list[str]) -> list[str]:
             and is_console_output(texts[i + 1])
 
     harness = _repeated_shapes(texts)
+    bracketed = _bracketed_harness(texts)
     return [t for i, t in enumerate(texts)
             if not t.startswith(MARKER) and (i == 0 or not (
                 is_observation(t) or typed(i) or (typed(i - 1) and not typed(i - 2))
-                or not harness.isdisjoint(shapes(_first_text(t)))))]
+                or not harness.isdisjoint(shapes(_first_text(t)))
+                or (bracketed and _BRACKET.match(t) is not None
+                    and not any(tag in t for tag in _USERS_TAGS))))]
+
+
+# A text a harness writes as the user opens with a bracketed label ("[read_file for 'a.py'.
+# Reading multiple files at once...] Result:", "[ERROR] You did not use a tool",
+# "[TASK RESUMPTION]"): where most user texts after the task do, those are the harness's,
+# each label too rare to repeat as a shape; the user's words it carries come in a tag.
+_BRACKET = re.compile(r"\[[A-Za-z_][\w ]*[\]:' ]")
+_USERS_TAGS = ("<answer>", "<feedback>", "<user_message>")
+
+
+def _bracketed_harness(texts: list[str]) -> bool:
+    after = [_first_text(t) for t in texts[1:] if not t.startswith(MARKER)]
+    return len(after) >= 3 and \
+        sum(1 for t in after if _BRACKET.match(t) is not None) * 2 > len(after)
 
 
 def _first_text(text: str) -> str:
