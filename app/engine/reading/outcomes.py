@@ -28,6 +28,10 @@ _LINE_START_WORDS = ("error", "exception", "traceback", "fatal:", "failed")
 _ANYWHERE_PHRASES = ("command not found", "No such file or directory", "Permission denied")
 _ANYWHERE = re.compile("|".join(map(re.escape, _ANYWHERE_PHRASES)))
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit (?:code|status):? (-?\d+)")
+# Each of its matches opens with one of these: a text that holds neither has none, which
+# str.find tells for a fraction of the scan (the regex tries both at every "<" and "e").
+_RETURN_CODE_TAG = "<returncode>"
+_RETURN_CODE_WORDS = "exit "
 # A shell tool's trailer line ("Exit Code: 1" on a line of its own after what the
 # command printed, beside "Signal:" and "Process Group PGID:"). A non-zero one is a
 # failure, however far down the output says so; a zero one leaves it to the output, as
@@ -143,11 +147,20 @@ def _exit_code(text: str) -> re.Match[str] | None:
     """The exit status a harness reported: at the start (``<returncode>``), or at the end
     of what the command printed (OpenHands' ``[Command finished with exit code 1]``), the
     last one there."""
-    found = _RETURN_CODE.search(text[:_HEAD])
+    head = text[:_HEAD]
+    found = _RETURN_CODE.search(head) if _may_hold_code(head, 0) else None
     if found is not None or len(text) <= _HEAD:
         return found
-    found_at_end = list(_RETURN_CODE.finditer(text, len(text) - _HEAD))
+    end = len(text) - _HEAD
+    if not _may_hold_code(text, end):
+        return None
+    found_at_end = list(_RETURN_CODE.finditer(text, end))
     return found_at_end[-1] if found_at_end else None
+
+
+def _may_hold_code(text: str, start: int) -> bool:
+    """Whether ``text`` from ``start`` on holds an opening of ``_RETURN_CODE``."""
+    return text.find(_RETURN_CODE_TAG, start) >= 0 or text.find(_RETURN_CODE_WORDS, start) >= 0
 
 
 def _failed_status(text: str) -> bool:
