@@ -6,7 +6,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.engine.reading.tags import elements, line_blocks
+from app.engine.reading.tags import elements, fenced_blocks, line_blocks
 
 _CHILD = re.compile(r"<([a-z][a-z0-9_]*)>(.*?)</\1>", re.DOTALL)
 _ELEMENT = re.compile(r"^[ \t]*<([a-z][a-z0-9_]*)>(.*?)</\1>", re.MULTILINE | re.DOTALL)
@@ -51,3 +51,15 @@ def test_an_unclosed_tag_opens_nothing_and_the_next_element_is_found() -> None:
 def test_a_block_closes_only_on_a_line_of_its_own() -> None:
     text = "<env>\nsee </env> here\n1\n2\n  </env>  \nafter"
     assert line_blocks(text) == [("env", 0, text.index("after"))]
+
+
+_FENCED = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
+_FENCE_PIECES = st.sampled_from(["`", "``", "```", "````", "\n", "a", "py", " ", "\t", "\n\n",
+                                 "x\n", "é", "+-"])
+
+
+@settings(max_examples=2000)
+@given(st.lists(_FENCE_PIECES, max_size=20).map("".join))
+def test_fenced_blocks_are_the_regexs_matches(text: str) -> None:
+    assert fenced_blocks(text) == [(m.start(), m.end(), m.group(1), m.start(2), m.end(2))
+                                   for m in _FENCED.finditer(text)]

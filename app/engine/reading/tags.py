@@ -98,3 +98,37 @@ def _blank(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` holds only spaces and tabs (or nothing): a line's
     indent, a few characters."""
     return not text[start:end].strip(_BLANKS)
+
+
+_FENCE = "```"
+# A fence that opens a block: its language, then the end of its line. The blocks are
+# those of the regex ```([\w+-]*)[ \t]*\n(.*?)\n?``` (DOTALL), whose lazy code tried the
+# closing fence at every character.
+_OPEN_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n")
+
+# A fenced block: where it starts and ends, its language, and where its code starts and
+# ends (the newline before the closing fence is not code).
+Fenced = tuple[int, int, str, int, int]
+
+
+def fenced_blocks(text: str) -> list[Fenced]:
+    """The fenced code blocks of ``text`` in order, as ``finditer`` of the regex that
+    ``_OPEN_FENCE``'s comment gives finds them: a block closes at the first fence after
+    its opening line (its code without the newline before that fence); a fence never
+    closed opens none."""
+    found: list[Fenced] = []
+    at = 0
+    while True:
+        opening = _OPEN_FENCE.search(text, at)
+        if opening is None:
+            return found
+        code = opening.end()
+        close = text.find(_FENCE, code)
+        if close < 0:
+            at = opening.start() + 1
+            continue
+        # The lazy code stops before a newline that the closing fence follows.
+        code_end = close - 1 if close > code and text[close - 1] == "\n" else close
+        end = close + len(_FENCE)
+        found.append((opening.start(), end, opening.group(1), code, code_end))
+        at = end

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from app.engine import jsontext
 from app.engine.memo import CacheUsage, Memo, combined
-from app.engine.reading.tags import Element, elements, line_blocks
+from app.engine.reading.tags import Element, elements, fenced_blocks, line_blocks
 from app.engine.transcript.model import Message
 
 # How harnesses open the text they send back.
@@ -78,7 +78,6 @@ _CONSOLE_REPLY = re.compile(
     r"\s*(?:added |removed |dropping |commit [0-9a-f]{7}|no files matched|no changes"
     r"|invalid command|head is|approximate context|please provide)", re.IGNORECASE)
 
-_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
 # An action as markup: an element at the start of a line whose content holds elements
 # of its own (its parameters), outside fenced code (see ``tags.elements``).
 # A line wholly in brackets beside a markup action is the harness's note on it
@@ -252,19 +251,20 @@ def fenced_code(text: str) -> str:
     prose wrote as code (a chat reply's snippet, a whole file)."""
     if "```" not in text:
         return ""
-    return "\n".join(m.group(2) for m in _FENCE.finditer(text))
+    return "\n".join([text[code:end] for _, _, _, code, end in fenced_blocks(text)])
 
 
 def _fenced(text: str) -> TextAction | None:
-    blocks = list(_FENCE.finditer(text))
+    blocks = fenced_blocks(text)
     if not blocks:
         return None
-    last = blocks[-1]
-    language = last.group(1).lower()
+    start, end, language, code, code_end = blocks[-1]
+    language = language.lower()
     name = "bash" if language in _SHELLS or _SHELL_WORD.search(language) else language
     key = "command" if name == "bash" else "code"
-    thought = (text[: last.start()] + text[last.end():]).strip()
-    return TextAction(name, json.dumps({key: last.group(2)}, ensure_ascii=False), thought)
+    thought = (text[:start] + text[end:]).strip()
+    return TextAction(name, json.dumps({key: text[code:code_end]}, ensure_ascii=False),
+                      thought)
 
 
 def _markup(text: str) -> TextAction | None:
@@ -272,7 +272,7 @@ def _markup(text: str) -> TextAction | None:
         return None
     # Markup inside fenced code is code the agent shows, not its action; a fence inside
     # an action (a file it writes) is part of the action.
-    fences = [(m.start(), m.end()) for m in _FENCE.finditer(text)] if "```" in text else []
+    fences = [(a, b) for a, b, _, _, _ in fenced_blocks(text)] if "```" in text else []
     found: Element | None = None
     for element in elements(text, line_start=True):
         tag, start, inside, close, _ = element
