@@ -41,12 +41,18 @@ _TRAILER_STATUS = re.compile(r"^Exit Code: (-?\d+)[ \t]*$", re.MULTILINE)
 # Lines that say what failed, as the last of them in a result says it best: a raised
 # exception's final line, pytest's FAILED and E lines, a shell's or a tool's message.
 # "Traceback (most recent call last):" says only that something failed.
-_FAILURE = re.compile(
-    r"^[ \t]*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)(?::.*|\b\s*$)"
+_MARKED_FAILURE = (
+    r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)(?::.*|\b\s*$)"
     r"|FAILED .+|E {2,}\S.*|ERROR[: ](?!" + _NONE + r").+"
-    r"|(?:error|fatal|Error)(?:\[\w+\])?: (?!" + _NONE + r").+"
-    r"|.*(?:No such file or directory|command not found|Permission denied).*)$",
+    r"|(?:error|fatal|Error)(?:\[\w+\])?: (?!" + _NONE + r").+")
+_FAILURE = re.compile(
+    r"^[ \t]*(?:" + _MARKED_FAILURE
+    + r"|.*(?:No such file or directory|command not found|Permission denied).*)$",
     re.MULTILINE)
+# The same without the phrases (``_ANYWHERE_PHRASES``), for a text that holds none of
+# them: that alternative reads every line to its end and back for them, most of the
+# scan, and can only match where one occurs (str.find tells first). Same matches.
+_FAILURE_MARKED = re.compile(r"^[ \t]*(?:" + _MARKED_FAILURE + r")$", re.MULTILINE)
 # A Python traceback's header, and a line that starts unindented: the first such line
 # after a traceback's frames is the exception it raised, whatever its name
 # (``django.core.exceptions.ImproperlyConfigured: ...`` names no Error).
@@ -181,7 +187,8 @@ def failure_line(text: str) -> str:
 def _failure(text: str) -> tuple[str, str]:
     """``failure_line`` and the exception its chain started from (see Outcome.cause)."""
     tail = text[-_TAIL:]
-    matches = [(m.start(), m.group(0)) for m in _FAILURE.finditer(tail)]
+    lines = _FAILURE if any([p in tail for p in _ANYWHERE_PHRASES]) else _FAILURE_MARKED
+    matches = [(m.start(), m.group(0)) for m in lines.finditer(tail)]
     raised = _raised(tail, tail.rfind(_TRACEBACK_HEADER))
     if raised is not None and (not matches or raised[0] > matches[-1][0]):
         matches.append(raised)
