@@ -345,11 +345,21 @@ def edit_blocks(text: str) -> tuple[list[TextAction], str]:
     (the path, the text it replaced, the new text), and the text around them."""
     if EDIT_MARK not in text:
         return [], text
-    found = [TextAction("edit", json.dumps(
-        {"path": m.group(1).strip().strip("*`'\""), "old_str": m.group(2).rstrip("\n"),
-         "new_str": m.group(3).rstrip("\n")}, ensure_ascii=False), "")
-        for m in _EDIT_BLOCK.finditer(text)]
-    return found, _EDIT_BLOCK.sub("", text).strip() if found else text
+    found: list[TextAction] = []
+    # The text around the blocks, from the same matches: a second scan (``sub``) read a
+    # long reply's every line again.
+    around: list[str] = []
+    at = 0
+    for m in _EDIT_BLOCK.finditer(text):
+        found.append(TextAction("edit", json.dumps(
+            {"path": m.group(1).strip().strip("*`'\""), "old_str": m.group(2).rstrip("\n"),
+             "new_str": m.group(3).rstrip("\n")}, ensure_ascii=False), ""))
+        around.append(text[at:m.start()])
+        at = m.end()
+    if not found:
+        return found, text
+    around.append(text[at:])
+    return found, "".join(around).strip()
 
 
 def _edit_blocks(text: str) -> tuple[tuple[TextAction, ...], str]:
