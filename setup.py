@@ -58,6 +58,7 @@ COMPILED = [
     "app/engine/reading/phases.py",
     "app/engine/reading/repeats.py",
     "app/engine/reading/salient.py",
+    "app/engine/reading/tags.py",
     "app/engine/reading/textactions.py",
     "app/engine/reading/verbs.py",
     "app/engine/transcript/formats/anthropic.py",

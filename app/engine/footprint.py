@@ -33,6 +33,12 @@ POINTER: Final = 8
 SMALL_INT: Final = 28
 FLOAT: Final = 24
 _SMALL: Final = 1 << 30
+# An int's size by its count of 30-bit digits, from two on, as ``getsizeof`` gives it
+# (a digit past 2**30, a third past 2**60, ...): the keys of every fingerprinted memo
+# are 64-bit hashes, and asking ``getsizeof`` for each was a fifth of weighing a cold
+# call's entries.
+_DIGIT_BITS: Final = 30
+_INT_SIZES: Final = tuple([int(sys.getsizeof(1 << (_DIGIT_BITS * d))) for d in range(1, 8)])
 
 
 def footprint(obj: object) -> int:
@@ -48,7 +54,7 @@ def _size(obj: object, depth: int) -> int:
     if obj is None or isinstance(obj, bool):
         return 0  # one object the whole process shares
     if isinstance(obj, int):
-        return SMALL_INT if -_SMALL < obj < _SMALL else int(sys.getsizeof(obj))
+        return SMALL_INT if -_SMALL < obj < _SMALL else _int_size(obj)
     if isinstance(obj, float):
         return FLOAT
     if depth == 0:
@@ -73,6 +79,14 @@ def _size(obj: object, depth: int) -> int:
     for name in _attributes(obj):
         size += _size(getattr(obj, name, None), depth)
     return size
+
+
+def _int_size(value: int) -> int:
+    """``getsizeof`` of an int past ``_SMALL``."""
+    digits = ((value if value >= 0 else -value).bit_length() + _DIGIT_BITS - 1) // _DIGIT_BITS
+    if digits - 2 < len(_INT_SIZES):
+        return _INT_SIZES[digits - 2]
+    return int(sys.getsizeof(value))
 
 
 def _attributes(obj: object) -> tuple[str, ...]:

@@ -152,7 +152,8 @@ def test_recent_keeps_the_newest_and_lets_the_oldest_go():
 def test_the_layout_footprint_assumes_is_this_pythons():
     # Texts, bytes, tuples and numbers are sized from CPython's layout, not asked.
     for obj in ("", "ascii text", "→ not ascii", "😀", b"", b"bytes", (), ("a", 1),
-                0, 2**29, -(2**29), 2**40, 1.5):
+                0, 2**29, -(2**29), 2**30, 2**40, 2**60 - 1, 2**60, -(2**63), 2**63 - 1,
+                hash("a fingerprint"), 2**300, 1.5):
         items = sum(footprint(x) for x in obj) if isinstance(obj, tuple) else 0
         assert footprint(obj) == sys.getsizeof(obj) + items, obj
 

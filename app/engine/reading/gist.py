@@ -22,7 +22,9 @@ _SENTENCE_END = re.compile(r"[.!?](?:\s+|$)|:[ \t]*\n|\n+")
 # How far into a message a gist reads, in budgets: a message much longer than the
 # budget is a wall of reasoning whose start says where it is going.
 _READ = 2
-_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+# Code blocks are left out: each from its fence through the next fence or to the end
+# (see ``_without_code``).
+_FENCE = "```"
 # Something specific: backticked code, a path, snake_case, a digit, CamelCase, a dotted
 # name (file.py, module.attr).
 _SPECIFIC = re.compile(r"[`/_\d]|[a-z][A-Z]|\w\.\w")
@@ -98,8 +100,8 @@ def _names_something(sentence: str) -> bool:
 def gist(text: str, limit: int) -> str:
     """The sentences of ``text`` that say most, in their order, within ``limit``
     characters; empty when none says anything."""
-    if "```" in text:
-        text = _CODE_BLOCK.sub("\n", text)
+    if _FENCE in text:
+        text = _without_code(text)
     found: list[tuple[int, int, str]] = []
     start = 0
     for end in _SENTENCE_END.finditer(text + "\n"):
@@ -126,6 +128,26 @@ def gist(text: str, limit: int) -> str:
         return sentence[: limit - len(ELLIPSIS)] + ELLIPSIS
     chosen.sort()
     return " ".join([sentence for _, sentence in chosen])
+
+
+def _without_code(text: str) -> str:
+    """``text`` with each code block a newline: a block runs from a fence through the
+    next fence, or to the end (before a last newline) when none closes it, as a lazy
+    regex (three backticks, ``.*?``, then three backticks or ``$``) replaced them; the
+    closing fence is found with str.find instead of a scan that tries it at every
+    character of the code."""
+    out: list[str] = []
+    at = 0
+    end = len(text) - 1 if text.endswith("\n") else len(text)
+    fence = text.find(_FENCE)
+    while fence >= 0:
+        out.append(text[at:fence])
+        out.append("\n")
+        close = text.find(_FENCE, fence + len(_FENCE))
+        at = close + len(_FENCE) if close >= 0 else end
+        fence = text.find(_FENCE, at)
+    out.append(text[at:])
+    return "".join(out)
 
 
 class Gists:

@@ -28,6 +28,10 @@ _LINE_START_WORDS = ("error", "exception", "traceback", "fatal:", "failed")
 _ANYWHERE_PHRASES = ("command not found", "No such file or directory", "Permission denied")
 _ANYWHERE = re.compile("|".join(map(re.escape, _ANYWHERE_PHRASES)))
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit (?:code|status):? (-?\d+)")
+# Each of its matches opens with one of these: a text that holds neither has none, which
+# str.find tells for a fraction of the scan (the regex tries both at every "<" and "e").
+_RETURN_CODE_TAG = "<returncode>"
+_RETURN_CODE_WORDS = "exit "
 # A shell tool's trailer line ("Exit Code: 1" on a line of its own after what the
 # command printed, beside "Signal:" and "Process Group PGID:"). A non-zero one is a
 # failure, however far down the output says so; a zero one leaves it to the output, as
@@ -37,12 +41,18 @@ _TRAILER_STATUS = re.compile(r"^Exit Code: (-?\d+)[ \t]*$", re.MULTILINE)
 # Lines that say what failed, as the last of them in a result says it best: a raised
 # exception's final line, pytest's FAILED and E lines, a shell's or a tool's message.
 # "Traceback (most recent call last):" says only that something failed.
-_FAILURE = re.compile(
-    r"^[ \t]*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)(?::.*|\b\s*$)"
+_MARKED_FAILURE = (
+    r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning)(?::.*|\b\s*$)"
     r"|FAILED .+|E {2,}\S.*|ERROR[: ](?!" + _NONE + r").+"
-    r"|(?:error|fatal|Error)(?:\[\w+\])?: (?!" + _NONE + r").+"
-    r"|.*(?:No such file or directory|command not found|Permission denied).*)$",
+    r"|(?:error|fatal|Error)(?:\[\w+\])?: (?!" + _NONE + r").+")
+_FAILURE = re.compile(
+    r"^[ \t]*(?:" + _MARKED_FAILURE
+    + r"|.*(?:No such file or directory|command not found|Permission denied).*)$",
     re.MULTILINE)
+# The same without the phrases (``_ANYWHERE_PHRASES``), for a text that holds none of
+# them: that alternative reads every line to its end and back for them, most of the
+# scan, and can only match where one occurs (str.find tells first). Same matches.
+_FAILURE_MARKED = re.compile(r"^[ \t]*(?:" + _MARKED_FAILURE + r")$", re.MULTILINE)
 # A Python traceback's header, and a line that starts unindented: the first such line
 # after a traceback's frames is the exception it raised, whatever its name
 # (``django.core.exceptions.ImproperlyConfigured: ...`` names no Error).
@@ -144,10 +154,14 @@ def _exit_code(text: str) -> re.Match[str] | None:
     """The exit status a harness reported: at the start (``<returncode>``), or at the end
     of what the command printed (OpenHands' ``[Command finished with exit code 1]``), the
     last one there."""
-    found = _RETURN_CODE.search(text[:_HEAD])
+    head = text[:_HEAD]
+    found = _RETURN_CODE.search(head) if _may_hold_code(head, 0) else None
     if found is not None or len(text) <= _HEAD:
         return found
-    found_at_end = list(_RETURN_CODE.finditer(text, len(text) - _HEAD))
+    end = len(text) - _HEAD
+    if not _may_hold_code(text, end):
+        return None
+    found_at_end = list(_RETURN_CODE.finditer(text, end))
     return found_at_end[-1] if found_at_end else None
 
 
@@ -158,6 +172,11 @@ def _ends_failed(text: str) -> bool:
     if len(text) <= _HEAD:
         return False  # its head was read whole above
     return _FAILURE.fullmatch(last_line(text[-_LINE_CHARS * 2:])) is not None
+
+
+def _may_hold_code(text: str, start: int) -> bool:
+    """Whether ``text`` from ``start`` on holds an opening of ``_RETURN_CODE``."""
+    return text.find(_RETURN_CODE_TAG, start) >= 0 or text.find(_RETURN_CODE_WORDS, start) >= 0
 
 
 def _failed_status(text: str) -> bool:
@@ -178,7 +197,8 @@ def failure_line(text: str) -> str:
 def _failure(text: str) -> tuple[str, str]:
     """``failure_line`` and the exception its chain started from (see Outcome.cause)."""
     tail = text[-_TAIL:]
-    matches = [(m.start(), m.group(0)) for m in _FAILURE.finditer(tail)]
+    lines = _FAILURE if any([p in tail for p in _ANYWHERE_PHRASES]) else _FAILURE_MARKED
+    matches = [(m.start(), m.group(0)) for m in lines.finditer(tail)]
     raised = _raised(tail, tail.rfind(_TRACEBACK_HEADER))
     if raised is not None and (not matches or raised[0] > matches[-1][0]):
         matches.append(raised)

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from app.engine import jsontext
 from app.engine.memo import CacheUsage, Memo, combined
+from app.engine.reading.tags import Element, elements, fenced_blocks, line_blocks
 from app.engine.transcript.model import Message
 
 # How harnesses open the text they send back.
@@ -77,11 +78,8 @@ _CONSOLE_REPLY = re.compile(
     r"\s*(?:added |removed |dropping |commit [0-9a-f]{7}|no files matched|no changes"
     r"|invalid command|head is|approximate context|please provide)", re.IGNORECASE)
 
-_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
 # An action as markup: an element at the start of a line whose content holds elements
-# of its own (its parameters), outside fenced code.
-_ELEMENT = re.compile(r"^[ \t]*<([a-z][a-z0-9_]*)>(.*?)</\1>", re.MULTILINE | re.DOTALL)
-_CHILD = re.compile(r"<([a-z][a-z0-9_]*)>(.*?)</\1>", re.DOTALL)
+# of its own (its parameters), outside fenced code (see ``tags.elements``).
 # A line wholly in brackets beside a markup action is the harness's note on it
 # ("[Response interrupted by a tool use result. ...]"), not the agent's thought.
 _BRACKETED = re.compile(r"^[ \t]*\[[^\n]*\][ \t]*$", re.MULTILINE)
@@ -91,9 +89,8 @@ _BRACKETED = re.compile(r"^[ \t]*\[[^\n]*\][ \t]*$", re.MULTILINE)
 _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
 _WORDS = re.compile(r"[\w./@~+-]+")
 _STRUCTURE = frozenset("[]<>{}|")
-# A block on lines of its own: an opening tag alone on its line, through its closing tag.
-_BLOCK = re.compile(r"^[ \t]*<([a-z][a-z0-9_]*)>[ \t]*\n.*?^[ \t]*</\1>[ \t]*$\n?",
-                    re.MULTILINE | re.DOTALL)
+# A block on lines of its own: an opening tag alone on its line, through its closing tag
+# (see ``tags.line_blocks``).
 # Lines inside a block, at least, for it to be a harness's boilerplate.
 _BLOCK_LINES = 4
 _LINE_CHARS = 2000
@@ -193,17 +190,26 @@ def tagged_blocks(text: str) -> Blocks:
     if "</" not in text:
         return ()
     found = []
-    for m in _BLOCK.finditer(text):
-        inner = [line for line in m.group(0).splitlines()[1:-1] if line.strip()]
+    for tag, start, end in line_blocks(text):
+        inner = [line for line in text[start:end].splitlines()[1:-1] if line.strip()]
         # A return code or a one-line output is a fact of its own result, not boilerplate.
         if len(inner) >= _BLOCK_LINES:
-            found.append((m.group(1), frozenset(inner)))
+            found.append((tag, frozenset(inner)))
     return tuple(found)
 
 
 def without_blocks(text: str, tags: frozenset[str]) -> str:
     """``text`` without its blocks of these tags."""
-    return _BLOCK.sub(lambda m: "" if m.group(1) in tags else m.group(0), text).rstrip()
+    kept: list[str] = []
+    at = 0
+    for tag, start, end in line_blocks(text):
+        if tag in tags:
+            kept.append(text[at:start])
+            at = end
+    if not at:
+        return text.rstrip()
+    kept.append(text[at:])
+    return "".join(kept).rstrip()
 
 
 def console_command(text: str) -> TextAction | None:
@@ -245,19 +251,20 @@ def fenced_code(text: str) -> str:
     prose wrote as code (a chat reply's snippet, a whole file)."""
     if "```" not in text:
         return ""
-    return "\n".join(m.group(2) for m in _FENCE.finditer(text))
+    return "\n".join([text[code:end] for _, _, _, code, end in fenced_blocks(text)])
 
 
 def _fenced(text: str) -> TextAction | None:
-    blocks = list(_FENCE.finditer(text))
+    blocks = fenced_blocks(text)
     if not blocks:
         return None
-    last = blocks[-1]
-    language = last.group(1).lower()
+    start, end, language, code, code_end = blocks[-1]
+    language = language.lower()
     name = "bash" if language in _SHELLS or _SHELL_WORD.search(language) else language
     key = "command" if name == "bash" else "code"
-    thought = (text[: last.start()] + text[last.end():]).strip()
-    return TextAction(name, json.dumps({key: last.group(2)}, ensure_ascii=False), thought)
+    thought = (text[:start] + text[end:]).strip()
+    return TextAction(name, json.dumps({key: text[code:code_end]}, ensure_ascii=False),
+                      thought)
 
 
 def _markup(text: str) -> TextAction | None:
@@ -265,18 +272,20 @@ def _markup(text: str) -> TextAction | None:
         return None
     # Markup inside fenced code is code the agent shows, not its action; a fence inside
     # an action (a file it writes) is part of the action.
-    fences = [(m.start(), m.end()) for m in _FENCE.finditer(text)] if "```" in text else []
-    found = None
-    for element in _ELEMENT.finditer(text):
-        start = element.start()
-        if not any(a <= start < b for a, b in fences) and _CHILD.search(element.group(2)):
+    fences = [(a, b) for a, b, _, _, _ in fenced_blocks(text)] if "```" in text else []
+    found: Element | None = None
+    for element in elements(text, line_start=True):
+        tag, start, inside, close, _ = element
+        if not any(a <= start < b for a, b in fences) and \
+                elements(text[inside:close], first=True):
             found = element  # the last: what the agent ends its turn with is its action
     if found is None:
         return None
-    arguments = {m.group(1): m.group(2).strip("\n") for m in _CHILD.finditer(found.group(2))}
-    thought = _BRACKETED.sub("", text[: found.start()] + text[found.end():]).strip()
-    return TextAction(found.group(1), json.dumps(arguments, ensure_ascii=False), thought,
-                      markup=True)
+    tag, start, inside, close, end = found
+    content = text[inside:close]
+    arguments = {child: content[a:b].strip("\n") for child, _, a, b, _ in elements(content)}
+    thought = _BRACKETED.sub("", text[:start] + text[end:]).strip()
+    return TextAction(tag, json.dumps(arguments, ensure_ascii=False), thought, markup=True)
 
 
 def _action_line(text: str) -> TextAction | None:
@@ -336,11 +345,21 @@ def edit_blocks(text: str) -> tuple[list[TextAction], str]:
     (the path, the text it replaced, the new text), and the text around them."""
     if EDIT_MARK not in text:
         return [], text
-    found = [TextAction("edit", json.dumps(
-        {"path": m.group(1).strip().strip("*`'\""), "old_str": m.group(2).rstrip("\n"),
-         "new_str": m.group(3).rstrip("\n")}, ensure_ascii=False), "")
-        for m in _EDIT_BLOCK.finditer(text)]
-    return found, _EDIT_BLOCK.sub("", text).strip() if found else text
+    found: list[TextAction] = []
+    # The text around the blocks, from the same matches: a second scan (``sub``) read a
+    # long reply's every line again.
+    around: list[str] = []
+    at = 0
+    for m in _EDIT_BLOCK.finditer(text):
+        found.append(TextAction("edit", json.dumps(
+            {"path": m.group(1).strip().strip("*`'\""), "old_str": m.group(2).rstrip("\n"),
+             "new_str": m.group(3).rstrip("\n")}, ensure_ascii=False), ""))
+        around.append(text[at:m.start()])
+        at = m.end()
+    if not found:
+        return found, text
+    around.append(text[at:])
+    return found, "".join(around).strip()
 
 
 def _edit_blocks(text: str) -> tuple[tuple[TextAction, ...], str]:
