@@ -220,3 +220,19 @@ def test_argument_names_are_read_in_any_case_and_the_file_comes_first():
     assert s.head.startswith(shown)
     edited = summary("edit", filePath="src/db.ts", oldString="a", newString="b" * 150)
     assert edited.edits == ("src/db.ts",) and edited.code == "b" * 150
+
+
+def test_a_real_opencode_sessions_writes_and_verdicts_are_read():
+    # OpenCode's /export (issue 58): its write names the file filePath, after the content.
+    from app.engine.reading.outcomes import read
+    from tests.support.corpus import load_named
+
+    messages = load_named("opencode-vivim-final-atomic-v12-setup")
+    call = messages[0]["tool_calls"][0]["function"]
+    s = summary(call["name"], **json.loads(call["arguments"]))
+    assert s.writes and s.writes[0].endswith(".md") and s.head.startswith("write(filePath=")
+    # A gate's JSON report, then the package runner's verdict on the last line.
+    gate = next(m["content"] for m in load_named("opencode-vivim-final-ho1")
+                if m["role"] == "tool" and m["content"].startswith("$ bun run devops")
+                and m["content"].rstrip().endswith("exited with code 1"))
+    assert read(gate).error and read(gate).line.startswith('error: script "devops" exited')
