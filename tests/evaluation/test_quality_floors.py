@@ -28,8 +28,9 @@ def quick(split: str) -> EvalOptions:
 
 # Calls a run, at most, where the floors read every call: OpenCode's longest session has
 # 877 steps on a transcript of up to 2.5 MB, and every one of them made the tune split's
-# replay several minutes longer; 240 spread over it read the same (its family's margin
-# within a point), and every other run has fewer steps than that.
+# replay several minutes longer. Every other run has fewer steps than this, so only
+# OpenCode's two longest sessions are sampled (evenly, the last call among them); the
+# tune ceilings below are read at this sampling, and no margin floor reads OpenCode.
 MOST_CALLS = 240
 
 
