@@ -13,6 +13,7 @@ from app.engine.compaction.tiers import Tier
 from app.engine.errors import BudgetTooSmall
 from app.engine.jobs.synthesize.budget import Budget, cut_points, stride_start
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
+from app.engine.prompts import DIGEST_FAILURES
 from tests.support.build import coding_run, tool_turn
 
 
@@ -142,8 +143,8 @@ def test_the_digest_lists_what_failed_in_the_turns_it_took_newest_first(synthesi
     out = wire.render(result.transcript)["messages"]
     assert result.tokens_after <= 8_000
     digest = out[2]["content"]
-    assert "- what failed, newest first:" in digest
-    listed = [line.strip() for line in digest.split("- what failed, newest first:")[1]
+    assert DIGEST_FAILURES in digest
+    listed = [line.strip() for line in digest.split(DIGEST_FAILURES)[1]
               .splitlines()[1:] if line.startswith("  ")]
     condensed = int(digest.split("Digest of ")[1].split()[0])
     failed = [f"ValueError: m{i % 20} rejects the input" for i in range(condensed)
@@ -151,6 +152,37 @@ def test_the_digest_lists_what_failed_in_the_turns_it_took_newest_first(synthesi
     expected = list(dict.fromkeys(reversed(failed)))  # distinct, newest first
     assert [line for line in listed if line.startswith("ValueError")] == expected
     assert len(digest) < 8_000 * 4 // 2
+
+
+def test_the_digest_lists_what_still_fails_before_what_was_fixed(synthesizer, formats):
+    """A long session's checker reports after every edit, each cleared by the next edit of
+    the file, had filled the digest's list and left out a build that still fails; the
+    same error at other line numbers is one line."""
+    wire = formats["openai"]
+    messages = coding_run(0)
+    messages += tool_turn("b0", "bash", {"command": "npm run build"},
+                          "compiling...\nerror: script \"build\" exited with code 1")
+    for i in range(60):
+        path = f"src/view{i % 12}.ts"
+        report = (f"Edit applied.\nERROR [{40 + i}:{7 + i % 5}] Cannot find name "
+                  f"'helper{i % 12}'.")
+        messages += tool_turn(f"e{i}", "edit", {"path": path, "old": "a", "new": "b"}, report)
+        messages += tool_turn(f"f{i}", "edit", {"path": path, "old": "b", "new": "c"},
+                              "Edit applied.")
+        messages += tool_turn(f"r{i}", "bash", {"command": f"cat {path}"},
+                              "\n".join(f"const v{i}_{k} = {k};" for k in range(120)))
+    result = synthesizer.run(wire.parse({"messages": messages}),
+                             SynthesisOptions(budget=Budget(4_000), steer=False))
+    assert result.tokens_after <= 4_000
+    digest = wire.render(result.transcript)["messages"][2]["content"]
+    listed = [line.strip() for line in digest.split(DIGEST_FAILURES)[1].splitlines()[1:]
+              if line.startswith("  ")]
+    assert listed[0] == 'error: script "build" exited with code 1'  # still failing
+    fixed = listed[1:]
+    assert fixed and all(line.startswith("ERROR [") for line in fixed)
+    names = [line.split("name ")[1] for line in fixed]
+    assert len(names) == len(set(names))  # one line per error, whatever its position
+    assert "'helper" in fixed[0] and len(set(names)) > 1
 
 
 def test_a_stride_condenses_once_and_its_next_calls_grow_at_the_end(synthesizer, formats):

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.engine.reading.calls import CallSummaries
+from app.engine.reading.calls import CallSummaries, CallSummary
 from app.engine.reading.outcomes import Outcomes
 from app.engine.transcript.model import Message, ToolCall
 
@@ -88,8 +88,7 @@ def extend_ledger(ledger: Ledger, pairs: Iterable[tuple[ToolCall, Message | None
         for url in summary.urls:
             _add(ledger.urls, url)
         if result is not None:
-            subjects = frozenset((*summary.commands, *summary.writes, *summary.reads)
-                                 or (call.name,))
+            subjects = subjects_of(call, summary)
             outcome = outcomes.of(result)
             if outcome.error:
                 ledger.last_error = f"{call.name} -> {outcome.line}"
@@ -98,6 +97,12 @@ def extend_ledger(ledger: Ledger, pairs: Iterable[tuple[ToolCall, Message | None
                 ledger.succeeded.update(subjects)
                 if ledger.error_subjects & subjects:
                     ledger.last_error, ledger.error_subjects = None, frozenset()
+
+
+def subjects_of(call: ToolCall, summary: CallSummary) -> frozenset[str]:
+    """What a call touched, to tell a later success of the same thing: its commands and
+    files, else its tool."""
+    return frozenset((*summary.commands, *summary.writes, *summary.reads) or (call.name,))
 
 
 def joined(ledgers: Iterable[Ledger]) -> Ledger:

@@ -21,11 +21,12 @@ message) alone past the budget is refused.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from app.engine.compaction.base import Compaction, StrategyContext, cut_text, span_of
-from app.engine.compaction.ledger import build_ledger
+from app.engine.compaction.ledger import build_ledger, subjects_of
 from app.engine.compaction.notes import render_ledger
 from app.engine.compaction.tiers import TierBudget
 from app.engine.errors import BudgetTooSmall
@@ -59,6 +60,9 @@ _USER_LINES = 3
 # use), for 4 points more cost under caching at 32k (a larger digest moves the cut more
 # often). A twentieth kept two thirds of them at 8k.
 FAILURE_SHARE = 0.1
+# Numbers standing alone in a failure line (``[242:29]``, ``line 58``, ``code 1``), not
+# those inside a name (``m13``, ``v1.2``): see ``_failure_lines``.
+_DIGITS = re.compile(r"(?<![\w.])\d+")
 # The shortest a cut result or argument of the newest turn is made, in characters.
 _LEAST_CHARS = 200
 
@@ -248,22 +252,36 @@ def _digest(region: Sequence[Message], context: StrategyContext, handle: str,
 
 def _failure_lines(region: Sequence[Message], context: StrategyContext, chars: int,
                    ) -> list[str]:
-    """The distinct failure lines of the region's failed results, newest first, as many
-    as fit in ``chars``: the ledger keeps only the failure not since fixed, and the
-    others say what was tried and ruled out."""
-    seen: set[str] = set()
-    out: list[str] = []
+    """The distinct failure lines of the region's failed results, as many as fit in
+    ``chars``: first those of failures not since fixed (no later call of the region
+    touching the same command or file succeeded), then the fixed ones, each newest
+    first. The ledger names only the newest failure; these say what else is broken and
+    what was tried and ruled out, the broken first: a long session's fixed failures
+    (a type checker's report after each edit, cleared by the next) had filled the list
+    and left out the failures still open. Lines that differ only in their numbers (the
+    same error at ``[242:29]`` and ``[243:29]``) are one, the newest."""
+    results = calls_by_result(region)
+    succeeded: set[str] = set()  # what a call after the one at hand touched and passed
+    open_lines: list[str] = []
+    fixed_lines: list[str] = []
     for m in reversed(region):
-        if m.role != "tool":
+        call = results.get(id(m)) if m.role == "tool" else None
+        if call is None:
             continue
+        subjects = subjects_of(call, context.calls.of(call))
         outcome = context.outcomes.of(m)
         if not outcome.error:
+            succeeded.update(subjects)
             continue
-        for line in outcome.quoted_lines():
-            if line and line not in seen and len(line) + 3 <= chars:
-                seen.add(line)
-                out.append(line)
-                chars -= len(line) + 3  # its indent and line break
+        (fixed_lines if subjects & succeeded else open_lines).extend(outcome.quoted_lines())
+    seen: set[str] = set()
+    out: list[str] = []
+    for line in (*open_lines, *fixed_lines):
+        shape = _DIGITS.sub("0", line)
+        if line and shape not in seen and len(line) + 3 <= chars:
+            seen.add(shape)
+            out.append(line)
+            chars -= len(line) + 3  # its indent and line break
     return out
 
 
