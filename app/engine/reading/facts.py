@@ -137,13 +137,14 @@ class _Settled:
 
 # How the extractor's bytes are spread over its caches, by what an agent's next call
 # reads: its run's settled facts first (a run let go is read again whole on its next
-# call: at 1,000 agents of bench --load --agents --from-step 30, 95 KB an agent; with
-# three eighths of the share a third of them fit, and reading runs again was most of
-# what those calls cost past the same calls with every run kept, profiled), then the
-# kept texts' tokens (76 KB an agent) and the recurring part's (24 KB). Marked and
+# call, 2 ms: at 1,000 agents of bench --load --agents --from-step 30, 141 KB an agent
+# while a run kept its tokens as a set, and reading runs again was most of what those
+# calls cost past the same calls with every run kept, timed in process; as ``_Settled``
+# keeps them now, 52 KB, and the share holds 1,000 of them with a fifth to spare), then
+# the kept texts' tokens (40 KB an agent) and the recurring part's (19 KB). Marked and
 # error lines and the token kinds' table hold a few KB an agent.
-_SHARES: Final = {"settled": 0.48, "tokens": 0.29, "recurring": 0.13, "marked": 0.05,
-                  "errors": 0.02, "kinds": 0.03}
+_SHARES: Final = {"settled": 0.39, "tokens": 0.34, "recurring": 0.15, "marked": 0.06,
+                  "errors": 0.02, "kinds": 0.04}
 
 # A recurring part's entry beside its set: its object, its empty table of answers, and
 # its slot among the entries.
