@@ -140,11 +140,12 @@ class _Settled:
 # call, 2 ms: at 1,000 agents of bench --load --agents --from-step 30, 141 KB an agent
 # while a run kept its tokens as a set, and reading runs again was most of what those
 # calls cost past the same calls with every run kept, timed in process; as ``_Settled``
-# keeps them now, 52 KB, and the share holds 1,000 of them with a fifth to spare), then
-# the kept texts' tokens (40 KB an agent) and the recurring part's (19 KB). Marked and
-# error lines and the token kinds' table hold a few KB an agent.
-_SHARES: Final = {"settled": 0.39, "tokens": 0.34, "recurring": 0.15, "marked": 0.06,
-                  "errors": 0.02, "kinds": 0.04}
+# keeps them now, 52 KB, and the share holds 1,000 of them with a sixth to spare), then
+# the recurring part's tokens (19 KB an agent, one entry each) and the kept texts' (40
+# KB an agent, a text read again for 10 us: they keep most of them). Marked and error
+# lines and the token kinds' table hold a few KB an agent.
+_SHARES: Final = {"settled": 0.46, "tokens": 0.23, "recurring": 0.17, "marked": 0.07,
+                  "errors": 0.02, "kinds": 0.05}
 
 # A recurring part's entry beside its set: its object, its empty table of answers, and
 # its slot among the entries.
