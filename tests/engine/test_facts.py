@@ -84,6 +84,21 @@ def test_texts_a_run_settled_leave_the_per_text_memos():
     assert extractor.lost([*texts, "new 4242"], [], settled=8) == lost([*texts, "new 4242"])
 
 
+def test_a_settled_run_keeps_its_other_tokens_as_bytes_and_gives_every_token_back():
+    """An agent run's entry is kept for each agent in progress: its tokens that are no
+    fact (dotted names, versions, URLs) are one byte string, not a set, and a call that
+    extends the run gets the very set a fresh reading makes."""
+    extractor = FactExtractor()
+    texts = [*run_texts(10), "see https://x.org/a, self.run() and v1.2.3 at 12.5"]
+    for n in (len(texts), len(texts) + 2):
+        grown = [*texts, *(f"later os.path.join and pkg/late_{k}.py" for k in range(2))][:n]
+        assert extractor.lost(grown, [], settled=n) == lost(grown), n
+        [(entry, _)] = extractor._settled._entries.values()
+        read = frozenset().union(*map(raw_tokens, grown))
+        assert entry.tokens() == read and entry.count == len(read)
+        assert entry.keys < read and isinstance(entry.others, bytes)
+
+
 def test_a_remembered_run_answers_each_output_by_the_facts_it_holds():
     # Calls within a block send the same older turns with outputs that hold different
     # facts of them: what one output lacked must not be reported for another.

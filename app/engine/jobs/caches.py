@@ -24,24 +24,30 @@ from app.engine.transcript.model import Message, segment
 # (bench --load --agents --kb 40: 1-5 KB each); what texts read as (actions) and call
 # summaries save a warm call the most after token counts (2 and 0.9 ms of 7.5). Then,
 # with 1,000 agents of real size in progress (bench --load --agents 10 1000
-# --from-step 30, 138 KB bodies), by what each agent's next call reads (KB an agent,
-# every entry kept): the facts 205 (their runs' 95, the kept texts' 76, the recurring
-# part's 24), the lines' keys 72, the actions 45, call summaries 20 shared among agents
-# (2 held at 1,000), outcomes 8, handles 6; and by what a miss costs: a run's facts read
-# again were most of what those calls cost past the same calls with every cache kept,
-# profiled, where actions and lines missed for little.
+# --from-step 30, 176 KB bodies), by what each agent's next call reads (KB an agent,
+# every entry kept) and what its misses cost (the time each memo spent computing what
+# it missed, 10 agents against 1,000, timed in process): the facts about 130 (their
+# runs' 52 once a run kept its other tokens as bytes, the kept texts' 40, the recurring
+# part's 19), the actions 45 (a reading 2.4 KB, missed for 23 us: 0.22 ms a call at
+# 1,000 agents), the lines' keys 9 (missed for 9 us), outcomes 11 (15 us), call
+# summaries 3 shared among agents (33 us), handles 6 (5 us). Outcomes and call
+# summaries get twice their live entries, the actions what is left (their readings do
+# not all fit); the lines' keys, whose misses cost little, give up some.
 # Every entry also counts the pair it is kept in (``memo``): the memos of many small
 # entries (outcomes, handles) take a little more. The rows of JSON answers a request may
 # name (``records``) are a support agent's few results: a hundredth.
 READING_SHARES: Mapping[str, float] = {
-    "facts": 0.69, "records": 0.01, "calls": 0.02, "outcomes": 0.04, "handles": 0.03,
-    "lines": 0.08, "salient": 0.01, "gists": 0.01, "actions": 0.11}
+    "facts": 0.57, "records": 0.01, "calls": 0.04, "outcomes": 0.09, "handles": 0.03,
+    "lines": 0.05, "salient": 0.01, "gists": 0.01, "actions": 0.19}
 # The engine's bytes between the reading memos above, the strategies' (runs, block
-# notes, tails: see ``builtin_strategies``) and token counts. Token counts held 6.5 MB at
-# 1,000 agents with 97% of lookups hit (15 MB with the pair each entry is kept in); the
-# strategies' runs let go of their texts (``Runs``) and their notes and tails fit 1,000
-# agents in less.
-ENGINE_SHARES: Mapping[str, float] = {"reading": 0.66, "compaction": 0.29, "token_counts": 0.05}
+# notes, tails: see ``builtin_strategies``) and token counts. Token counts held 16 MB
+# at 1,000 agents (about 108,000 texts, 148 bytes each with the pair it is kept in),
+# more than their twentieth kept: a miss encodes its text again (73 us, 0.6 ms a call
+# at 1,000 agents), so they get twice that. The strategies' runs let go of their texts
+# (``Runs``), but the notes of 1,000 agents' closed blocks hold 55 MB (12 KB a block),
+# and a note made again costs 0.8 ms: the compaction share grows by what the facts'
+# kept texts gave up (their tokens read again for 10 us).
+ENGINE_SHARES: Mapping[str, float] = {"reading": 0.58, "compaction": 0.34, "token_counts": 0.08}
 DEFAULT_ENGINE_BYTES = 384 << 20
 
 

@@ -23,8 +23,8 @@ from app.engine.footprint import BYTES_HEADER, footprint
 from app.engine.memo import CacheUsage, Memo, Recent, shares
 from app.engine.pacing import breathe
 from app.engine.reading.factscan import (
+    MOST_FACTS,
     Kinds,
-    Sorted,
     error_lines,
     full,
     marked_lines,
@@ -79,50 +79,73 @@ class Facts:
 Lost = tuple[frozenset[str], frozenset[str], frozenset[str]]
 
 
+# A settled run's facts by kind (paths, identifiers, numbers): their tokens, whose texts
+# are decoded only for an output that lacks them.
+Raw = tuple[tuple[bytes, ...], tuple[bytes, ...], tuple[bytes, ...]]
+
+
 @dataclass(frozen=True, init=False)
 class _Settled:
-    """Tokens, facts and error lines of a run of dropped texts that later calls drop
-    too. Its facts are sorted once, so a call only checks which of them the output
-    still holds: before, every call sorted every token of the run again."""
+    """Facts and error lines of a run of dropped texts that later calls drop too, and
+    what its other tokens were. Its facts are sorted once, so a call only checks which of
+    them the output still holds: before, every call sorted every token of the run again.
+
+    Kept small, as one is kept per agent run in progress: its facts' tokens once (their
+    texts decoded for an output that lacks them, not kept beside them), and its other
+    tokens (most of a run's: dotted names, versions, URLs) as one byte string, not a set
+    of objects. A call that extends the run gets its whole token set back (``tokens``),
+    so it reads what it did when the set was kept (how many there are, which are new);
+    the others only need the facts and the count. At 1,000 agents of 176 KB bodies an
+    entry went from 141 KB to about a third of that."""
 
     texts: int
-    tokens: frozenset[bytes]
+    count: int  # the run's distinct candidate tokens (up to ``MOST_FACTS``, see ``full``)
+    others: bytes  # its tokens that are no fact, joined by newlines (a separator: none holds one)
     errors: frozenset[str]
-    facts: Sorted
+    facts: Raw
     keys: frozenset[bytes]  # the facts' tokens, of every kind
     # What an output lacks, by which of the facts it holds: calls within a block send
     # the same notes, which hold the same few facts, and find the answer here.
     lost: dict[frozenset[bytes], Lost] = field(compare=False)
-    # The bytes of the tokens, error lines and fact texts in it, summed as the run grew
+    # The bytes of the facts' tokens and the error lines, summed as the run grew
     # (measuring the sets whole on every call would cost a warm call its savings).
     items: int = field(compare=False)
 
-    def __init__(self, texts: int, tokens: frozenset[bytes], errors: frozenset[str],
-                 facts: Sorted | None = None, keys: frozenset[bytes] = frozenset(),
+    def __init__(self, texts: int, count: int, others: bytes, errors: frozenset[str],
+                 facts: Raw | None = None, keys: frozenset[bytes] = frozenset(),
                  lost: dict[frozenset[bytes], Lost] | None = None, items: int = 0) -> None:
         object.__setattr__(self, "items", items)
         object.__setattr__(self, "texts", texts)
-        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "others", others)
         object.__setattr__(self, "errors", errors)
-        object.__setattr__(self, "facts", ({}, {}, {}) if facts is None else facts)
+        object.__setattr__(self, "facts", ((), (), ()) if facts is None else facts)
         object.__setattr__(self, "keys", keys)
         object.__setattr__(self, "lost", {} if lost is None else lost)
 
+    def tokens(self) -> frozenset[bytes]:
+        """Every candidate token of the run: its facts' and the others."""
+        if self.count == len(self.keys):
+            return self.keys
+        return self.keys.union(self.others.split(b"\n"))
+
     def size(self) -> int:
         """Bytes it holds: its objects and its containers' tables."""
-        return self.items + sys.getsizeof(self.tokens) + sys.getsizeof(self.errors) + \
-            sys.getsizeof(self.keys) + sum([sys.getsizeof(d) for d in self.facts])
+        return self.items + sys.getsizeof(self.others) + sys.getsizeof(self.errors) + \
+            sys.getsizeof(self.keys) + sum([sys.getsizeof(kind) for kind in self.facts])
 
 
 # How the extractor's bytes are spread over its caches, by what an agent's next call
 # reads: its run's settled facts first (a run let go is read again whole on its next
-# call: at 1,000 agents of bench --load --agents --from-step 30, 95 KB an agent; with
-# three eighths of the share a third of them fit, and reading runs again was most of
-# what those calls cost past the same calls with every run kept, profiled), then the
-# kept texts' tokens (76 KB an agent) and the recurring part's (24 KB). Marked and
-# error lines and the token kinds' table hold a few KB an agent.
-_SHARES: Final = {"settled": 0.48, "tokens": 0.29, "recurring": 0.13, "marked": 0.05,
-                  "errors": 0.02, "kinds": 0.03}
+# call, 2 ms: at 1,000 agents of bench --load --agents --from-step 30, 141 KB an agent
+# while a run kept its tokens as a set, and reading runs again was most of what those
+# calls cost past the same calls with every run kept, timed in process; as ``_Settled``
+# keeps them now, 52 KB, and the share holds 1,000 of them with a sixth to spare), then
+# the recurring part's tokens (19 KB an agent, one entry each) and the kept texts' (40
+# KB an agent, a text read again for 10 us: they keep most of them). Marked and error
+# lines and the token kinds' table hold a few KB an agent.
+_SHARES: Final = {"settled": 0.46, "tokens": 0.23, "recurring": 0.17, "marked": 0.07,
+                  "errors": 0.02, "kinds": 0.05}
 
 # A recurring part's entry beside its set: its object, its empty table of answers, and
 # its slot among the entries.
@@ -262,9 +285,11 @@ class FactExtractor:
         held = _merged(frozenset(), rest, tokens, raw_tokens)
         new = _merged(frozenset(), fresh, tokens, raw_tokens)
         # Only sets that reached the bound may lack facts (see ``factscan.MOST_FACTS``).
-        complete = not (full(run.tokens) or full(run.errors) or full(held_before)
+        complete = not (run.count >= MOST_FACTS or full(run.errors) or full(held_before)
                         or full(held) or full(new))
-        new = new.difference(run.tokens, held_before, held)
+        # The run's facts are answered by ``_run_lost``; its other tokens that come again
+        # here are sorted again (``Kinds`` knows them) and are no fact.
+        new = new.difference(run.keys, held_before, held)
         paths, idents, numbers = _run_lost(run, held_before, held)
         if new:
             more = self._kinds.sort(new)
@@ -318,7 +343,7 @@ class FactExtractor:
         # A tuple of strings hashes from their cached hashes, in C. The run cached by
         # the last call usually ends a step or two before this one: probe back that far.
         run = tuple(texts)
-        base, base_key = _Settled(0, frozenset(), frozenset()), None
+        base, base_key = _Settled(0, 0, b"", frozenset()), None
         for n in range(len(run), max(len(run) - _PROBE, 0), -1):
             key = hash(run[:n])
             hit = self._settled.get(key)
@@ -328,8 +353,9 @@ class FactExtractor:
         rest = texts[base.texts :]
         if not rest:
             return base
+        known = base.tokens()
         if len(rest) <= _FEW:  # a step or two: these were kept text last call, and cached
-            tokens = _merged(base.tokens, rest, self._tokens, raw_tokens)
+            tokens = _merged(known, rest, self._tokens, raw_tokens)
             errors = _merged(base.errors, rest, self._errors, error_lines)
             # Settled, their tokens and error lines are the run's now: a later call of
             # this run reads them from its entry, never one by one again, so their own
@@ -342,22 +368,23 @@ class FactExtractor:
                 self._marked.discard(text)
         else:
             # Read joined: nothing is kept per text of a run no later call reads again.
-            tokens = _read_joined(base.tokens, rest, raw_tokens)
+            tokens = _read_joined(known, rest, raw_tokens)
             errors = _read_joined(base.errors, rest, error_lines)
-        fresh = tokens.difference(base.tokens)
+        fresh = tokens.difference(known)
         added = self._kinds.sort(fresh)
-        items = base.items + _token_bytes(fresh) + _bytes_of(errors.difference(base.errors))
+        items = base.items + _bytes_of(errors.difference(base.errors))
         # A step that brings no new fact (most do not) shares the run's sorted facts,
         # and what outputs lacked of them.
         if any(added):
-            facts: Sorted = ({**base.facts[0], **added[0]}, {**base.facts[1], **added[1]},
-                             {**base.facts[2], **added[2]})
+            facts: Raw = (base.facts[0] + tuple(added[0]), base.facts[1] + tuple(added[1]),
+                          base.facts[2] + tuple(added[2]))
             keys = base.keys.union(added[0], added[1], added[2])
-            items += sum([_bytes_of(kind.values()) for kind in added])
-            settled = _Settled(len(texts), tokens, errors, facts, keys, items=items)
+            items += sum([_token_bytes(kind) for kind in added])
+            lost: dict[frozenset[bytes], Lost] | None = None
         else:
-            settled = _Settled(len(texts), tokens, errors, base.facts, base.keys, base.lost,
-                               items)
+            facts, keys, lost = base.facts, base.keys, base.lost
+        others = b"\n".join(tokens.difference(keys)) if fresh else base.others
+        settled = _Settled(len(texts), len(tokens), others, errors, facts, keys, lost, items)
         with self._lock:
             # The run that was extended is only a prefix of this one now: one entry per
             # agent run in progress, not one per step.
@@ -372,7 +399,8 @@ def _run_lost(run: _Settled, held: frozenset[bytes], more: frozenset[bytes]) -> 
     hit = run.keys.intersection(held).union(run.keys.intersection(more))
     lost = run.lost.get(hit)
     if lost is None:
-        kinds = [frozenset([text for raw, text in facts.items() if raw not in hit])
+        # Decoded as ``Kinds`` decodes a fact's token: the texts it gives for new facts.
+        kinds = [frozenset([raw.decode("utf-8", "replace") for raw in facts if raw not in hit])
                  for facts in run.facts]
         lost = (kinds[0], kinds[1], kinds[2])
         if len(run.lost) >= _LOST_KEPT:
