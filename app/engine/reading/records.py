@@ -106,6 +106,19 @@ def asked(request: frozenset[str], answers: Iterable[Sequence[Record]],
     ``shown`` (the text the agent will read) does not show already, as lines under
     their tables' headers; the newest answer's rows first where they tie, since a
     record read again is the newer. Empty when the request names no rows."""
+    return unshown(named(request, answers), shown)
+
+
+# A row a request names: how many of its naming words the row carries, its place among
+# the rows read, and the row.
+Named = tuple[int, int, Record]
+
+
+def named(request: frozenset[str], answers: Iterable[Sequence[Record]]) -> list[Named]:
+    """The rows of ``answers`` the ``request``'s words name, each line once (its first
+    row), whatever the output shows: what ``unshown`` then filters. Apart, so that a
+    caller reads the output's values only when some row is named (most requests name
+    none, and those values are the whole output before the request)."""
     if not request:
         return []
     rows = [r for records in answers for r in records]
@@ -118,16 +131,21 @@ def asked(request: frozenset[str], answers: Iterable[Sequence[Record]],
     naming = {w for w, n in seen.items() if n <= max(1, int(len(rows) * _RARE))}
     if not naming:
         return []
-    scored: list[tuple[int, int, Record]] = []
+    out: list[Named] = []
     lines: set[str] = set()
     for order, row in enumerate(rows):
         score = len(row.names & naming)
         if score == 0 or row.line in lines:
             continue
         lines.add(row.line)
-        if row.ids and row.ids <= shown:
-            continue  # the output shows it already
-        scored.append((score, order, row))
+        out.append((score, order, row))
+    return out
+
+
+def unshown(rows: Sequence[Named], shown: frozenset[str]) -> list[str]:
+    """Of the ``named`` rows, those ``shown`` does not show already (all their values
+    in it), the best named first, as lines under their tables' headers."""
+    scored = [s for s in rows if not (s[2].ids and s[2].ids <= shown)]
     scored.sort(key=lambda s: (-s[0], -s[1]))
     best = scored[0][0] if scored else 0
     chosen: list[Record] = []

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from app.engine.prompts import MARKER
-from app.engine.reading.records import Records, asked, tokens, words
+from app.engine.reading.records import Records, named, tokens, unshown, words
 from app.engine.transcript.model import Message, text_message
 
 # The answers looked in, newest last: a conversation's records are read near where the
@@ -57,9 +57,14 @@ def asked_records(messages: Sequence[Message], out: Sequence[Message], records: 
         found = [records.of(r.text) for r in answers]
         if not any(found):
             continue
+        candidates = named(wanted, found)
+        if not candidates:
+            continue
         # What an earlier reminder said counts as shown: each says only what is new.
-        shown = tokens("\n".join([*(o.text for o in out[:place]), *said]))
-        rows = asked(wanted, found, shown)
+        # Read only for a row with values to look for: it is the whole output so far.
+        shown = tokens("\n".join([*(o.text for o in out[:place]), *said])) \
+            if any(row.ids for _, _, row in candidates) else frozenset()
+        rows = unshown(candidates, shown)
         if rows:
             said.extend(rows)
             out_found.append(Asked(place, text_message("user", "\n".join([HEADER, *rows]))))
