@@ -22,7 +22,7 @@ message) alone past the budget is refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from app.engine.compaction.base import Compaction, StrategyContext, cut_text, span_of
@@ -32,7 +32,7 @@ from app.engine.compaction.tiers import TierBudget
 from app.engine.errors import BudgetTooSmall
 from app.engine.prompts import DIGEST_EARLIER, DIGEST_FAILURES, DIGEST_HEADER, DIGEST_USER
 from app.engine.reading.outcomes import shorten
-from app.engine.transcript.model import Message, Part, calls_by_result
+from app.engine.transcript.model import Message, Part, ToolCall, calls_by_result
 
 # A cut point falls each time the turns' running total of tokens grows by this share of
 # the budget: the output then fits within about that share of the budget (a coarser grid
@@ -242,7 +242,7 @@ def _digest(region: Sequence[Message], context: StrategyContext, handle: str,
     ledger = build_ledger(pairs, context.calls, context.outcomes)
     if ledger:
         lines.extend(render_ledger(ledger).split("\n"))
-    failed = _failure_lines(region, context, failure_chars)
+    failed = _failure_lines(region, results, context, failure_chars)
     if failed:
         lines.append(DIGEST_FAILURES)
         lines.extend(f"  {line}" for line in failed)
@@ -254,8 +254,8 @@ def _digest(region: Sequence[Message], context: StrategyContext, handle: str,
     return tuple(Part("text", line) for line in lines)
 
 
-def _failure_lines(region: Sequence[Message], context: StrategyContext, chars: int,
-                   ) -> list[str]:
+def _failure_lines(region: Sequence[Message], results: Mapping[int, ToolCall],
+                   context: StrategyContext, chars: int) -> list[str]:
     """The distinct failure lines of the region's failed results, as many as fit in
     ``chars``: first those of failures not since fixed (no later call of the region
     touching the same command or file succeeded), then the fixed ones, each newest
@@ -263,8 +263,8 @@ def _failure_lines(region: Sequence[Message], context: StrategyContext, chars: i
     what was tried and ruled out, the broken first: a long session's fixed failures
     (a type checker's report after each edit, cleared by the next) had filled the list
     and left out the failures still open. Lines that differ only in their numbers (the
-    same error at ``[242:29]`` and ``[243:29]``) are one, the newest."""
-    results = calls_by_result(region)
+    same error at ``[242:29]`` and ``[243:29]``) are one, the newest. ``results``: the
+    call each result of the region answers, by the result's id."""
     succeeded: set[str] = set()  # what a call after the one at hand touched and passed
     open_lines: list[str] = []
     fixed_lines: list[str] = []
