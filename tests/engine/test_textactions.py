@@ -12,6 +12,7 @@ from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
 from app.engine.reading.calls import CallSummaries, markup_head
 from app.engine.reading.phases import Phase
 from app.engine.reading.textactions import (
+    TextActions,
     console_command,
     edit_blocks,
     is_console_output,
@@ -330,6 +331,30 @@ def test_a_runs_own_result_shape_is_learned_and_its_boilerplate_kept_once(format
     assert "def f0_29(): return 29" in results[0].text
     # The user's answer to the agent's question is the user's, not a result.
     assert lifted.messages[-1].role == "user" and "ISO 8601" in lifted.messages[-1].text
+
+
+def test_a_warm_lift_reads_no_block_again_however_large_the_blocks(formats):
+    """A harness that lists the project's files in every result (Roo Code's environment
+    details): the blocks of a run outgrow what their memo holds, and a call that lifts
+    the run again must still find what it read (which tags each text holds, whether each
+    block repeats the one before, each text without its stale blocks), not read every
+    block's lines again: that had been most of a warm call on such runs."""
+    files = "\n".join(f"src/pkg/module_{k:03d}.py" for k in range(200))
+    env = "<environment_details>\n# Current Time\n9:{:02d} AM\n" + files + \
+        "\n</environment_details>"
+    messages = _xml_run(24)
+    for i, m in enumerate(messages[1:], 1):
+        if m["role"] == "user":
+            m["content"] = m["content"].rsplit("<environment_details>", 1)[0] + env.format(i)
+    parsed = formats["openai"].parse({"messages": messages}).messages
+    actions = TextActions(cache_bytes=1 << 20)
+    cold = lift(parsed, actions)
+    assert [("module_199" in m.text) for m in cold.messages if m.role == "tool"] == \
+        [False] * 23 + [True]
+    missed = actions.usage.misses
+    again = lift(formats["openai"].parse({"messages": messages}).messages, actions)
+    assert actions.usage.misses == missed
+    assert [m.text for m in again.messages] == [m.text for m in cold.messages]
 
 
 def test_the_harness_block_on_the_users_answer_goes_where_a_newer_message_shows_it(

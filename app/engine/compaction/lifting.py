@@ -21,8 +21,8 @@ from app.engine.compaction.base import Compaction, Span
 from app.engine.reading.textactions import (
     EDIT_MARK,
     MARKUP_CALL,
+    Block,
     TextActions,
-    without_blocks,
 )
 from app.engine.transcript.model import Message, Part, ToolCall, Turn
 
@@ -36,8 +36,6 @@ CONSOLE_CALL = "cs_console_"
 # kept once, in the newest result that holds it.
 _BOILERPLATE_AT_LEAST = 3
 _BOILERPLATE_SHARE = 0.5
-# A block repeats the one before when this share of its lines are that block's lines.
-_ALIKE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -141,7 +139,8 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
             originals[m.index] = m
             continue
         elif position in answered and answering:
-            kept = _without(m.parts, stale[position]) if position in stale else m.parts
+            kept = _without(m.parts, stale[position], actions) if position in stale \
+                else m.parts
             out.append(Message("tool", kept, tool_call_id=answering, raw=m.raw,
                                index=m.index))
             originals[m.index] = m
@@ -149,7 +148,7 @@ def lift(messages: Sequence[Message], actions: TextActions | None = None) -> Lif
             # A user message the harness wrote or added to (the user's answer to the
             # agent's question, a reminder, a resumed task): its words stay, the harness's
             # block goes where a newer message shows it again.
-            trimmed = Message("user", _without(m.parts, stale[position]), name=m.name,
+            trimmed = Message("user", _without(m.parts, stale[position], actions), name=m.name,
                               raw=m.raw, index=m.index)
             stand_ins[id(m)] = trimmed
             out.append(trimmed)
@@ -173,7 +172,7 @@ def _stale_boilerplate(messages: Sequence[Message], answered: set[int],
     found = _blocks_by_tag(messages, sorted(answered), actions)
     least = max(_BOILERPLATE_AT_LEAST, _BOILERPLATE_SHARE * len(answered))
     tags = {tag for tag, seen in found.items() if len(seen) >= least and sum(
-        1 for (_, a), (_, b) in pairwise(seen) if len(a & b) >= _ALIKE_SHARE * len(b)
+        1 for (_, a), (_, b) in pairwise(seen) if actions.repeats((tag, a, b))
     ) >= _BOILERPLATE_SHARE * (len(seen) - 1)}
     if not tags:
         return {}
@@ -190,18 +189,24 @@ def _stale_boilerplate(messages: Sequence[Message], answered: set[int],
 
 
 def _blocks_by_tag(messages: Sequence[Message], positions: Sequence[int],
-                   actions: TextActions) -> dict[str, list[tuple[int, frozenset[str]]]]:
-    """Each tag's blocks in the text of the messages at ``positions``, in order."""
-    found: dict[str, list[tuple[int, frozenset[str]]]] = {}
+                   actions: TextActions) -> dict[str, list[tuple[int, Block]]]:
+    """Each tag's blocks in the text of the messages at ``positions``, in order: the
+    message's position, and the block as its text and its place among that text's
+    blocks of the tag (their lines are read only to compare two: see ``repeats``)."""
+    found: dict[str, list[tuple[int, Block]]] = {}
     for i in positions:
         for p in messages[i].parts:
             if p.kind == "text":
-                for tag, lines in actions.blocks(p.text):
-                    found.setdefault(tag, []).append((i, lines))
+                places: dict[str, int] = {}
+                for tag in actions.block_tags(p.text):
+                    k = places.get(tag, 0)
+                    places[tag] = k + 1
+                    found.setdefault(tag, []).append((i, (p.text, k)))
     return found
 
 
-def _without(parts: tuple[Part, ...], tags: frozenset[str]) -> tuple[Part, ...]:
+def _without(parts: tuple[Part, ...], tags: frozenset[str], actions: TextActions,
+             ) -> tuple[Part, ...]:
     """The parts without those blocks; a part left empty goes (a provider refuses an
     empty text block), unless nothing would be left."""
     kept: list[Part] = []
@@ -209,7 +214,7 @@ def _without(parts: tuple[Part, ...], tags: frozenset[str]) -> tuple[Part, ...]:
         if p.kind != "text":
             kept.append(p)
             continue
-        text = without_blocks(p.text, tags)
+        text = actions.without(p.text, tags)
         if text.strip():
             kept.append(p if text == p.text else Part("text", text, p.raw))
     return tuple(kept) if kept else parts

@@ -93,6 +93,8 @@ _STRUCTURE = frozenset("[]<>{}|")
 # (see ``tags.line_blocks``).
 # Lines inside a block, at least, for it to be a harness's boilerplate.
 _BLOCK_LINES = 4
+# A block repeats the one before when this share of its lines are that block's lines.
+ALIKE_SHARE = 0.5
 _LINE_CHARS = 2000
 _SKELETON_SIGNS = 16
 # Words a harness's own sentence repeats at the start of every result: enough that
@@ -180,13 +182,20 @@ def shapes(text: str) -> tuple[str, ...]:
                  if shape is not None)
 
 
-Blocks = tuple[tuple[str, frozenset[str]], ...]
+# A block of some tag: the text it is in and its place among that text's blocks of the
+# tag; two of them, of one tag, the earlier first.
+Block = tuple[str, int]
+BlockPair = tuple[str, Block, Block]
+# Each block of a text: its tag and the fingerprints of its lines (see ``tagged_blocks``).
+Blocks = tuple[tuple[str, frozenset[int]], ...]
 
 
 def tagged_blocks(text: str) -> Blocks:
     """The blocks a text holds on lines of their own (``<environment_details>`` ...
-    ``</environment_details>``), each as its tag and its set of lines: a harness may
-    append the same block, a line or two changed, to every result."""
+    ``</environment_details>``), each as its tag and the set of its lines' fingerprints
+    (their 64-bit hashes, as the memos keep theirs: see ``memo``): a harness may append
+    the same block, a line or two changed, to every result, and only which lines two
+    blocks share is asked."""
     if "</" not in text:
         return ()
     found = []
@@ -194,8 +203,19 @@ def tagged_blocks(text: str) -> Blocks:
         inner = [line for line in text[start:end].splitlines()[1:-1] if line.strip()]
         # A return code or a one-line output is a fact of its own result, not boilerplate.
         if len(inner) >= _BLOCK_LINES:
-            found.append((tag, frozenset(inner)))
+            found.append((tag, frozenset([hash(line) for line in inner])))
     return tuple(found)
+
+
+def block_tags(text: str) -> tuple[str, ...]:
+    """The tags of the blocks ``tagged_blocks`` finds in a text, in order."""
+    return tuple([tag for tag, _ in tagged_blocks(text)])
+
+
+def repeats(earlier: frozenset[int], later: frozenset[int]) -> bool:
+    """Whether a block repeats the one before it: ALIKE_SHARE of its lines are that
+    block's lines."""
+    return len(earlier & later) >= ALIKE_SHARE * len(later)
 
 
 def without_blocks(text: str, tags: frozenset[str]) -> str:
@@ -210,6 +230,10 @@ def without_blocks(text: str, tags: frozenset[str]) -> str:
         return text.rstrip()
     kept.append(text[at:])
     return "".join(kept).rstrip()
+
+
+def _without_blocks(key: tuple[str, frozenset[str]]) -> str:
+    return without_blocks(*key)
 
 
 def console_command(text: str) -> TextAction | None:
@@ -378,17 +402,30 @@ class TextActions:
         # shapes 4 MB and the blocks more than fit (8.5 KB a text, read again for 20 us);
         # a console command is one line.
         self._observations: Memo[str, bool] = Memo(cache_bytes * 8 // 64, fingerprinted=True)
-        self._actions: Memo[str, TextAction] = Memo(cache_bytes * 28 // 64, fingerprinted=True)
+        self._actions: Memo[str, TextAction] = Memo(cache_bytes * 27 // 64, fingerprinted=True)
         self._edits: Memo[str, tuple[tuple[TextAction, ...], str]] = Memo(
-            cache_bytes * 20 // 64, fingerprinted=True)
+            cache_bytes * 18 // 64, fingerprinted=True)
         self._commands: Memo[str, TextAction | None] = Memo(cache_bytes // 64, fingerprinted=True)
         self._shapes: Memo[str, tuple[str, ...]] = Memo(cache_bytes * 4 // 64, fingerprinted=True)
-        self._blocks: Memo[str, Blocks] = Memo(cache_bytes * 3 // 64, fingerprinted=True)
+        self._blocks: Memo[str, Blocks] = Memo(cache_bytes * 2 // 64, fingerprinted=True)
+        # A warm call asks every text's block tags and whether each block repeats the
+        # one before it, which a few bytes answer: the blocks' lines (environment
+        # details listing a project's files: 60 KB a text as lines, 20 KB as their
+        # fingerprints) were read again on every call of a Roo Code run, where the run's
+        # blocks outgrew their memo, and are now read only for a pair not seen before.
+        self._tags: Memo[str, tuple[str, ...]] = Memo(cache_bytes // 64, fingerprinted=True)
+        self._repeats: Memo[BlockPair, bool] = Memo(cache_bytes // 64, fingerprinted=True)
+        # A text without its stale blocks: the same string on every call, so that what
+        # reads it next (counts, outcomes, facts, all memoized by text) finds it without
+        # hashing a new copy, and the blocks are not looked for again.
+        self._stripped: Memo[tuple[str, frozenset[str]], str] = Memo(
+            cache_bytes * 2 // 64, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:
         return combined(self._observations.usage, self._actions.usage, self._edits.usage,
-                        self._commands.usage, self._shapes.usage, self._blocks.usage)
+                        self._commands.usage, self._shapes.usage, self._blocks.usage,
+                        self._tags.usage, self._repeats.usage, self._stripped.usage)
 
     def command(self, text: str) -> TextAction | None:
         """The console command a user message is, if it is one (see ``console_command``)."""
@@ -424,6 +461,27 @@ class TextActions:
         if "</" not in text:  # no block: nothing to remember (or to weigh) for it
             return ()
         return self._blocks.get(text, tagged_blocks)
+
+    def block_tags(self, text: str) -> tuple[str, ...]:
+        """The tags of a text's blocks (see ``tagged_blocks``), in order."""
+        if "</" not in text:
+            return ()
+        return self._tags.get(text, block_tags)
+
+    def repeats(self, pair: BlockPair) -> bool:
+        """Whether the later of two blocks of one tag repeats the earlier (``repeats``);
+        each block is its text and its place among that text's blocks of the tag."""
+        return self._repeats.get(pair, self._repeated)
+
+    def without(self, text: str, tags: frozenset[str]) -> str:
+        """``text`` without its blocks of these tags (see ``without_blocks``)."""
+        return self._stripped.get((text, tags), _without_blocks)
+
+    def _repeated(self, pair: BlockPair) -> bool:
+        tag, (text, k), (later_text, j) = pair
+        earlier = [lines for t, lines in self.blocks(text) if t == tag][k]
+        later = [lines for t, lines in self.blocks(later_text) if t == tag][j]
+        return repeats(earlier, later)
 
     def _learned(self, messages: Sequence[Message]) -> frozenset[str]:
         """The shapes that open enough of the user messages right after an assistant
