@@ -91,12 +91,18 @@ def test_text_with_lines_beyond_ascii_counts_as_tiktoken_counts_it(encoder, spli
     assert TokenCounter._encode_len(counter, text) == len(encoder.encode_ordinary(text))
 
 
-def test_only_the_lines_beyond_ascii_go_to_the_encoder(encoder, split):
+def test_only_the_words_beyond_ascii_go_to_the_encoder_once_each(encoder, split):
     recording = Recording(encoder)
     counter = TokenCounter(recording, pretokenizer=split)
     text = "def f():\n    return 1\n# café ok\nprint(f())\n"
     assert counter.text(text) == len(encoder.encode_ordinary(text))
-    assert recording.texts == ["# café ok\n"]
+    assert recording.texts == [" café"]
+    # A page where most lines hold a curly quote or a dash: each such word is read by
+    # the encoder once, the rest piece by piece.
+    page = "\n".join(f"Item {k} – the “{k % 3}” option, naïve’s pick" for k in range(50))
+    assert counter.text(page) == len(encoder.encode_ordinary(page))
+    assert sorted(recording.texts) == sorted({" café", " –", " “0”", " “1”", " “2”",
+                                              " naïve’s"})
 
 
 def test_remembered_pieces_and_lines_are_bounded(encoder, split):

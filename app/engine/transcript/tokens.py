@@ -12,6 +12,7 @@ count is the sum of its pieces' counts, and each distinct piece is encoded once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,6 +30,8 @@ class Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
 
 
+# A run of characters past ASCII (see ``_mixed_len``).
+_PAST_ASCII = re.compile(r"[^\x00-\x7f]+")
 # Stretches of lines longer than this are counted without being remembered.
 _MAX_LINES = 2000
 # Blanks that may open a line without joining the newline before them into one piece:
@@ -122,16 +125,52 @@ class TokenCounter:
         n = self._lines.get(lines)
         if n is None:
             n = self._pieces_len(pre, lines) if ascii_text or lines.isascii() \
-                else self._encoded_len(lines)
-            size = len(lines)
-            if size <= _MAX_LINES:
-                if len(self._lines) >= self._max_lines or \
-                        self._lines_chars + size > self._max_lines_chars:
-                    self._lines.clear()
-                    self._lines_chars = 0
-                self._lines[lines] = n
-                self._lines_chars += size
+                else self._mixed_len(pre, lines)
+            self._remember(lines, n)
         return n
+
+    def _remember(self, text: str, n: int) -> None:
+        """Keep a stretch's count in the lines' table, within its bounds."""
+        size = len(text)
+        if size <= _MAX_LINES:
+            if len(self._lines) >= self._max_lines or \
+                    self._lines_chars + size > self._max_lines_chars:
+                self._lines.clear()
+                self._lines_chars = 0
+            self._lines[text] = n
+            self._lines_chars += size
+
+    def _mixed_len(self, pre: Pretokenizer, text: str) -> int:
+        """Lines with characters past ASCII: each word that holds some (cut where no
+        piece can straddle, before a space between two non-blank characters: see
+        ``_cut``) goes to the encoder, its count remembered, and the ASCII between them
+        is counted piece by piece. A web page or a reply with a curly quote or a dash
+        on most lines had gone to the encoder whole, which counted it slower than the
+        encoder's own floor; its words past ASCII recur (names, quotes, symbols)."""
+        end = len(text)
+        if " " not in text:  # one word
+            return self._encoded_len(text)
+        total = 0
+        start = 0
+        found = _PAST_ASCII.search(text)
+        while found is not None:
+            first = _word_start(text, found.start(), start)
+            last = _word_end(text, found.end(), end)
+            if last - first == end:  # one word (a line of a tree drawn in box characters)
+                return self._encoded_len(text)
+            if first > start:
+                total += self._pieces_len(pre, text[start:first])
+            word = text[first:last]
+            n = self._lines.get(word)
+            if n is None:
+                n = self._encoded_len(word)
+                self._remember(word, n)
+            total += n
+            start = last
+            found = _PAST_ASCII.search(text, start) if start < end else None
+        if start < end:
+            total += self._pieces_len(pre, text[start:end])
+        return total
 
     def _pieces_len(self, pre: Pretokenizer, text: str) -> int:
         end = len(text)
@@ -198,6 +237,27 @@ class TokenCounter:
             for call in m.tool_calls:
                 total += TOOL_CALL_OVERHEAD + self.text(call.name) + self.text(call.arguments)
         return total
+
+
+def _word_start(text: str, at: int, low: int) -> int:
+    """Where the word holding ``text[at]`` starts, as ``_cut`` cuts (before a space
+    between two non-blank characters), not before ``low``."""
+    space = text.rfind(" ", low + 1, at + 1)
+    while space > low:
+        if not text[space - 1].isspace() and not text[space + 1].isspace():
+            return space
+        space = text.rfind(" ", low + 1, space)
+    return low
+
+
+def _word_end(text: str, at: int, end: int) -> int:
+    """Where the word running to ``text[at - 1]`` ends, as ``_word_start`` cuts."""
+    space = text.find(" ", max(at, 1), end - 1)
+    while space >= 0:
+        if not text[space - 1].isspace() and not text[space + 1].isspace():
+            return space
+        space = text.find(" ", space + 1, end - 1)
+    return end
 
 
 def _cut(text: str, at: int, end: int) -> int:
