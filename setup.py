@@ -30,6 +30,7 @@ TOP = "contextsynth"
 COMPILED = [
     "app/engine/compaction/base.py",
     "app/engine/compaction/blocknotes.py",
+    "app/engine/compaction/closings.py",
     "app/engine/compaction/fast.py",
     "app/engine/compaction/ledger.py",
     "app/engine/compaction/lifting.py",

@@ -148,7 +148,12 @@ class Memo(Generic[K, V]):
             found = (value, size)
         else:
             self._usage.hits += 1
-            size = found[1]
+        self._store(kept, found)
+        return found[0]
+
+    def _store(self, kept: object, found: tuple[V, int]) -> None:
+        """An entry into the young generation, the oldest dropped when it is full."""
+        size = found[1]
         if size <= self._largest:
             if self._bytes + size > self._generation_bytes:
                 self._usage.evicted += len(self._older[-1])
@@ -157,7 +162,29 @@ class Memo(Generic[K, V]):
                 self._young, self._bytes = {}, 0
             self._young[kept] = found
             self._bytes += size
+
+    def find(self, key: K) -> V | None:
+        """The value kept for ``key`` (a hit, moved up as ``get`` moves it), or None:
+        nothing is computed or stored (a miss is counted)."""
+        kept: object = hash(key) if self._fingerprinted else key
+        found = self._young.get(kept)
+        if found is None:
+            for i, generation in enumerate(self._older):
+                found = generation.pop(kept, None)
+                if found is not None:
+                    self._older_bytes[i] -= found[1]
+                    self._store(kept, found)
+                    break
+        if found is None:
+            self._usage.misses += 1
+            return None
+        self._usage.hits += 1
         return found[0]
+
+    def put(self, key: K, value: V) -> None:
+        """Keep ``value`` for ``key``, as ``get`` keeps what it computes (an entry kept
+        for ``key`` already stays: a memo's value is the same for the same key)."""
+        self.get(key, lambda _: value)
 
     def discard(self, key: K) -> None:
         """Let ``key``'s entry go, if it is held: a caller that knows no later lookup will

@@ -178,6 +178,27 @@ def test_a_run_that_goes_on_closes_its_grown_first_block_then_closes_as_before(
     assert all(len(b) <= size + 1 for b in blocks[2:])
 
 
+def test_a_call_carries_on_from_the_blocks_its_last_call_closed(encoder, formats):
+    """A closed block stays closed, with the same turns, as the run grows: each call of a
+    loop takes the blocks the last one closed and weighs only the turns after them, and
+    closes the blocks a cold call on the whole run closes."""
+    messages = _support_chat(30)
+    wire = formats["openai"]
+    warm = Synthesizer(TokenCounter(encoder), builtin_strategies())
+    closings = warm.strategies["fast"].usage()["closings"]
+    for stop in steps(messages)[-6:]:
+        warm.run(wire.parse({"messages": messages[:stop]}), SynthesisOptions())
+    assert closings.hits >= 5
+    cold = Synthesizer(TokenCounter(encoder), builtin_strategies())
+    mid = TIER_BUDGETS[Tier.MID]
+    found = _blocks(warm, formats, messages, mid)
+    assert len(found) >= 3
+    assert found == _blocks(cold, formats, messages, mid)
+    # A call that shares no start with the last one weighs its run anew.
+    other = _support_chat(12)
+    assert _blocks(warm, formats, other, mid) == _blocks(cold, formats, other, mid)
+
+
 def test_notes_that_save_nothing_close_a_block_only_at_its_longest(engine, formats):
     # Lookups of a line each: a note is as long as what it replaces. Such a block grows
     # to MOST_SIZES blocks' worth of turns (each call weighs a bounded number of ends).

@@ -9,11 +9,12 @@ import pytest
 from app.corpus import families, runs
 from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
+from app.engine.jobs.synthesize.budget import Budget
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
 from app.engine.reading.phases import PhaseOptions
 from app.engine.transcript.tokens import TokenCounter
-from tests.support.corpus import load, transcript_files
+from tests.support.corpus import load, load_named, transcript_files
 from tests.support.invariants import check_openai
 from tests.support.wire import CASES
 
@@ -100,8 +101,9 @@ def test_golden_output(engine, formats, name):
     assert snapshot == json.loads(golden.read_text())
 
 
-def _outcome(engine, formats, messages):
-    result = engine.run(formats["openai"].parse({"messages": messages}), SynthesisOptions())
+def _outcome(engine, formats, messages, options=None):
+    result = engine.run(formats["openai"].parse({"messages": messages}),
+                        options or SynthesisOptions())
     return (formats["openai"].render(result.transcript)["messages"], result.tokens_before,
             result.tokens_after, result.receipt.spans, result.receipt.lost)
 
@@ -118,6 +120,25 @@ def test_an_agent_loop_through_warm_caches_gets_what_a_cold_engine_gives(encoder
         step = messages[:stop]
         cold = Synthesizer(TokenCounter(encoder), builtin_strategies())
         assert _outcome(warm, formats, step) == _outcome(cold, formats, step), stop
+
+
+@pytest.mark.parametrize("name", ["openhands-codeact-astropy__astropy-14598",
+                                  "minisweagent-ds-chat-test-1-100-django__django-12708"])
+def test_a_budgeted_loop_through_warm_caches_gets_what_a_cold_engine_gives(encoder, formats,
+                                                                            name):
+    """With a budget the turns after the digest are compacted as a part of the run, and
+    a part has made fewer calls before its recent turns than the run: the recent turns
+    one part trimmed (whether trimming paid rests on those calls) are not another's. The
+    warm engine had sent these runs' calls with other cuts than a cold one."""
+    messages = load_named(name)
+    options = SynthesisOptions(budget=Budget(8000))
+    starts = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    warm = Synthesizer(TokenCounter(encoder), builtin_strategies())
+    for stop in [*starts[-10:], len(messages)]:
+        step = messages[:stop]
+        cold = Synthesizer(TokenCounter(encoder), builtin_strategies())
+        assert _outcome(warm, formats, step, options) == \
+            _outcome(cold, formats, step, options), stop
 
 
 @pytest.mark.parametrize("path", transcript_files(), ids=lambda p: p.stem[:48])

@@ -117,7 +117,7 @@ def test_an_entry_keeps_what_the_trimming_wrote_not_the_turns_it_came_from():
 
 
 def _key(name, n):
-    return (TIER_BUDGETS[Tier.MID], n, ((name,),))
+    return (TIER_BUDGETS[Tier.MID], 0, n, ((name,),))
 
 
 def _sources(chars):

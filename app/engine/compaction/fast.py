@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from app.engine.compaction import payback as cache_price
 from app.engine.compaction.base import Compaction, Span, StrategyContext
 from app.engine.compaction.blocknotes import BlockNotes
+from app.engine.compaction.closings import Closed, Closings
 from app.engine.compaction.ledger import Ledger, joined
 from app.engine.compaction.lifting import calls_made
 from app.engine.compaction.notes import ALL_AGED, Notes, Written, render_ledger
@@ -60,17 +61,19 @@ class FastStrategy:
     name = "fast"
 
     def __init__(self, notes: Notes | None = None, tails: Tails | None = None, *,
-                 notes_bytes: int = 32 << 20) -> None:
+                 notes_bytes: int = 32 << 20, closings: Closings | None = None) -> None:
         # A closed block's notes are the same bytes on every later call: made once.
         self._notes = BlockNotes(notes or Notes(), cache_bytes=notes_bytes)
         # The recent turns as the last call trimmed them: between closings each call
         # sends them again with a turn more.
         self._tails = tails or Tails()
+        # The blocks the last call closed: the next one weighs only the turns after them.
+        self._closings = closings or Closings()
 
     def usage(self) -> dict[str, CacheUsage]:
         """How the memos a warm call rests on have served (see ``CacheUsage``)."""
         return {"tails": self._tails.usage, "block_notes": self._notes.usage,
-                "run_summaries": self._notes.runs_usage}
+                "run_summaries": self._notes.runs_usage, "closings": self._closings.usage}
 
     def blocks(self, messages: Sequence[Message], context: StrategyContext,
                ) -> tuple[list[Block], tuple[Turn, ...]]:
@@ -94,7 +97,19 @@ class FastStrategy:
             made[id(region[0]), id(region[-1])] = written
             return count(written.messages) if count is not None else 0
 
-        blocks, tail = closed_blocks(messages, context, note_tokens)
+        if count is None:
+            blocks, tail = closed_blocks(messages, context, note_tokens)
+            return blocks, tail, made
+        turns = context.segments.turns
+        known, key = self._closings.known(messages, turns, context.budget,
+                                          context.segments.head_stop)
+        blocks, tail = closed_blocks(messages, context, note_tokens, known)
+        closed: list[Closed] = []
+        at = 0
+        for block in blocks:
+            closed.append((at, at + len(block)))
+            at += len(block)
+        self._closings.keep(key, turns, closed)
         return blocks, tail, made
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
@@ -128,8 +143,14 @@ class FastStrategy:
         tail_budget = TAIL_BUDGETS.get(context.budget) or context.budget.tail
         if tail_budget is not context.budget:
             context = context.with_budget(tail_budget)
+        turns = context.segments.turns
+        first = len(turns) - len(tail)
+        calls = calls_made(messages, turns)
+        # Whether trimming a tail turn pays rests on the calls made before it, which the
+        # tail's own messages do not tell: a part of a run (the turns after a budget's
+        # digest) has fewer, so the tails are kept by that count too.
         tail_turns(messages, tail, context, out, spans, dropped, self._tails,
-                   trim_pays(messages, context, len(context.segments.turns) - len(tail)))
+                   trim_pays(context, first, calls), calls_before=calls[first])
         # The newest turn keeps its result whole, and is cut like the others once a turn
         # follows it if that pays: it is the one part of the tail the next call may send
         # otherwise.
@@ -138,8 +159,7 @@ class FastStrategy:
                           steady=len(out) - last, noted=noted if blocks else None)
 
 
-def trim_pays(messages: Sequence[Message], context: StrategyContext, first: int,
-              ) -> TrimPays | None:
+def trim_pays(context: StrategyContext, first: int, made: Sequence[int]) -> TrimPays | None:
     """Whether a turn of the tail (whose first turn is the run's ``first``-th) is trimmed
     once a turn follows it. The newest turn went out whole, and its trimmed form is new
     to the provider's cache from the first message it changes: like a closing, that pays
@@ -147,12 +167,12 @@ def trim_pays(messages: Sequence[Message], context: StrategyContext, first: int,
     covers that rewrite. A run's last calls trimmed its turns at a loss: on the test split,
     28 runs cost more than sending them whole, 16 with this. The choice rests on the turn
     and the calls made before the next one alone, so every later call makes it again the
-    same way; a turn left whole goes into its block's note when the block closes."""
+    same way; a turn left whole goes into its block's note when the block closes.
+    ``made``: the calls made before each turn (see ``calls_made``)."""
     count = context.tokens
     payback = context.budget.closing_payback
     if count is None or not payback:
         return None
-    made = calls_made(messages, context.segments.turns)
 
     def pays(k: int, whole: Sequence[Message], cut: Sequence[Message]) -> bool:
         same = next((i for i, (a, b) in enumerate(zip(whole, cut, strict=True)) if a is not b),
@@ -175,29 +195,34 @@ def aged_blocks(closed: int, full_blocks: int, age_batch: int) -> int:
 
 
 def closed_blocks(messages: Sequence[Message], context: StrategyContext,
-                  note_tokens: NoteTokens | None = None,
+                  note_tokens: NoteTokens | None = None, known: Sequence[Closed] = (),
                   ) -> tuple[list[Block], tuple[Turn, ...]]:
     """The closed blocks, oldest first, and the turns after them. A block holds at least
     ``block_turns`` turns, and more while closing it would not pay (see the module's
     docstring); each choice rests on the turns up to its closing alone, so a later call
-    makes the same blocks."""
+    makes the same blocks. ``known``: the blocks an earlier call on the start of these
+    messages closed (see ``Closings``), which are then not weighed again."""
     turns = context.segments.turns
     budget = context.budget
     size = max(budget.block_turns, 1)
     count = context.tokens
     least_turns, least_tokens = budget.closing
     payback = budget.closing_payback if note_tokens is not None else 0.0
+    # The turns before ``first`` are in known blocks: nothing of theirs is read.
+    first = known[-1][1] if known else 0
+    per_turn = [0] * len(turns)
     if count is not None and (least_tokens or payback):
-        per_turn = [count(messages[t.start : t.stop]) for t in turns]
+        for i in range(first, len(turns)):
+            t = turns[i]
+            per_turn[i] = count(messages[t.start : t.stop])
     else:
-        per_turn = [0] * len(turns)
         payback = 0.0
     made = calls_made(messages, turns) if payback else []
     after = [0] * (len(turns) + 1)  # tokens of the turns from each position to the end
     # The same, each turn's work (all but the user's words, which notes keep whole)
     # counted up to _NOTE_MOST: about the most a note can take.
     most = [0] * (len(turns) + 1)
-    for i in range(len(turns) - 1, -1, -1):
+    for i in range(len(turns) - 1, first - 1, -1):
         after[i] = after[i + 1] + per_turn[i]
         if payback:
             t = turns[i]
@@ -231,8 +256,8 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
     def closes(end: int) -> bool:
         return len(turns) - end >= least_turns and after[end] >= least_tokens
 
-    blocks: list[Block] = []
-    start = 0
+    blocks: list[Block] = [tuple(turns[a:b]) for a, b in known]
+    start = first
     while True:
         # A block that does not pay grows a turn at a time, and closes at MOST_SIZES
         # blocks' worth of turns whatever it saves: a call weighs a bounded number of

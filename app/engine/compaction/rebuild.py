@@ -53,11 +53,13 @@ class RebuildStrategy:
 
 def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: StrategyContext,
                out: list[Message], spans: list[Span], dropped: list[Message],
-               tails: Tails | None = None, pays: TrimPays | None = None) -> None:
+               tails: Tails | None = None, pays: TrimPays | None = None, *,
+               calls_before: int = 0) -> None:
     """The recent turns, each trimmed (see ``trim_turn``) against what the turns before
     it show. With ``tails``, the turns the last call trimmed come from there, and only
     the rest are trimmed (see ``tails``). With ``pays``, a turn whose trimming does not
-    pay stays as it was sent while it was the newest."""
+    pay stays as it was sent while it was the newest; ``calls_before``: the model calls
+    made before the first of the turns, which ``pays`` rests on beside the turns."""
     if not turns:
         return
     older = len(turns) - 1  # every turn but the newest, trimmed as the next call will
@@ -71,7 +73,8 @@ def tail_turns(messages: Sequence[Message], turns: Sequence[Turn], context: Stra
         ids = [identity(m) for m in messages[start : turns[older - 1].stop]]
 
         def key_of(n: int) -> Key:
-            return (context.budget, messages[start].index, tuple(ids[: turns[n - 1].stop - start]))
+            return (context.budget, calls_before, messages[start].index,
+                    tuple(ids[: turns[n - 1].stop - start]))
 
         key = key_of(older)
         # This very tail again (a retry), or the last step's (the agent added a turn).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.engine.compaction.base import Strategy
+from app.engine.compaction.closings import Closings
 from app.engine.compaction.fast import FastStrategy
 from app.engine.compaction.masking import ObservationMask
 from app.engine.compaction.notes import Notes
@@ -18,14 +19,16 @@ from app.engine.memo import shares
 # trimming wrote, about 80 KB. At 1,000 agents of 138 KB bodies (bench --load --agents
 # --from-step 30) the notes hold 62 KB an agent and the tails 22, which these shares
 # keep; the runs' summaries were hit as often when most were let go as with every one
-# kept (32% of lookups: a run's hits come from its agent's previous call).
-_SHARES = {"runs": 0.26, "block_notes": 0.56, "tails": 0.18}
+# kept (32% of lookups: a run's hits come from its agent's previous call). The blocks
+# each agent's last call closed take a few hundred bytes an agent (see ``closings``).
+_SHARES = {"runs": 0.26, "block_notes": 0.54, "tails": 0.18, "closings": 0.02}
 
 
 def builtin_strategies(cache_bytes: int = 160 << 20) -> dict[str, Strategy]:
     """The built-in strategies, whose caches hold at most ``cache_bytes`` together."""
     share = shares(cache_bytes, _SHARES)
     notes = Notes(Runs(cache_bytes=share["runs"]))  # one cache serves both fast strategies
-    fast = FastStrategy(notes, Tails(share["tails"]), notes_bytes=share["block_notes"])
+    fast = FastStrategy(notes, Tails(share["tails"]), notes_bytes=share["block_notes"],
+                        closings=Closings(cache_bytes=share["closings"]))
     strategies: list[Strategy] = [fast, RebuildStrategy(notes), ObservationMask()]
     return {s.name: s for s in strategies}

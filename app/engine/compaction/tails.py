@@ -41,7 +41,9 @@ from app.engine.transcript.sizes import size_of
 
 # What a tail's turns contribute to its key: role, texts, calls, result flags.
 Identity = tuple[object, ...]
-Key = tuple[TierBudget, int, tuple[Identity, ...]]
+# The tier's budget, the calls made before the tail, the wire index of its first message
+# and its messages.
+Key = tuple[TierBudget, int, int, tuple[Identity, ...]]
 
 
 def identity(m: Message) -> Identity:
