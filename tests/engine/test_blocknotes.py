@@ -19,7 +19,7 @@ def _blocks(wire, messages, encoder):
     parsed = wire.parse({"messages": messages}).messages
     counter = TokenCounter(encoder)
     context = EngineCaches().context(parsed, Tier.MID, counter.messages)
-    blocks, _ = closed_blocks(parsed, context)
+    blocks, _, _ = closed_blocks(parsed, context)
     budget = context.budget
     aged = aged_blocks(len(blocks), budget.full_blocks, budget.age_batch)
     return parsed, context, [

@@ -129,7 +129,7 @@ def test_a_block_closes_once_the_tiers_closing_turns_and_tokens_follow_it(
     messages = formats["openai"].parse({"messages": coding_run(23, output_chars=600)}).messages
     context = EngineCaches().context(messages, Tier.MID, TokenCounter(encoder).messages)
     context = replace(context, budget=budget)
-    blocks, tail = closed_blocks(messages, context)
+    blocks, tail, _ = closed_blocks(messages, context)
     assert len(blocks) == closed
     assert sum(len(b) for b in blocks) + len(tail) == len(context.segments.turns)
 

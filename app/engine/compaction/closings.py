@@ -4,9 +4,12 @@ A closed block stays closed, with the same turns, however the run grows: each ch
 ``fast`` makes rests on the turns up to the block's closing alone (see
 ``fast.closed_blocks``). A warm call still weighed every block of the run again, its
 turns counted and each end it might close at looked up among the notes: a quarter of a
-warm call on the corpus's median run. Here each call leaves the blocks it closed under
-the fingerprint of the messages it was given, and the next call of the loop, whose
-messages begin with those, weighs only the turns after them.
+warm call on the corpus's median run, most of it the block after them: a block whose
+closing does not pay yet grows a turn a call, and every end it might close at was
+weighed again on each. Here each call leaves the blocks it closed, and the first end of
+the next block it did not find to stay open, under the fingerprint of the messages it
+was given; the next call of the loop, whose messages begin with those, weighs only the
+ends after it.
 
 The next call finds the entry by the messages it shares with the last call: all of
 them (the same call again), or all but its newest turn or two (the agent added a turn,
@@ -19,6 +22,7 @@ go: one entry per agent loop in progress, each a few dozen bytes a block.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from app.engine.compaction.tails import identity
 from app.engine.compaction.tiers import TierBudget
@@ -27,8 +31,22 @@ from app.engine.transcript.model import Message, Turn
 
 # A closed block: the places of its first turn and of the turn after its last.
 Closed = tuple[int, int]
-# The blocks as kept: each block's turn places and the messages it spans.
-_Kept = tuple[tuple[int, int, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Weighed:
+    """How far a call weighed its run: the blocks it closed, and the first end of the
+    block after them that it did not find to stay open (ends before it do not close
+    that block on any later call either)."""
+
+    blocks: tuple[Closed, ...] = ()
+    open_from: int = 0
+
+
+NOTHING_WEIGHED = Weighed()
+
+# What is kept: each block's turn places and the messages it spans, and ``open_from``.
+_Kept = tuple[tuple[tuple[int, int, int, int], ...], int]
 _Key = tuple[TierBudget, int, int]
 # Calls back, in turns, the next call looks for the last one's entry.
 _BACK = 2
@@ -46,30 +64,32 @@ class Closings:
         return self._memo.usage
 
     def known(self, messages: Sequence[Message], turns: Sequence[Turn],
-              budget: TierBudget, head_stop: int) -> tuple[list[Closed], _Key]:
-        """The blocks a call on the start of ``messages`` closed (none if no such call is
-        remembered), and the key this call's blocks are to be kept under (``keep``)."""
+              budget: TierBudget, head_stop: int) -> tuple[Weighed, _Key]:
+        """How far a call on the start of ``messages`` weighed them (nothing if no such
+        call is remembered), and the key this call's weighing is to be kept under
+        (``keep``)."""
         chain = _chain(messages)
         own: _Key = (budget, head_stop, chain[-1])
         ends = [len(messages), *[t.start for t in turns[-_BACK:]][::-1]]
         for end in ends:
             key: _Key = (budget, head_stop, chain[end])
-            kept = self._memo.find(key)
-            if kept is None:
+            found = self._memo.find(key)
+            if found is None:
                 continue
-            blocks = [(a, b) for a, b, first, last in kept
-                      if b <= len(turns) and turns[a].start == first
-                      and turns[b - 1].stop == last]
+            kept, open_from = found
+            blocks = tuple([(a, b) for a, b, first, last in kept
+                            if b <= len(turns) and turns[a].start == first
+                            and turns[b - 1].stop == last])
             if len(blocks) != len(kept):
-                return [], own  # the turns are cut otherwise: weighed anew
+                return NOTHING_WEIGHED, own  # the turns are cut otherwise: weighed anew
             if key != own:
                 self._memo.discard(key)
-            return blocks, own
-        return [], own
+            return Weighed(blocks, open_from), own
+        return NOTHING_WEIGHED, own
 
-    def keep(self, key: _Key, turns: Sequence[Turn], blocks: Sequence[Closed]) -> None:
-        self._memo.put(key, tuple([(a, b, turns[a].start, turns[b - 1].stop)
-                                   for a, b in blocks]))
+    def keep(self, key: _Key, turns: Sequence[Turn], weighed: Weighed) -> None:
+        self._memo.put(key, (tuple([(a, b, turns[a].start, turns[b - 1].stop)
+                                    for a, b in weighed.blocks]), weighed.open_from))
 
 
 def _chain(messages: Sequence[Message]) -> list[int]:

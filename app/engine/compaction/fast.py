@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from app.engine.compaction import payback as cache_price
 from app.engine.compaction.base import Compaction, Span, StrategyContext
 from app.engine.compaction.blocknotes import BlockNotes
-from app.engine.compaction.closings import Closed, Closings
+from app.engine.compaction.closings import NOTHING_WEIGHED, Closings, Weighed
 from app.engine.compaction.ledger import Ledger, joined
 from app.engine.compaction.lifting import calls_made
 from app.engine.compaction.notes import ALL_AGED, Notes, Written, render_ledger
@@ -98,18 +98,13 @@ class FastStrategy:
             return count(written.messages) if count is not None else 0
 
         if count is None:
-            blocks, tail = closed_blocks(messages, context, note_tokens)
+            blocks, tail, _ = closed_blocks(messages, context, note_tokens)
             return blocks, tail, made
         turns = context.segments.turns
         known, key = self._closings.known(messages, turns, context.budget,
                                           context.segments.head_stop)
-        blocks, tail = closed_blocks(messages, context, note_tokens, known)
-        closed: list[Closed] = []
-        at = 0
-        for block in blocks:
-            closed.append((at, at + len(block)))
-            at += len(block)
-        self._closings.keep(key, turns, closed)
+        blocks, tail, weighed = closed_blocks(messages, context, note_tokens, known)
+        self._closings.keep(key, turns, weighed)
         return blocks, tail, made
 
     def compact(self, messages: Sequence[Message], context: StrategyContext) -> Compaction:
@@ -195,13 +190,15 @@ def aged_blocks(closed: int, full_blocks: int, age_batch: int) -> int:
 
 
 def closed_blocks(messages: Sequence[Message], context: StrategyContext,
-                  note_tokens: NoteTokens | None = None, known: Sequence[Closed] = (),
-                  ) -> tuple[list[Block], tuple[Turn, ...]]:
-    """The closed blocks, oldest first, and the turns after them. A block holds at least
-    ``block_turns`` turns, and more while closing it would not pay (see the module's
-    docstring); each choice rests on the turns up to its closing alone, so a later call
-    makes the same blocks. ``known``: the blocks an earlier call on the start of these
-    messages closed (see ``Closings``), which are then not weighed again."""
+                  note_tokens: NoteTokens | None = None, known: Weighed = NOTHING_WEIGHED,
+                  ) -> tuple[list[Block], tuple[Turn, ...], Weighed]:
+    """The closed blocks, oldest first, the turns after them, and how far they were
+    weighed. A block holds at least ``block_turns`` turns, and more while closing it
+    would not pay (see the module's docstring); each choice rests on the turns up to its
+    closing alone, so a later call makes the same blocks, and finds that the open block
+    does not close at the ends an earlier call found it did not. ``known``: how far an
+    earlier call on the start of these messages weighed them (see ``Closings``): its
+    blocks and those ends are not weighed again."""
     turns = context.segments.turns
     budget = context.budget
     size = max(budget.block_turns, 1)
@@ -209,7 +206,7 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
     least_turns, least_tokens = budget.closing
     payback = budget.closing_payback if note_tokens is not None else 0.0
     # The turns before ``first`` are in known blocks: nothing of theirs is read.
-    first = known[-1][1] if known else 0
+    first = known.blocks[-1][1] if known.blocks else 0
     per_turn = [0] * len(turns)
     if count is not None and (least_tokens or payback):
         for i in range(first, len(turns)):
@@ -256,18 +253,22 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
     def closes(end: int) -> bool:
         return len(turns) - end >= least_turns and after[end] >= least_tokens
 
-    blocks: list[Block] = [tuple(turns[a:b]) for a, b in known]
+    blocks: list[Block] = [tuple(turns[a:b]) for a, b in known.blocks]
+    closed = list(known.blocks)
     start = first
+    # The ends of the block after the known ones that an earlier call found not to close.
+    end = max(start + size, known.open_from)
     while True:
         # A block that does not pay grows a turn at a time, and closes at MOST_SIZES
         # blocks' worth of turns whatever it saves: a call weighs a bounded number of
         # ends, and by then the run has made many calls for a saving to count against.
-        end = start + size
         while end < start + MOST_SIZES * size and end <= len(turns) and closes(end) \
                 and not closing_pays(start, end, not blocks):
             end += 1
         if end > len(turns) or not closes(end):
             break
         blocks.append(tuple(turns[start:end]))
+        closed.append((start, end))
         start = end
-    return blocks, tuple(turns[start:])
+        end = start + size
+    return blocks, tuple(turns[start:]), Weighed(tuple(closed), end)
