@@ -126,7 +126,8 @@ def test_the_readme_quotes_the_eval_as_docs_eval_records_it():
 # finds one that quotes a timing and is not here).
 _BENCH_SECTIONS = {
     "Cold and warm calls, measured": {
-        "cold": "summary", "cold-before": "summary", "replay": "all", "replay-before": "all",
+        "cold": "summary", "cold-before": "summary", "cold-3db4337": "summary",
+        "replay": "all", "replay-before": "all",
         "stages": "all", "stages-before": "all", "stages-52c44f4": "all"},
     "The warm path": {"long": "all"},
     "A fleet of real agents": {"load": "all"},
