@@ -207,11 +207,6 @@ def tagged_blocks(text: str) -> Blocks:
     return tuple(found)
 
 
-def block_tags(text: str) -> tuple[str, ...]:
-    """The tags of the blocks ``tagged_blocks`` finds in a text, in order."""
-    return tuple([tag for tag, _ in tagged_blocks(text)])
-
-
 def repeats(earlier: frozenset[int], later: frozenset[int]) -> bool:
     """Whether a block repeats the one before it: ALIKE_SHARE of its lines are that
     block's lines."""
@@ -466,7 +461,12 @@ class TextActions:
         """The tags of a text's blocks (see ``tagged_blocks``), in order."""
         if "</" not in text:
             return ()
-        return self._tags.get(text, block_tags)
+        return self._tags.get(text, self._tags_of)
+
+    def _tags_of(self, text: str) -> tuple[str, ...]:
+        # From the blocks' memo: a cold call reads each text's blocks once, for its tags
+        # and for the pairs it compares.
+        return tuple([tag for tag, _ in self.blocks(text)])
 
     def repeats(self, pair: BlockPair) -> bool:
         """Whether the later of two blocks of one tag repeats the earlier (``repeats``);
