@@ -56,6 +56,7 @@ COMPILED = [
     "app/engine/reading/facts.py",
     "app/engine/reading/factscan.py",
     "app/engine/reading/gist.py",
+    "app/engine/reading/names.py",
     "app/engine/reading/outcomes.py",
     "app/engine/reading/phases.py",
     "app/engine/reading/records.py",

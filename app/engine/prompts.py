@@ -40,6 +40,7 @@ MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expan
 DIGEST_HEADER = MARKER + " Digest of {turns} earlier turns, condensed to fit the token budget " \
     "(expand: {handle}):"
 DIGEST_USER = "- the user said: {text}"
+DIGEST_NAMES = "- names the agent worked with, most used lately first: "
 DIGEST_FAILURES = "- what failed (what still fails first), newest first:"
 DIGEST_EARLIER = "- the user's {n} earlier messages are behind the digest's handle; the newest:"
 # The window strategy's note for the messages it left out (see compaction.window).

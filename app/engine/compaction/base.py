@@ -13,6 +13,7 @@ from app.engine.prompts import CUT_MARKER, JSON_MARKER
 from app.engine.reading.answers import JSON_CHARS, json_lines
 from app.engine.reading.calls import CallSummaries, CallSummary
 from app.engine.reading.gist import Gists
+from app.engine.reading.names import Names
 from app.engine.reading.outcomes import Outcomes
 from app.engine.reading.repeats import LineMemo, Shown
 from app.engine.reading.salient import SalientLines
@@ -144,12 +145,13 @@ class StrategyContext:
     lines: LineMemo
     salient: SalientLines
     gists: Gists
+    names: Names
 
     def __init__(self, budget: TierBudget, segments: Segments, handles: Handles,
                  calls: CallSummaries, outcomes: Outcomes,
                  tokens: Callable[[Sequence[Message]], int] | None = None,
                  lines: LineMemo | None = None, salient: SalientLines | None = None,
-                 gists: Gists | None = None) -> None:
+                 gists: Gists | None = None, names: Names | None = None) -> None:
         object.__setattr__(self, "budget", budget)
         object.__setattr__(self, "segments", segments)
         object.__setattr__(self, "handles", handles)
@@ -159,12 +161,13 @@ class StrategyContext:
         object.__setattr__(self, "lines", LineMemo() if lines is None else lines)
         object.__setattr__(self, "salient", SalientLines() if salient is None else salient)
         object.__setattr__(self, "gists", Gists() if gists is None else gists)
+        object.__setattr__(self, "names", Names() if names is None else names)
 
     def with_budget(self, budget: TierBudget) -> StrategyContext:
         """The same context under another budget (``dataclasses.replace`` does this by
         introspection, interpreted: 1% of a warm call)."""
         return StrategyContext(budget, self.segments, self.handles, self.calls, self.outcomes,
-                               self.tokens, self.lines, self.salient, self.gists)
+                               self.tokens, self.lines, self.salient, self.gists, self.names)
 
 
 class Strategy(Protocol):

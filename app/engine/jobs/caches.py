@@ -10,6 +10,7 @@ from app.engine.memo import CacheUsage, shares
 from app.engine.reading.calls import CallSummaries
 from app.engine.reading.facts import FactExtractor
 from app.engine.reading.gist import Gists
+from app.engine.reading.names import Names
 from app.engine.reading.outcomes import Outcomes
 from app.engine.reading.records import Records
 from app.engine.reading.repeats import LineMemo
@@ -35,10 +36,12 @@ from app.engine.transcript.model import Message, segment
 # not all fit); the lines' keys, whose misses cost little, give up some.
 # Every entry also counts the pair it is kept in (``memo``): the memos of many small
 # entries (outcomes, handles) take a little more. The rows of JSON answers a request may
-# name (``records``) are a support agent's few results: a hundredth.
+# name (``records``) are a support agent's few results: a hundredth. The names in an
+# agent's messages (``names``), read only when a budget condenses turns into a digest,
+# take a hundredth from the lines' keys.
 READING_SHARES: Mapping[str, float] = {
     "facts": 0.57, "records": 0.01, "calls": 0.04, "outcomes": 0.09, "handles": 0.03,
-    "lines": 0.05, "salient": 0.01, "gists": 0.01, "actions": 0.19}
+    "lines": 0.04, "salient": 0.01, "gists": 0.01, "names": 0.01, "actions": 0.19}
 # The engine's bytes between the reading memos above, the strategies' (runs, block
 # notes, tails: see ``builtin_strategies``) and token counts. Token counts held 16 MB
 # at 1,000 agents (about 108,000 texts, 148 bytes each with the pair it is kept in),
@@ -66,6 +69,7 @@ class EngineCaches:
         self.lines = LineMemo(cache_bytes=share["lines"])
         self.salient = SalientLines(cache_bytes=share["salient"])
         self.gists = Gists(cache_bytes=share["gists"])
+        self.names = Names(cache_bytes=share["names"])
         self.actions = TextActions(cache_bytes=share["actions"])
         self.records = Records(cache_bytes=share["records"])
 
@@ -74,8 +78,8 @@ class EngineCaches:
         return {**self.facts.usage(), "call_summaries": self.calls.usage,
                 "outcomes": self.outcomes.usage, "handles": self.handles.usage,
                 "line_keys": self.lines.usage, "salient_lines": self.salient.usage,
-                "gists": self.gists.usage, "text_actions": self.actions.usage,
-                "records": self.records.usage}
+                "gists": self.gists.usage, "names": self.names.usage,
+                "text_actions": self.actions.usage, "records": self.records.usage}
 
     def context(self, messages: Sequence[Message], tier: Tier = Tier.MID,
                 tokens: Callable[[Sequence[Message]], int] | None = None) -> StrategyContext:
@@ -83,4 +87,4 @@ class EngineCaches:
         these memos (``tokens``: count windows in tokens as well as turns)."""
         return StrategyContext(TIER_BUDGETS[tier], segment(messages), self.handles,
                                self.calls, self.outcomes, tokens, self.lines, self.salient,
-                               self.gists)
+                               self.gists, self.names)

@@ -30,7 +30,13 @@ from app.engine.compaction.ledger import build_ledger, subjects_of
 from app.engine.compaction.notes import render_ledger
 from app.engine.compaction.tiers import TierBudget
 from app.engine.errors import BudgetTooSmall
-from app.engine.prompts import DIGEST_EARLIER, DIGEST_FAILURES, DIGEST_HEADER, DIGEST_USER
+from app.engine.prompts import (
+    DIGEST_EARLIER,
+    DIGEST_FAILURES,
+    DIGEST_HEADER,
+    DIGEST_NAMES,
+    DIGEST_USER,
+)
 from app.engine.reading.outcomes import shorten
 from app.engine.transcript.model import Message, Part, ToolCall, calls_by_result
 
@@ -60,6 +66,10 @@ _USER_LINES = 3
 # use), for 4 points more cost under caching at 32k (a larger digest moves the cut more
 # often). A twentieth kept two thirds of them at 8k.
 FAILURE_SHARE = 0.1
+# The digest's list of the names the agent worked with in the turns it took (see
+# ``reading.names``) holds at most this share of the budget, at four characters a token.
+# Chosen on tune's long sessions (eval --long): NAMES_SHARE_NOTE.
+NAMES_SHARE = 0.1
 # Numbers standing alone in a failure line (``[242:29]``, ``line 58``, ``code 1``), not
 # those inside a name (``m13``, ``v1.2``): see ``_failure_lines``.
 _DIGITS = re.compile(r"(?<![\w.])\d+")
@@ -186,8 +196,17 @@ def first_fitting(fits: Callable[[int], bool], low: int, high: int) -> int | Non
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Condensed:
+    """A run with its oldest turns condensed: the output, and whether the strategy closed
+    blocks into notes in the turns after the digest."""
+
+    compaction: Compaction
+    noted: bool
+
+
 def condensed(messages: Sequence[Message], head_stop: int, cut_at: int, compact: Compact,
-              context: StrategyContext, *, tokens: int, bare: bool = False) -> Compaction:
+              context: StrategyContext, *, tokens: int, bare: bool = False) -> Condensed:
     """The turns from ``cut_at`` on as the strategy compacts them, after a digest of the
     turns before them, for a budget of ``tokens`` (``bare``: the digest's header and
     handle only, for the smallest budgets)."""
@@ -198,13 +217,13 @@ def condensed(messages: Sequence[Message], head_stop: int, cut_at: int, compact:
     # of the digest would cut to its start.
     words = _newest_words(messages[head_stop:], len(region))
     parts = _digest([m for m in region if m is not words], context, span.handle,
-                    int(tokens * FAILURE_SHARE * 4))
+                    _DigestRoom(int(tokens * FAILURE_SHARE * 4), int(tokens * NAMES_SHARE * 4)))
     digest = Message("user", parts[:1] if bare else parts)
     kept = () if words is None else (words,)
     compaction, _ = compact([*messages[:head_stop], *messages[cut_at:]])
     out = compaction.messages
     shift = 1 + len(kept)  # the digest (and the user's newest words), after the head
-    return Compaction(
+    return Condensed(Compaction(
         (*out[:head_stop], digest, *kept, *out[head_stop:]), (span, *compaction.spans),
         # Dropped again in this order on later calls: the region up to the user's newest
         # words (once newer ones come, those join the digest at their place).
@@ -212,7 +231,7 @@ def condensed(messages: Sequence[Message], head_stop: int, cut_at: int, compact:
         settled=next((i for i, m in enumerate(region) if m is words), len(region)),
         stable=_shifted(compaction.stable, head_stop, shift),
         steady=_shifted(compaction.steady, head_stop, shift),
-        noted=_shifted(compaction.noted, head_stop, shift))
+        noted=_shifted(compaction.noted, head_stop, shift)), compaction.noted is not None)
 
 
 def _newest_words(after_head: Sequence[Message], condensed: int) -> Message | None:
@@ -231,8 +250,16 @@ def _shifted(at: int | None, head_stop: int, shift: int) -> int | None:
     return at + shift if at >= head_stop else at
 
 
+@dataclass(frozen=True, slots=True)
+class _DigestRoom:
+    """The characters the digest's lists may take: its failure lines and its names."""
+
+    failures: int
+    names: int
+
+
 def _digest(region: Sequence[Message], context: StrategyContext, handle: str,
-            failure_chars: int) -> tuple[Part, ...]:
+            room: _DigestRoom) -> tuple[Part, ...]:
     turns = sum(1 for m in region if m.role == "assistant")
     lines = [DIGEST_HEADER.format(turns=turns, handle=handle)]
     results = calls_by_result(region)
@@ -242,10 +269,13 @@ def _digest(region: Sequence[Message], context: StrategyContext, handle: str,
     ledger = build_ledger(pairs, context.calls, context.outcomes)
     if ledger:
         lines.extend(render_ledger(ledger).split("\n"))
-    failed = _failure_lines(region, results, context, failure_chars)
+    failed = _failure_lines(region, results, context, room.failures)
     if failed:
         lines.append(DIGEST_FAILURES)
         lines.extend(f"  {line}" for line in failed)
+    named = context.names.in_use(region, room.names - len(DIGEST_NAMES))
+    if named:
+        lines.append(DIGEST_NAMES + ", ".join(named))
     said = [m for m in region if m.role == "user" and m.text.strip()]
     if len(said) > _USER_LINES:
         lines.append(DIGEST_EARLIER.format(n=len(said) - _USER_LINES))

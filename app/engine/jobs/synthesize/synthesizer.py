@@ -165,6 +165,20 @@ def under_trigger(prepared: Prepared) -> bool:
         and prepared.tokens_before <= budget.trigger
 
 
+def wholly(prepared: Prepared) -> bool:
+    """Whether a cut point that leaves blocks closing into notes after the digest is
+    passed over: so with a budget the caller gave, whose recent turns stay whole up to
+    the whole budget. Such a closing shrinks the output at a point the call before found
+    too large, so the cut went back to it and forward again a few calls later, each way
+    a rewrite of everything after the digest (on tune's long sessions at 32k the cut
+    moved 117 times in 1,165 calls, 36 of them back). Without those points the cut only
+    moves forward through a stride and the older turns go to the digest. A cap the
+    service sets from the model's window keeps the tier's short window, whose blocks
+    close after the digest as they would without it."""
+    budget = prepared.options.budget
+    return budget is not None and budget.fill
+
+
 class Synthesizer:
     def __init__(
         self,
@@ -270,11 +284,13 @@ class Synthesizer:
         points = cut_points(sizes, tokens)
         floor = self._stride_floor(prepared, sub, points, sizes, tokens, strategy.name)
         tried: dict[int, Compaction] = {}
+        whole = wholly(prepared)
 
         def fits(i: int) -> bool:
-            tried[i] = condensed(messages, head_stop, turns[points[i]].start, sub, context,
-                                 tokens=tokens)
-            return size(tried[i]) <= tokens
+            cut = condensed(messages, head_stop, turns[points[i]].start, sub, context,
+                            tokens=tokens)
+            tried[i] = cut.compaction
+            return size(cut.compaction) <= tokens and not (whole and cut.noted)
 
         # From the stride's first point on, one point at a time: the first fits but for
         # a stride that outgrew its room, and a point further on seldom needs more than
@@ -296,7 +312,8 @@ class Synthesizer:
         tried_out = compaction
         for bare in (False, True):
             last = condensed(messages, head_stop, turns[-1].start, sub, context,
-                             tokens=tokens, bare=bare) if len(turns) > 1 else compaction
+                             tokens=tokens, bare=bare).compaction if len(turns) > 1 \
+                else compaction
             tried_out = squeezed(last, tokens, lambda m: count(lifted.lower(m)), context)
             if size(tried_out) <= tokens:
                 return tried_out
@@ -331,6 +348,7 @@ class Synthesizer:
         head_stop = prepared.context.segments.head_stop
         prefix = messages[: turns[start - 1].stop]
         target = int(tokens * TARGET_SHARE)
+        whole = wholly(prepared)
         if count(lifted.lower(sub(prefix)[0].messages)) <= target:
             return 0
         within = bisect_left(points, start)  # the points inside the prefix
@@ -338,7 +356,8 @@ class Synthesizer:
         def fits(i: int) -> bool:
             shorter = condensed(prefix, head_stop, turns[points[i]].start, sub,
                                 prepared.context, tokens=tokens)
-            return count(lifted.lower(shorter.messages)) <= target
+            return count(lifted.lower(shorter.compaction.messages)) <= target \
+                and not (whole and shorter.noted)
 
         found = first_fitting(fits, 0, within - 1)
         return found if found is not None else max(within - 1, 0)

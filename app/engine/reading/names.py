@@ -1,0 +1,100 @@
+"""The names an agent works with: what its own messages and calls name most, lately.
+
+Once a budget condenses a long stretch of turns into a digest, the files, functions,
+modules and variables the agent was working with are gone with them, and it would have
+to read the code again to write their names. The agent's own words and calls show which
+names those are: what it wrote, ran and asked about. A name here is a word of
+identifier shape (a path, a dotted name, snake_case, an inner capital, a letter beside
+a digit: ``pydicom/dataelem.py``, ``_convert_value``, ``DataElement``, ``L031``), the
+shapes ``reading.gist`` and the receipt's facts treat as specific; plain words and bare
+numbers name nothing. Tool results are left out: most of what a listing or a file shows
+is never used again, and counted over tune's long mini-swe-agent session at 8k, the
+agent's own names held more than twice the needed facts, for their size, of names taken
+from the results too.
+
+Names are ranked by how often the agent used them, each use weighing half as much every
+``HALF_LIFE`` of its messages back, so the newest work leads and a name used all along
+stays.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from app.engine.memo import CacheUsage, Memo
+from app.engine.transcript.model import Message
+
+# A word: an optional leading ./ ../ / or ~/ then letters, digits, _ . / and -. It never
+# begins with a digit: bare numbers and line ranges (``120``, ``115p``) name nothing.
+_WORD = re.compile(r"(?:\.{1,2}/|/|~/)?[A-Za-z_][A-Za-z0-9_./\-]*")
+_INNER_DOT = re.compile(r"[A-Za-z0-9_]{2}\.[A-Za-z0-9_]{2}")  # config.py, os.path; not e.g
+# Escapes inside a quoted argument (a script written with ``echo -e "...\nEOF"``, JSON
+# strings): read as the blanks they stand for, so ``\nEOF`` is not the name ``nEOF``.
+_ESCAPES = re.compile(r"\\[ntr]")
+# A use weighs half as much every this many of the agent's messages back: about the
+# stretch of work an agent spends on one part of a task. Counted offline over tune's
+# long mini-swe-agent session at 8k, half-lives of 10, 20 and 100 held within a point
+# of each other.
+HALF_LIFE = 20
+# The agent's messages read, newest first: past 16 half-lives a use weighs under a
+# sixty-thousandth of a new one, and a long session's thousands of messages would
+# otherwise be read on every call.
+_READ = 16 * HALF_LIFE
+_SHORTEST = 3
+
+
+def names_in(text: str) -> frozenset[str]:
+    """The words of identifier shape in ``text``, trailing dots, dashes and slashes
+    trimmed."""
+    out = set()
+    for word in _WORD.findall(_ESCAPES.sub(" ", text)):
+        word = word.rstrip(".-/")
+        if len(word) >= _SHORTEST and _named(word):
+            out.add(word)
+    return frozenset(out)
+
+
+def _named(word: str) -> bool:
+    if "_" in word or "/" in word or any(c.isdigit() for c in word):
+        return True
+    return _INNER_DOT.search(word) is not None or any(c.isupper() for c in word[1:])
+
+
+class Names:
+    """``names_in`` memoized by text: a digest is written again at each cut point a call
+    tries, and the same messages come back on every later call."""
+
+    def __init__(self, *, cache_bytes: int = 4 << 20) -> None:
+        self._memo: Memo[str, frozenset[str]] = Memo(cache_bytes, fingerprinted=True)
+
+    @property
+    def usage(self) -> CacheUsage:
+        return self._memo.usage
+
+    def of(self, message: Message) -> set[str]:
+        """The names in an agent's message: its text and its calls' arguments."""
+        out = set(self._memo.get(message.text, names_in)) if message.text else set()
+        for call in message.tool_calls:
+            out |= self._memo.get(call.arguments, names_in)
+        return out
+
+    def in_use(self, messages: Sequence[Message], chars: int) -> list[str]:
+        """The names the agent's messages among ``messages`` use most, lately (see the
+        module's docstring), as many as fit in ``chars`` joined by ", "; the heavier
+        first, and of two alike the one used last."""
+        mine = [m for m in messages if m.role == "assistant"][-_READ:]
+        weight: dict[str, float] = {}
+        last: dict[str, int] = {}
+        for age, message in enumerate(reversed(mine)):
+            share = 0.5 ** (age / HALF_LIFE)
+            for name in self.of(message):
+                weight[name] = weight.get(name, 0.0) + share
+                last.setdefault(name, age)
+        out: list[str] = []
+        for name in sorted(weight, key=lambda n: (-weight[n], last[n], n)):
+            if len(name) + 2 > chars:
+                break
+            out.append(name)
+            chars -= len(name) + 2
+        return out

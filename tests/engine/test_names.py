@@ -1,0 +1,46 @@
+"""The names an agent works with, as a digest lists them."""
+
+from app.engine.reading.names import HALF_LIFE, Names, names_in
+from app.engine.transcript.model import Message, Part, ToolCall
+
+
+def _said(text: str, command: str | None = None) -> Message:
+    calls = () if command is None else (ToolCall("c", "bash", f'{{"command": "{command}"}}'),)
+    return Message("assistant", (Part("text", text),), tool_calls=calls)
+
+
+def test_a_name_has_the_shape_of_an_identifier_or_a_path():
+    found = names_in("I'll fix `_convert_value` in pydicom/dataelem.py: DataElement.VR "
+                     "calls os.path.join, see L031 and getUser. The value is 120, e.g. here.")
+    assert found == {"_convert_value", "pydicom/dataelem.py", "DataElement.VR",
+                     "os.path.join", "L031", "getUser"}
+
+
+def test_escapes_in_an_argument_do_not_glue_to_the_word_after_them():
+    found = names_in(r"cat <<'EOF' > fix.py\nimport struct\nEOF\n\tnew_lines.append(x)")
+    assert "fix.py" in found and "new_lines.append" in found
+    assert not {n for n in found if n.startswith(("nEOF", "nimport", "tnew"))}
+
+
+def test_the_names_used_most_lately_come_first_and_fit_their_room():
+    old = [_said("Reading legacy_loader.py again.") for _ in range(3)]
+    new = [_said("Now `parse_header` in src/header.py.", "pytest tests/test_header.py")
+           for _ in range(3)]
+    listed = Names().in_use([*old, *new], 200)
+    # Alike in weight and age: in the order of their names, so the list is stable.
+    assert listed[:3] == ["parse_header", "src/header.py", "tests/test_header.py"]
+    assert listed[-1] == "legacy_loader.py"
+    assert len(", ".join(Names().in_use([*old, *new], 40))) <= 40
+
+
+def test_a_name_used_all_along_outweighs_one_used_once_lately():
+    steady = [_said(f"Step {i}: checking settings.py") for i in range(2 * HALF_LIFE)]
+    listed = Names().in_use([*steady, _said("one look at other_module.py")], 1000)
+    assert listed.index("settings.py") < listed.index("other_module.py")
+
+
+def test_only_the_agents_own_messages_are_read():
+    result = Message("tool", (Part("text", "huge_listing_entry.py and another_file.py"),),
+                     tool_call_id="c")
+    user = Message("user", (Part("text", "please keep user_api.py stable"),))
+    assert Names().in_use([result, user, _said("edit core_api.py")], 1000) == ["core_api.py"]
