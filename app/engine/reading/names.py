@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.engine.memo import CacheUsage, Memo
+from app.engine.memo import CacheUsage, Memo, combined
 from app.engine.transcript.model import Message
 
 # A word: an optional leading ./ ../ / or ~/ then letters, digits, _ . / and -. It never
@@ -62,15 +62,22 @@ def _named(word: str) -> bool:
 
 
 class Names:
-    """``names_in`` memoized by text: a digest is written again at each cut point a call
-    tries, and the same messages come back on every later call."""
+    """``names_in`` memoized by text, and each list made, by the messages it read: a
+    digest is written again at each cut point a call tries, and the next call of the
+    loop tries the same points again."""
 
-    def __init__(self, *, cache_bytes: int = 4 << 20) -> None:
-        self._memo: Memo[str, frozenset[str]] = Memo(cache_bytes, fingerprinted=True)
+    def __init__(self, *, cache_bytes: int = 6 << 20) -> None:
+        # Half for the lists: one at a budget of 32k tokens holds a thousand names (a
+        # memo keeps no entry past a thirty-second of its bytes: at 128k and above, a
+        # list is made again from the memoized texts).
+        self._memo: Memo[str, frozenset[str]] = Memo(cache_bytes - cache_bytes // 2,
+                                                     fingerprinted=True)
+        self._lists: Memo[tuple[object, ...], tuple[str, ...]] = Memo(
+            cache_bytes // 2, fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:
-        return self._memo.usage
+        return combined(self._memo.usage, self._lists.usage)
 
     def of(self, message: Message) -> set[str]:
         """The names in an agent's message: its text and its calls' arguments."""
@@ -84,6 +91,10 @@ class Names:
         module's docstring), as many as fit in ``chars`` joined by ", "; the heavier
         first, and of two alike the one used last."""
         mine = [m for m in messages if m.role == "assistant"][-_READ:]
+        key = (chars, *((m.text, *(c.arguments for c in m.tool_calls)) for m in mine))
+        return list(self._lists.get(key, lambda _: self._ranked(mine, chars)))
+
+    def _ranked(self, mine: Sequence[Message], chars: int) -> tuple[str, ...]:
         weight: dict[str, float] = {}
         last: dict[str, int] = {}
         for age, message in enumerate(reversed(mine)):
@@ -97,4 +108,4 @@ class Names:
                 break
             out.append(name)
             chars -= len(name) + 2
-        return out
+        return tuple(out)
