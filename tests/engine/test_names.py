@@ -44,3 +44,15 @@ def test_only_the_agents_own_messages_are_read():
                      tool_call_id="c")
     user = Message("user", (Part("text", "please keep user_api.py stable"),))
     assert Names().in_use([result, user, _said("edit core_api.py")], 1000) == ["core_api.py"]
+
+
+def test_a_list_is_made_once_for_the_same_messages():
+    """Each cut point a call tries writes a digest, and the next call tries the same
+    points: the same messages read again come from the memo, as the same list."""
+    names = Names()
+    work = [_said(f"Now `step_{i}` in src/mod_{i % 3}.py.") for i in range(50)]
+    first = names.in_use(work, 300)
+    hits = names.usage.hits
+    assert names.in_use(list(work), 300) == first
+    assert names.usage.hits == hits + 1  # the list itself, no text read again
+    assert names.in_use(work[:-1], 300) != first  # other messages, another list
