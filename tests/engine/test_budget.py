@@ -13,7 +13,7 @@ from app.engine.compaction.tiers import Tier
 from app.engine.errors import BudgetTooSmall
 from app.engine.jobs.synthesize.budget import Budget, cut_points, stride_start
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
-from app.engine.prompts import DIGEST_FAILURES, DIGEST_NAMES, PRIOR_WORK_HEADER
+from app.engine.prompts import DIGEST_FAILURES, DIGEST_NAMES
 from tests.support.build import coding_run, tool_turn
 
 
@@ -237,34 +237,6 @@ def test_a_stride_condenses_once_and_its_next_calls_grow_at_the_end(synthesizer,
             assert b[1] == a[1] and b[2][: len(a[2]) - 1] == a[2][:-1]
     kept = sum(b[1] == a[1] for a, b in pairwise(calls))
     assert kept >= len(calls) // 3
-
-
-def test_with_a_budget_the_cut_only_moves_forward_through_a_stride(synthesizer, formats):
-    """Results far larger than what the recent turns keep of them: the turns after the
-    cut pass the budget as sent while their trimmed form still fits, where blocks had
-    closed into notes after the digest, shrunk the output, and sent the cut back to a
-    point the call before had left (a rewrite each way). Now no note follows the digest
-    and, within a stride, the digest only takes more turns."""
-    wire = formats["openai"]
-    budget = 8_000
-    messages = _session(160, 6000, 0)
-    calls = []  # (stride, turns in the digest) per call
-    for turns in range(40, 160):
-        sent = messages[: 2 + 2 * turns]
-        result = synthesizer.run(wire.parse({"messages": sent}),
-                                 SynthesisOptions(budget=Budget(budget), steer=False))
-        out = wire.render(result.transcript)["messages"]
-        assert result.tokens_after <= budget
-        assert not any(PRIOR_WORK_HEADER in str(m.get("content")) for m in out[3:])
-        sizes = [synthesizer.tokens(wire.parse({"messages": sent[k : k + 2]}).messages)
-                 for k in range(2, len(sent), 2)]
-        digest = out[2]["content"]
-        taken = int(digest.split("Digest of ")[1].split()[0]) if "Digest of" in digest else 0
-        calls.append((stride_start(sizes, budget), taken))
-    assert any(taken for _, taken in calls)
-    for (stride, taken), (next_stride, next_taken) in pairwise(calls):
-        if next_stride == stride:
-            assert next_taken >= taken
 
 
 def test_a_newest_result_larger_than_the_budget_is_cut_with_a_handle(synthesizer, formats):
