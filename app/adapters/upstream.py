@@ -165,6 +165,13 @@ class Transport(Protocol):
     async def aclose(self) -> None: ...
 
 
+def _dropped_unanswered(exc: aiohttp.ClientError) -> bool:
+    """Whether the connection closed under a request before any answer came: the server
+    went away or reset it. Not a connect that failed (sending again would fail the same)."""
+    return (isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError))
+            and not isinstance(exc, aiohttp.ClientConnectorError))
+
+
 class Upstream:
     """One connection pool for every upstream, made on first use (it belongs to the
     running event loop); the app closes it on shutdown."""
@@ -203,11 +210,18 @@ class Upstream:
                     done: Callable[[], None], method: str) -> UpstreamAnswer:
         assert self._session is not None
         try:
-            # The body is sent as bytes, uncompressed both ways: what was sent is what the
-            # upstream reads, and its answer needs no decoding on the way back.
-            response = await self._session.request(
-                method, url, data=body or None,
-                headers=[*headers, ("accept-encoding", "identity")], allow_redirects=False)
+            try:
+                response = await self._request(url, body, headers, method)
+            except aiohttp.ClientError as exc:
+                if not _dropped_unanswered(exc):
+                    raise
+                # A pooled connection the upstream had closed while idle (a server's
+                # keep-alive often ends at 5 s, aiohttp keeps one for 15): the request
+                # met a closed socket and had no answer. Once more, on a fresh connection,
+                # as the providers' own SDKs would retry it.
+                log.info("upstream %s dropped a connection before answering (%s); sent "
+                         "again", name, type(exc).__name__)
+                response = await self._request(url, body, headers, method)
         except TimeoutError as exc:
             raise UpstreamTimeout(f"{name} did not answer within {self._timeout_s:g} s.",
                                   upstream=name) from exc
@@ -229,6 +243,15 @@ class Upstream:
 
         return UpstreamAnswer(response.status, returned(response.headers.items()),
                               response.content.iter_any(), ended, done)
+
+    async def _request(self, url: str, body: bytes, headers: list[tuple[str, str]],
+                       method: str) -> aiohttp.ClientResponse:
+        assert self._session is not None
+        # The body is sent as bytes, uncompressed both ways: what was sent is what the
+        # upstream reads, and its answer needs no decoding on the way back.
+        return await self._session.request(
+            method, url, data=body or None,
+            headers=[*headers, ("accept-encoding", "identity")], allow_redirects=False)
 
     async def aclose(self) -> None:
         if self._session is not None:
