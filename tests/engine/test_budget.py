@@ -188,7 +188,7 @@ def test_the_digest_lists_what_still_fails_before_what_was_fixed(synthesizer, fo
 def test_the_digest_names_what_the_agent_worked_with_in_the_turns_it_took(synthesizer,
                                                                           formats):
     """The files and functions the agent wrote and ran stay nameable once their turns are
-    condensed: its newest work first, what it only read in a result left out."""
+    condensed: its newest work first, what it only read in a result after all of it."""
     wire = formats["openai"]
     messages = coding_run(0)
     for i in range(80):
@@ -207,8 +207,11 @@ def test_the_digest_names_what_the_agent_worked_with_in_the_turns_it_took(synthe
     newest = (condensed - 1) // 20
     assert set(named[:3]) == {f"handle_{newest}", f"src/part_{newest}.py",
                               f"tests/test_part_{newest}.py"}
-    assert {f"handle_{n}" for n in range(newest + 1)} <= set(named)
-    assert not any(n.startswith("listed_only") for n in named)
+    own = {f"{name}_{n}{ext}" for n in range(newest + 1)
+           for name, ext in (("handle", ""), ("src/part", ".py"), ("tests/test_part", ".py"))}
+    read = [n for n in named if n.startswith("listed_only")]
+    # The room the agent's own names left holds names the results showed, after them.
+    assert set(named[:len(own)]) == own and read == named[len(own):] and read
     assert len(line) <= 8_000 * 4 // 10
 
 

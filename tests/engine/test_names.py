@@ -39,11 +39,26 @@ def test_a_name_used_all_along_outweighs_one_used_once_lately():
     assert listed.index("settings.py") < listed.index("other_module.py")
 
 
-def test_only_the_agents_own_messages_are_read():
-    result = Message("tool", (Part("text", "huge_listing_entry.py and another_file.py"),),
-                     tool_call_id="c")
+def _shown(text: str) -> Message:
+    return Message("tool", (Part("text", text),), tool_call_id="c")
+
+
+def test_the_results_names_come_after_all_of_the_agents_own_and_never_the_users():
+    results = [_shown("huge_listing_entry.py and another_file.py") for _ in range(5)]
     user = Message("user", (Part("text", "please keep user_api.py stable"),))
-    assert Names().in_use([result, user, _said("edit core_api.py")], 1000) == ["core_api.py"]
+    work = [user, _said("edit core_api.py"), *results]
+    # Shown five times since the agent's last message, still after the agent's own name.
+    assert Names().in_use(work, 1000) == ["core_api.py", "another_file.py",
+                                          "huge_listing_entry.py"]
+    # In the room the agent's own names leave, as many as fit.
+    assert Names().in_use(work, 32) == ["core_api.py", "another_file.py"]
+
+
+def test_the_results_are_not_read_when_the_agents_own_names_fill_the_room():
+    names = Names()
+    work = [_said("edit core_api.py and core_models.py"), _shown("listing_entry.py")]
+    assert names.in_use(work, 15) == ["core_api.py"]
+    assert names.usage.misses == 2  # the agent's message and the list: no result read
 
 
 def test_a_list_is_made_once_for_the_same_messages():

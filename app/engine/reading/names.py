@@ -7,14 +7,17 @@ names those are: what it wrote, ran and asked about. A name here is a word of
 identifier shape (a path, a dotted name, snake_case, an inner capital, a letter beside
 a digit: ``pydicom/dataelem.py``, ``_convert_value``, ``DataElement``, ``L031``), the
 shapes ``reading.gist`` and the receipt's facts treat as specific; plain words and bare
-numbers name nothing. Tool results are left out: most of what a listing or a file shows
-is never used again, and counted over tune's long mini-swe-agent session at 8k, the
-agent's own names held more than twice the needed facts, for their size, of names taken
-from the results too.
+numbers name nothing. The tool results' names come only after all of the agent's own,
+in the room those leave: most of what a listing or a file shows is never used again
+(counted over tune's long mini-swe-agent session at 8k, the agent's own names held more
+than twice the needed facts, for their size, of names taken from the results too), but
+a large budget has room past the agent's own names, and over a session of thousands of
+messages the names an agent goes back to (a file it listed, a function it read) were
+often last seen in a result.
 
-Names are ranked by how often the agent used them, each use weighing half as much every
-``HALF_LIFE`` of its messages back, so the newest work leads and a name used all along
-stays.
+Names are ranked by how often the agent used them (or the results showed them), each
+use weighing half as much every ``HALF_LIFE`` of those messages back, so the newest work
+leads and a name used all along stays.
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ HALF_LIFE = 20
 # sixty-thousandth of a new one, and a long session's thousands of messages would
 # otherwise be read on every call.
 _READ = 16 * HALF_LIFE
+# The tool results read, newest first: far fewer, since a result holds many times the
+# names of an agent's message, and reading them made a cold budgeted call on OpenCode's
+# long session at 128k 80% slower with 320. On tune's OpenCode session at 128k (eval
+# --long), 80 kept 57.5% of the needed facts, 320 kept 59.4%, none 54.1%.
+_SHOWN = 4 * HALF_LIFE
 _SHORTEST = 3
 
 
@@ -67,45 +75,69 @@ class Names:
     loop tries the same points again."""
 
     def __init__(self, *, cache_bytes: int = 6 << 20) -> None:
-        # Half for the lists: one at a budget of 32k tokens holds a thousand names (a
-        # memo keeps no entry past a thirty-second of its bytes: at 128k and above, a
-        # list is made again from the memoized texts).
+        # Half for the lists, each kept as the line it is: one string took a quarter of
+        # the bytes of a tuple of its names, and a memo keeps no entry past a
+        # thirty-second of its bytes (one at 128k tokens is some 50,000 characters).
+        # Past that (a budget of a million tokens), a list is made again from the
+        # memoized texts.
         self._memo: Memo[str, frozenset[str]] = Memo(cache_bytes - cache_bytes // 2,
                                                      fingerprinted=True)
-        self._lists: Memo[tuple[object, ...], tuple[str, ...]] = Memo(
-            cache_bytes // 2, fingerprinted=True)
+        self._lists: Memo[tuple[object, ...], str] = Memo(cache_bytes // 2,
+                                                          fingerprinted=True)
 
     @property
     def usage(self) -> CacheUsage:
         return combined(self._memo.usage, self._lists.usage)
 
     def of(self, message: Message) -> set[str]:
-        """The names in an agent's message: its text and its calls' arguments."""
+        """The names in a message: its text and its calls' arguments."""
         out = set(self._memo.get(message.text, names_in)) if message.text else set()
         for call in message.tool_calls:
             out |= self._memo.get(call.arguments, names_in)
         return out
 
     def in_use(self, messages: Sequence[Message], chars: int) -> list[str]:
-        """The names the agent's messages among ``messages`` use most, lately (see the
-        module's docstring), as many as fit in ``chars`` joined by ", "; the heavier
-        first, and of two alike the one used last."""
+        """The names the agent's messages among ``messages`` use most, lately, then
+        those their tool results show most, lately (see the module's docstring), as
+        many as fit in ``chars`` joined by ", "; in each, the heavier first, and of two
+        alike the one used last."""
         mine = [m for m in messages if m.role == "assistant"][-_READ:]
-        key = (chars, *((m.text, *(c.arguments for c in m.tool_calls)) for m in mine))
-        return list(self._lists.get(key, lambda _: self._ranked(mine, chars)))
+        shown = [m for m in messages if m.role == "tool"][-_SHOWN:]
+        key = (chars, tuple((m.text, *(c.arguments for c in m.tool_calls)) for m in mine),
+               tuple(m.text for m in shown))
+        listed = self._lists.get(key, lambda _: ", ".join(self._listed(mine, shown, chars)))
+        return listed.split(", ") if listed else []
 
-    def _ranked(self, mine: Sequence[Message], chars: int) -> tuple[str, ...]:
+    def _listed(self, mine: Sequence[Message], shown: Sequence[Message],
+                chars: int) -> tuple[str, ...]:
+        own, full = _fitting(self._ranked(mine), chars, frozenset())
+        if full:  # the results are not read at all
+            return tuple(own)
+        room = chars - sum(len(name) + 2 for name in own)
+        more, _ = _fitting(self._ranked(shown), room, frozenset(own))
+        return (*own, *more)
+
+    def _ranked(self, messages: Sequence[Message]) -> list[str]:
         weight: dict[str, float] = {}
         last: dict[str, int] = {}
-        for age, message in enumerate(reversed(mine)):
+        for age, message in enumerate(reversed(messages)):
             share = 0.5 ** (age / HALF_LIFE)
             for name in self.of(message):
                 weight[name] = weight.get(name, 0.0) + share
                 last.setdefault(name, age)
-        out: list[str] = []
-        for name in sorted(weight, key=lambda n: (-weight[n], last[n], n)):
-            if len(name) + 2 > chars:
-                break
-            out.append(name)
-            chars -= len(name) + 2
-        return tuple(out)
+        return sorted(weight, key=lambda n: (-weight[n], last[n], n))
+
+
+def _fitting(ranked: Sequence[str], chars: int,
+             taken: frozenset[str]) -> tuple[list[str], bool]:
+    """The names of ``ranked`` not ``taken``, in order, as many as fit in ``chars`` each
+    with its separator, up to the first that does not; and whether one did not."""
+    out: list[str] = []
+    for name in ranked:
+        if name in taken:
+            continue
+        if len(name) + 2 > chars:
+            return out, True
+        out.append(name)
+        chars -= len(name) + 2
+    return out, False
