@@ -75,9 +75,9 @@ class Names:
     loop tries the same points again."""
 
     def __init__(self, *, cache_bytes: int = 6 << 20) -> None:
-        # Half for the lists, each kept as the line it is: one string took a quarter of
-        # the bytes of a tuple of its names, and a memo keeps no entry past a
-        # thirty-second of its bytes (one at 128k tokens is some 50,000 characters).
+        # Half for the lists, each kept as the line it is: one string weighs a third to
+        # a fifth of a tuple of its names (``footprint``), and a memo keeps no entry past
+        # a thirty-second of its bytes (a list at 128k tokens is some 50,000 characters).
         # Past that (a budget of a million tokens), a list is made again from the
         # memoized texts.
         self._memo: Memo[str, frozenset[str]] = Memo(cache_bytes - cache_bytes // 2,
