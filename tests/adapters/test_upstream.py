@@ -6,6 +6,7 @@ over loopback: a connection the upstream closed under a request is tried once mo
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -117,10 +118,13 @@ async def test_an_upstream_that_drops_every_request_is_tried_twice_then_reported
         await upstream.aclose()
 
 
-async def test_an_upstream_that_refuses_connections_is_reported_at_once():
+async def test_an_upstream_that_refuses_connections_is_reported_at_once(caplog):
     upstream = Upstream(timeout_s=5.0)
     try:
-        with pytest.raises(UpstreamFailed, match="ClientConnectorError"):
+        with caplog.at_level(logging.INFO, logger="app.adapters.upstream"), \
+                pytest.raises(UpstreamFailed, match="ClientConnectorError"):
             await upstream.send("openai", f"http://127.0.0.1:{free_port()}/v1/x", b"{}", [])
+        # A connect that failed is not a connection dropped under a request: not sent again.
+        assert not [r for r in caplog.records if "sent again" in r.getMessage()]
     finally:
         await upstream.aclose()
