@@ -72,9 +72,10 @@ FAILURE_SHARE = 0.1
 # tenth took mini-swe-agent's recall at 32k from 56.0% to 66.1% and 70.7%, and OpenCode's
 # from 24.6% to 28.6% and 32.0%; three twentieths scored higher still at 8k, but past a
 # tenth the list crowds out the recent turns for names ever less used. Measured again
-# with the results' names in, three twentieths and a fifth scored higher still at every
-# budget (mini-swe-agent at 8k: 38.3% at a tenth, 41.8%, 43.8%), but the score counts the
-# very words the list is made of, not what the recent turns it displaces say besides.
+# with the results' names in, three twentieths and a fifth scored higher still wherever
+# a digest shows (mini-swe-agent at 8k: 38.3% at a tenth, 41.8%, 43.8%), but the score
+# counts the very words the list is made of, not what the recent turns it displaces
+# say besides.
 NAMES_SHARE = 0.1
 # Numbers standing alone in a failure line (``[242:29]``, ``line 58``, ``code 1``), not
 # those inside a name (``m13``, ``v1.2``): see ``_failure_lines``.
