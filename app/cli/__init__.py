@@ -233,7 +233,7 @@ def _eval_long(args: argparse.Namespace) -> int:
         return 2
     options = LongOptions(directory=args.dir, families=tuple(args.family), split=args.split,
                           budgets=budgets, steps=args.steps or STEPS, tier=Tier(args.tier),
-                          url=args.url)
+                          url=args.url, every_call=args.every_call)
     try:
         evaluation = evaluate_long(options, load_encoding("cl100k_base"))
     except ValueError as exc:
@@ -255,6 +255,10 @@ def _eval(args: argparse.Namespace) -> int:
 
     if args.long:
         return _eval_long(args)
+    if args.every_call:
+        print("contextsynth eval: --every-call replays long sessions: add --long",
+              file=sys.stderr)
+        return 2
     options = EvalOptions(
         directory=args.dir, files=tuple(args.file), steps=args.steps, tier=Tier(args.tier),
         split=args.split, families=tuple(args.family),
@@ -483,6 +487,10 @@ def _parser() -> argparse.ArgumentParser:
     evaluation.add_argument("--budgets", default="8000,32000,128000",
                             help="with --long: the budget_tokens to replay at, comma-separated "
                             "(default 8000,32000,128000)")
+    evaluation.add_argument("--every-call", action="store_true",
+                            help="with --long: also replay every call of each session, one "
+                            "after another, for prefix reuse and cost as a cache meets them "
+                            "(minutes more per session)")
     evaluation.set_defaults(run=_eval)
     return parser
 

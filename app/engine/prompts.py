@@ -39,6 +39,8 @@ MASKED_RESULT = MARKER + " Output of {name} omitted ({chars} chars{first}; expan
 # The digest a token budget condenses the oldest turns into (see synthesize.budget).
 DIGEST_HEADER = MARKER + " Digest of {turns} earlier turns, condensed to fit the token budget " \
     "(expand: {handle}):"
+# The digest's newer part, when it has two (see synthesize.budget.ANCHOR_SHARE).
+DIGEST_SINCE = MARKER + " Then {turns} more turns (expand: {handle}):"
 DIGEST_USER = "- the user said: {text}"
 DIGEST_NAMES = "- names the agent worked with, most used lately first: "
 DIGEST_FAILURES = "- what failed (what still fails first), newest first:"

@@ -17,7 +17,9 @@ budget (the fixed-shape engine, for reference). A cache serves one call from the
 just before it, so every sampled call is made together with the call before it (the
 previous assistant step): prefix reuse and cost under caching are those of consecutive
 calls, which calls dozens of steps apart would not measure. The largest output is
-counted as the service counts ``budget_tokens``.
+counted as the service counts ``budget_tokens``. With ``every_call``, every call of the
+session is also replayed one after another, for prefix reuse and cost as a cache meets
+the whole loop (24 pairs read them within about 15 points).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class LongOptions:
     steps: int = STEPS  # sampled calls per session, the last always among them
     tier: Tier = Tier.MID
     url: str | None = None  # a running service instead of the engine in process
+    every_call: bool = False  # also reuse and cost over every call, one after another
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,7 @@ class Scores:
     largest_seen: int = 0  # the same, as the eval's counter counts it
     over: list[int] = field(default_factory=list)  # calls whose output passed the budget
     refused: list[int] = field(default_factory=list)  # calls the job refused (422)
+    every: Tally | None = None  # every call after the one before it (LongOptions.every_call)
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,31 @@ def replay(session: Session, compactors: Sequence[tuple[int | None, Compactor]],
     return [Row(session.name, budget, c.name, scores[c.name]) for budget, c in compactors]
 
 
+def replay_every(session: Session, compactor: Compactor, seen: Seen) -> Tally:
+    """Every call of ``session``, one after another, through ``compactor``: the prefix
+    each output shares with the output just before it, and the tokens sent. A sample of
+    24 pairs of calls reads prefix reuse within about 15 points (each pair that falls on
+    a move of the cut takes about 4 from it); every call reads it as a cache meets the
+    loop. A call the job refuses is left out, and the next pays in full."""
+    tally = Tally()
+    messages = session.messages
+    earlier: list[tuple[int, ...]] = []
+    for k in sample_steps(messages, None):
+        prefix = messages[:k]
+        started = time.perf_counter()
+        try:
+            out = compactor.compact(prefix).messages
+        except Refused:
+            earlier = []
+            continue
+        elapsed = time.perf_counter() - started
+        sent = seen.prompt(out)
+        tally.add_call(count(seen.prompt(prefix)), count(sent), shared_prefix(earlier, sent),
+                       elapsed)
+        earlier = sent
+    return tally
+
+
 @dataclass(frozen=True)
 class LongEvaluation:
     sessions: list[Session]
@@ -221,7 +250,12 @@ def evaluate_long(options: LongOptions, encoder: Encoder,
                      f"{options.steps} calls (each with the call before it) x "
                      f"{len(compactors)} compactors")
             scorer = Scorer(Seen(encoder), needed.TokenSets(), errors.Failures())
-            rows.extend(replay(session, compactors, options.steps, scorer, counter))
+            replayed = replay(session, compactors, options.steps, scorer, counter)
+            if options.every_call:
+                for row, (_, compactor) in zip(replayed, compactors, strict=True):
+                    progress(f"  every call: {compactor.name}")
+                    row.scores.every = replay_every(session, compactor, scorer.seen)
+            rows.extend(replayed)
         return LongEvaluation(chosen, rows, raw)
     finally:
         if service is not None:
@@ -233,9 +267,12 @@ def _keep_fit(rows: Sequence[Row], row: Row) -> Row | None:
                  and r.compactor.startswith("keep-fit-")), None)
 
 
+def _none_row(rows: Sequence[Row], row: Row) -> Row:
+    return next(r for r in rows if r.session == row.session and r.compactor == "none")
+
+
 def _none(rows: Sequence[Row], row: Row) -> Tally:
-    return next(r.scores.tally for r in rows
-                if r.session == row.session and r.compactor == "none")
+    return _none_row(rows, row).scores.tally
 
 
 def summary(rows: Sequence[Row], row: Row) -> dict[str, Any]:
@@ -258,6 +295,13 @@ def summary(rows: Sequence[Row], row: Row) -> dict[str, Any]:
     if window is not None:
         out["window_recall"] = window.scores.tally.recall
         out["margin"] = t.recall - window.scores.tally.recall
+    every, none_every = row.scores.every, _none_row(rows, row).scores.every
+    if every is not None and none_every is not None:
+        out["every_call"] = {
+            "calls": every.calls, "mean_size": share(every.tokens_after, every.calls, 0.0),
+            "prefix_reuse": every.prefix_reuse,
+            "cost": {p.name: share(every.cost[p.name], none_every.cost[p.name])
+                     for p in PRICINGS}}
     return out
 
 
@@ -290,14 +334,34 @@ def long_table(evaluation: LongEvaluation) -> str:
                  "of keep-fit at the same budget; margin: recall minus window, in points; "
                  "reuse and cost: each sampled call after the call just before it, cost as "
                  "a share of sending everything; refused: calls answered 422")
+    if any(row.scores.every is not None for row in evaluation.rows):
+        lines.extend(["", *_every_table(evaluation)])
     return "\n".join(lines)
+
+
+def _every_table(evaluation: LongEvaluation) -> list[str]:
+    header = (f"{'session':22} {'budget':>7} {'compactor':26} {'calls':>5} {'mean':>7} "
+              f"{'reuse':>6} {'cost oai':>8} {'cost ant':>8}")
+    lines = ["every call, each after the one before it", header, "-" * len(header)]
+    for row in evaluation.rows:
+        every = summary(evaluation.rows, row).get("every_call")
+        if every is None:
+            continue
+        budget = f"{row.budget:>7}" if row.budget is not None else f"{'-':>7}"
+        lines.append(f"{row.session:22} {budget} {row.compactor:26} {every['calls']:>5} "
+                     f"{every['mean_size']:>7.0f} {every['prefix_reuse']:>5.1%} "
+                     f"{every['cost']['openai']:>7.1%} {every['cost']['anthropic']:>7.1%}")
+    lines.append("-" * len(header))
+    lines.append("reuse and cost over every call of the session (the sampled table's are "
+                 "over its pairs of calls); cost as a share of sending everything")
+    return lines
 
 
 def long_json(evaluation: LongEvaluation, options: LongOptions) -> dict[str, Any]:
     return {
         "options": {"budgets": list(options.budgets), "steps": options.steps,
                     "tier": options.tier.value, "families": list(options.families),
-                    "split": options.split,
+                    "split": options.split, "every_call": options.every_call,
                     "url": options.url},
         "sessions": [{"name": s.name, "family": s.family, "split": s.split,
                       "runs": s.runs, "messages": len(s.messages),

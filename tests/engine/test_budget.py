@@ -3,6 +3,7 @@ stay past it is said plainly."""
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 
 import pytest
@@ -11,10 +12,34 @@ from hypothesis import strategies as st
 
 from app.engine.compaction.tiers import Tier
 from app.engine.errors import BudgetTooSmall
-from app.engine.jobs.synthesize.budget import Budget, cut_points, stride_start
+from app.engine.jobs.synthesize.budget import (
+    ANCHOR_SHARE,
+    Budget,
+    anchor_points,
+    cut_points,
+    grid,
+    stride_start,
+)
 from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
-from app.engine.prompts import DIGEST_FAILURES, DIGEST_NAMES
+from app.engine.prompts import DIGEST_FAILURES, DIGEST_NAMES, MARKER
 from tests.support.build import coding_run, tool_turn
+
+
+def _failures_listed(digest: str) -> list[str]:
+    """Every line of the digest's lists of failures, in order (a digest in two parts has
+    a list in each)."""
+    out: list[str] = []
+    for block in digest.split(DIGEST_FAILURES)[1:]:
+        for line in block.splitlines()[1:]:
+            if not line.startswith("  "):
+                break
+            out.append(line.strip())
+    return out
+
+
+def _condensed(digest: str) -> list[int]:
+    """How many turns each part of a digest took."""
+    return [int(n) for n in re.findall(r"\[contextsynth\] (?:Digest of|Then) (\d+)", digest)]
 
 
 def _session(turns: int, output_chars: int, user_every: int) -> list[dict]:
@@ -144,12 +169,17 @@ def test_the_digest_lists_what_failed_in_the_turns_it_took_newest_first(synthesi
     assert result.tokens_after <= 8_000
     digest = out[2]["content"]
     assert DIGEST_FAILURES in digest
-    listed = [line.strip() for line in digest.split(DIGEST_FAILURES)[1]
-              .splitlines()[1:] if line.startswith("  ")]
-    condensed = int(digest.split("Digest of ")[1].split()[0])
-    failed = [f"ValueError: m{i % 20} rejects the input" for i in range(condensed)
-              if i % 10 == 3]
-    expected = list(dict.fromkeys(reversed(failed)))  # distinct, newest first
+    listed = _failures_listed(digest)
+    failed = [f"ValueError: m{i % 20} rejects the input" if i % 10 == 3 else None
+              for i in range(sum(_condensed(digest)))]
+    # Distinct, newest first: in a digest of two parts, the older part's, then those of
+    # the newer part that the older did not list.
+    expected: list[str] = []
+    start = 0
+    for took in _condensed(digest):
+        part = [line for line in failed[start : start + took] if line is not None]
+        expected += [line for line in dict.fromkeys(reversed(part)) if line not in expected]
+        start += took
     assert [line for line in listed if line.startswith("ValueError")] == expected
     assert len(digest) < 8_000 * 4 // 2
 
@@ -175,8 +205,7 @@ def test_the_digest_lists_what_still_fails_before_what_was_fixed(synthesizer, fo
                              SynthesisOptions(budget=Budget(4_000), steer=False))
     assert result.tokens_after <= 4_000
     digest = wire.render(result.transcript)["messages"][2]["content"]
-    listed = [line.strip() for line in digest.split(DIGEST_FAILURES)[1].splitlines()[1:]
-              if line.startswith("  ")]
+    listed = _failures_listed(digest)
     assert listed[0] == 'error: script "build" exited with code 1'  # still failing
     fixed = listed[1:]
     assert fixed and all(line.startswith("ERROR [") for line in fixed)
@@ -203,7 +232,7 @@ def test_the_digest_names_what_the_agent_worked_with_in_the_turns_it_took(synthe
     digest = wire.render(result.transcript)["messages"][2]["content"]
     line = next(x for x in digest.splitlines() if x.startswith(DIGEST_NAMES))
     named = line[len(DIGEST_NAMES):].split(", ")
-    condensed = int(digest.split("Digest of ")[1].split()[0])
+    condensed = sum(_condensed(digest))
     newest = (condensed - 1) // 20
     assert set(named[:3]) == {f"handle_{newest}", f"src/part_{newest}.py",
                               f"tests/test_part_{newest}.py"}
@@ -240,6 +269,80 @@ def test_a_stride_condenses_once_and_its_next_calls_grow_at_the_end(synthesizer,
             assert b[1] == a[1] and b[2][: len(a[2]) - 1] == a[2][:-1]
     kept = sum(b[1] == a[1] for a, b in pairwise(calls))
     assert kept >= len(calls) // 3
+
+
+def test_a_move_of_the_cut_between_anchors_leaves_the_digests_older_part_as_sent(
+        synthesizer, formats):
+    """The digest is in two parts: the turns up to the last anchor, then the turns from
+    there to the cut. A call that moves the cut without passing an anchor sends the older
+    part as the call before sent it, so a provider's cache still serves it; only a move
+    past an anchor rewrites it."""
+    wire = formats["openai"]
+    budget = 8_000
+    messages = _session(200, 600, 0)
+    sizes_of = [synthesizer.tokens(wire.parse({"messages": messages[k : k + 2]}).messages)
+                for k in range(2, len(messages), 2)]
+    calls = []  # (older part, newer part, the anchor the cut is past) per call
+    for turns in range(100, 200):
+        result = synthesizer.run(wire.parse({"messages": messages[: 2 + 2 * turns]}),
+                                 SynthesisOptions(budget=Budget(budget), steer=False))
+        assert result.tokens_after <= budget
+        digest = wire.render(result.transcript)["messages"][2]["content"]
+        older, _, newer = digest.partition(f"{MARKER} Then ")
+        took = _condensed(digest)
+        # The older part ends at the last anchor before the cut (the newer part is left
+        # out when the cut falls on it, or before the first).
+        assert took[0] == (cuts := grid(sizes_of[:turns], budget)).anchor(sum(took)) \
+            or (len(took) == 1 and cuts.anchor(took[0]) in (0, took[0]))
+        # The names are listed last, in the newer part, or in the one part there is.
+        calls.append((older.split(DIGEST_NAMES)[0], newer, took[0]))
+    moved = [(a, b) for a, b in pairwise(calls) if a[1] != b[1]]  # the newer part changed
+    kept = [(a, b) for a, b in moved if a[2] == b[2]]  # ... within one anchor
+    assert len(kept) >= len(moved) // 2 and kept
+    assert all(b[0] == a[0] for a, b in kept)
+    assert all(b[0] != a[0] for a, b in moved if a[2] != b[2])
+
+
+def test_the_digests_newer_part_repeats_no_failure_line_and_lists_the_names(synthesizer,
+                                                                          formats):
+    """The failure lines' room is spent by the older part first and a line it listed is
+    not listed again; the names, ranked over every condensed turn, come once, in the
+    newer part, where a move rewrites them anyway."""
+    wire = formats["openai"]
+    messages = coding_run(0)
+    for i in range(160):
+        failing = i % 10 == 3
+        output = (f"Traceback (most recent call last):\n  File \"src/m{i}.py\", line 4\n"
+                  f"ValueError: m{i % 30} rejects the input" if failing
+                  else "\n".join(f"v_{i}_{k} = f({k})" for k in range(150)))
+        messages += tool_turn(f"c{i}", "bash", {"command": f"python src/m{i}.py"}, output,
+                              text=f"Next I run `check_{i // 40}` on src/m{i}.py.")
+    result = synthesizer.run(wire.parse({"messages": messages}),
+                             SynthesisOptions(budget=Budget(8_000), steer=False))
+    digest = wire.render(result.transcript)["messages"][2]["content"]
+    older, since, newer = digest.partition(f"{MARKER} Then ")
+    assert since
+    listed = _failures_listed(digest)
+    assert len(listed) == len(set(listed)) and _failures_listed(older)
+    assert DIGEST_NAMES not in older and newer.count(DIGEST_NAMES) == 1
+    assert "check_3" in newer.split(DIGEST_NAMES)[1]  # the newest work's names first
+    handles = re.findall(r"expand: (cs_\d+)", digest)
+    spans = {s.handle: s for s in result.receipt.spans}
+    assert len(handles) == 2 and all(h in spans for h in handles)
+    first, second = (spans[h] for h in handles)
+    assert first.last + 1 == second.first  # the two parts cover the condensed turns
+
+
+def test_anchors_fall_every_few_budgets_and_stay_as_the_run_grows():
+    step = int(1000 * ANCHOR_SHARE)
+    sizes = [step // 4] * 12
+    assert anchor_points(sizes, 1000) == [4, 8]  # the newest turn never counted
+    assert grid(sizes, 1000).anchor(7) == 4 and grid(sizes, 1000).anchor(3) == 0
+    assert grid(sizes, 1000).anchor(8) == 8
+    uneven = [137 * (k % 5 + 1) for k in range(80)]
+    grown = [anchor_points(uneven[:n], 1000) for n in range(2, 81)]
+    assert all(b[: len(a)] == a for a, b in pairwise(grown))  # anchors only ever added
+    assert len(grown[-1]) > 5
 
 
 def test_a_newest_result_larger_than_the_budget_is_cut_with_a_handle(synthesizer, formats):

@@ -1,6 +1,7 @@
 """``contextsynth eval --long``: chained real runs replayed under token budgets."""
 
 import json
+import re
 import shutil
 from itertools import pairwise
 
@@ -21,7 +22,7 @@ from app.evaluation.compactors import (
 )
 from app.evaluation.long import chain, replay, sessions, summary
 from app.evaluation.replay import Scorer
-from app.evaluation.seen import Seen
+from app.evaluation.seen import Seen, count, shared_prefix
 
 # Two real mini-swe-agent runs, cut short (each to a tool result) so the test is quick.
 RUNS = ("minisweagent-ds-chat-test-1-100-django__django-11099.jsonl",
@@ -79,6 +80,31 @@ def test_long_eval_never_passes_the_budget_and_reports_each_budget(two_runs, tmp
         assert f"synthesize-budget-{b}" in printed.out and f"keep-fit-{b}" in printed.out
 
 
+def test_every_call_reads_reuse_and_cost_as_a_cache_meets_the_whole_loop(two_runs,
+                                                                         tmp_path, capsys):
+    out = tmp_path / "long.json"
+    assert main(["eval", "--long", "--dir", str(two_runs), "--steps", "4", "--budgets",
+                 "3000", "--every-call", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "every call, each after the one before it" in printed
+    data = json.loads(out.read_text())
+    assert data["options"]["every_call"] is True
+    rows = {r["compactor"]: r for r in data["rows"]}
+    session = sessions(two_runs)[0].messages
+    steps = sum(m["role"] == "assistant" for m in session)  # a call before each step
+    for row in rows.values():
+        every = row["every_call"]
+        assert every["calls"] == steps and 0.0 <= every["prefix_reuse"] <= 1.0
+    # Sending everything, each call extends the one before: all but the new turn cached.
+    assert rows["none"]["every_call"]["prefix_reuse"] > 0.9
+    assert rows["none"]["every_call"]["cost"] == {"openai": 1.0, "anthropic": 1.0}
+    # The budget binds: every call is under it, so it sends less than everything.
+    ours = rows["synthesize-budget-3000"]["every_call"]
+    assert ours["mean_size"] <= 3000 < rows["none"]["every_call"]["mean_size"]
+    assert main(["eval", "--every-call"]) == 2
+    assert "add --long" in capsys.readouterr().err
+
+
 def test_budgets_must_be_token_counts(two_runs, capsys):
     assert main(["eval", "--long", "--dir", str(two_runs), "--budgets", "8k"]) == 2
     assert "--budgets takes token counts" in capsys.readouterr().err
@@ -94,7 +120,9 @@ def test_a_folder_without_the_chained_families_says_how_to_name_them(tmp_path, c
 # (2,345 messages, 506k tokens), 6 sampled calls each with the call before it, as
 # `contextsynth eval --long --family mini-swe-agent --steps 6 --budgets 8000,32000`
 # prints them. Floors sit a point or two under today's scores: raise one when a change
-# lifts it. budget: (recall, margin over the keep-fit window, prefix reuse, failure lines)
+# lifts it. budget: (recall, margin over the keep-fit window, failure lines). Prefix reuse
+# is held over every call of a stretch of the session instead (below): over 6 pairs, one
+# pair that falls on a move of the cut takes it from 98% to 81%.
 # The user's newest request kept whole after the digest (each chained run's task, 1.2k to
 # 1.5k tokens, the current one): needed-fact recall does not count the user's words, so
 # at 8k it costs 3.4 points of recall here (20.5% to 17.1%; 28.1% to 26.2% over 24
@@ -105,7 +133,7 @@ def test_a_folder_without_the_chained_families_says_how_to_name_them(tmp_path, c
 # names what the agent worked with (a tenth of the budget at most), and no block closes
 # into notes after it: recall 29.6% and 61.3% (margins +9.1 and +21.9 points), reuse 92%
 # and 98%.
-LONG_FLOORS = {8000: (0.28, 0.075, 0.89, 0.99), 32000: (0.595, 0.20, 0.96, 0.99)}
+LONG_FLOORS = {8000: (0.28, 0.075, 0.99), 32000: (0.595, 0.20, 0.99)}
 
 
 def test_the_long_session_never_passes_its_budget_and_holds_its_floors(encoder):
@@ -119,12 +147,12 @@ def test_the_long_session_never_passes_its_budget_and_holds_its_floors(encoder):
     scorer = Scorer(Seen(encoder), needed.TokenSets(), errors.Failures())
     rows = replay(session, compactors, 6, scorer, counter)
     scores = {(r.budget, r.compactor): summary(rows, r) for r in rows}
-    for budget, (recall, margin, reuse, failures) in LONG_FLOORS.items():
+    for budget, (recall, margin, failures) in LONG_FLOORS.items():
         ours = scores[budget, f"synthesize-budget-{budget}"]
         assert ours["calls"] == 6 and not ours["refused"]
         assert ours["largest"] <= budget and not ours["over_budget"]
         assert ours["recall"] >= recall and ours["margin"] >= margin
-        assert ours["prefix_reuse"] >= reuse and ours["error_retention"] >= failures
+        assert ours["error_retention"] >= failures
 
 
 def test_a_long_sessions_failure_lines_outlast_its_many_fixed_ones(encoder):
@@ -146,12 +174,32 @@ def test_a_long_sessions_failure_lines_outlast_its_many_fixed_ones(encoder):
 
 
 def _digested(messages: list[dict]) -> int:
-    """How many turns the output's digest took (0: none)."""
+    """How many turns the output's digest took, in all of its parts (0: none)."""
     for m in messages[:4]:
         content = m.get("content")
         if isinstance(content, str) and "Digest of " in content:
-            return int(content.split("Digest of ")[1].split()[0])
+            return sum(map(int, re.findall(r"\[contextsynth\] (?:Digest of|Then) (\d+)",
+                                           content)))
     return 0
+
+
+# Prefix reuse over every call of steps 300 to 900 of the chained mini-swe-agent session
+# (298 calls, each after the one before it), as a provider's cache meets them: 81.4% at
+# 8k and 93.5% at 32k (80.3% at 8k with a digest in one part, rewritten at every move
+# of the cut).
+REUSE_FLOORS = {8000: 0.80, 32000: 0.92}
+
+
+def test_a_budgeted_loop_keeps_most_of_its_prefix_from_call_to_call(encoder):
+    [session] = sessions(families=("mini-swe-agent",))
+    seen = Seen(encoder)
+    steps = [k for k in range(300, 900) if session.messages[k].get("role") == "assistant"]
+    for budget, floor in REUSE_FLOORS.items():
+        name, request = budgeted(budget, Tier.MID)
+        ours = Ours(name, request, Engine(encoder))
+        sent = [seen.prompt(ours.compact(session.messages[:k]).messages) for k in steps]
+        reused = sum(shared_prefix(a, b) for a, b in pairwise(sent))
+        assert reused / sum(count(b) for b in sent[1:]) >= floor
 
 
 def test_a_budgeted_loop_moves_its_cut_only_forward(encoder):

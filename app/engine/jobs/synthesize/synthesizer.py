@@ -31,12 +31,13 @@ from app.engine.jobs.synthesize.budget import (
     TARGET_SHARE,
     Budget,
     Compact,
+    Grid,
     check_fits,
     condensed,
-    cut_points,
     filled,
     fingerprint,
     first_fitting,
+    grid,
     squeezed,
     stride_start,
 )
@@ -50,6 +51,7 @@ from app.engine.reading.phases import Phase, PhaseOptions, Signals, classify, ob
 from app.engine.transcript.model import (
     Message,
     Transcript,
+    Turn,
     text_message,
     validate_pairs,
 )
@@ -281,14 +283,15 @@ class Synthesizer:
 
         turns = context.segments.turns
         sizes = [count(messages[t.start : t.stop]) for t in turns]
-        points = cut_points(sizes, tokens)
-        floor = self._stride_floor(prepared, sub, points, sizes, tokens, strategy.name)
+        cuts = grid(sizes, tokens)
+        points = cuts.points
+        floor = self._stride_floor(prepared, sub, cuts, sizes, tokens, strategy.name)
         tried: dict[int, Compaction] = {}
         whole = wholly(prepared)
 
         def fits(i: int) -> bool:
             cut = condensed(messages, head_stop, turns[points[i]].start, sub, context,
-                            tokens=tokens)
+                            tokens=tokens, anchor_at=_anchor_at(turns, cuts, points[i]))
             tried[i] = cut.compaction
             return size(cut.compaction) <= tokens and not (whole and cut.noted)
 
@@ -312,7 +315,9 @@ class Synthesizer:
         tried_out = compaction
         for bare in (False, True):
             last = condensed(messages, head_stop, turns[-1].start, sub, context,
-                             tokens=tokens, bare=bare).compaction if len(turns) > 1 \
+                             tokens=tokens, bare=bare,
+                             anchor_at=_anchor_at(turns, cuts, len(turns) - 1),
+                             ).compaction if len(turns) > 1 \
                 else compaction
             tried_out = squeezed(last, tokens, lambda m: count(lifted.lower(m)), context)
             if size(tried_out) <= tokens:
@@ -323,7 +328,7 @@ class Synthesizer:
             "newest turn's own text does not fit beside the system prompt and the task; "
             "send a larger budget.", pointer="/budget_tokens")
 
-    def _stride_floor(self, prepared: Prepared, sub: Compact, points: Sequence[int],
+    def _stride_floor(self, prepared: Prepared, sub: Compact, cuts: Grid,
                       sizes: Sequence[int], tokens: int, strategy: str) -> int:
         """The first cut point this stride may use: the fewest condensed turns that took
         the run, as it was when the stride began, down to TARGET_SHARE of the budget (0
@@ -334,12 +339,12 @@ class Synthesizer:
         prefix = prepared.lifted.messages[: prepared.context.segments.turns[start - 1].stop]
         # The same for every call of the stride: kept, so that a call condenses once.
         key = (fingerprint(prefix), tokens, prepared.context.budget, strategy)
-        return self._floors.get(key, lambda _: self._floor(prepared, sub, points, start,
+        return self._floors.get(key, lambda _: self._floor(prepared, sub, cuts, start,
                                                            tokens))
 
-    def _floor(self, prepared: Prepared, sub: Compact, points: Sequence[int], start: int,
+    def _floor(self, prepared: Prepared, sub: Compact, cuts: Grid, start: int,
                tokens: int) -> int:
-        """The fewest of ``points`` condensed that take the run's first ``start`` turns down
+        """The fewest of the cut points condensed that take the run's first ``start`` turns down
         to TARGET_SHARE of ``tokens``."""
         lifted = prepared.lifted
         count = self._counter.messages
@@ -351,11 +356,13 @@ class Synthesizer:
         whole = wholly(prepared)
         if count(lifted.lower(sub(prefix)[0].messages)) <= target:
             return 0
+        points = cuts.points
         within = bisect_left(points, start)  # the points inside the prefix
 
         def fits(i: int) -> bool:
             shorter = condensed(prefix, head_stop, turns[points[i]].start, sub,
-                                prepared.context, tokens=tokens)
+                                prepared.context, tokens=tokens,
+                                anchor_at=_anchor_at(turns, cuts, points[i]))
             return count(lifted.lower(shorter.compaction.messages)) <= target \
                 and not (whole and shorter.noted)
 
@@ -487,6 +494,13 @@ def check_output(name: str, before: Sequence[Message], after: Sequence[Message],
             raise StrategyFailed(
                 f"strategy {name!r} dropped or changed messages[{m.index}] (role {m.role}); "
                 "system and user messages must be kept as they are.")
+
+
+def _anchor_at(turns: Sequence[Turn], cuts: Grid, point: int) -> int | None:
+    """Where the digest's older part ends for a cut of ``point`` turns, as a message
+    index (None: the digest has one part)."""
+    anchor = cuts.anchor(point)
+    return turns[anchor].start if anchor else None
 
 
 def _stood_in(message: Message, stand_ins: Mapping[int, Message] | None, kept: set[int],
