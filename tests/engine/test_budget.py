@@ -4,6 +4,7 @@ stay past it is said plainly."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import pairwise
 
 import pytest
@@ -40,6 +41,20 @@ def _failures_listed(digest: str) -> list[str]:
 def _condensed(digest: str) -> list[int]:
     """How many turns each part of a digest took."""
     return [int(n) for n in re.findall(r"\[contextsynth\] (?:Digest of|Then) (\d+)", digest)]
+
+
+def _failing_run(turns: int, kinds: int,
+                 text: Callable[[int], str] | None = None) -> list[dict]:
+    """A run whose every tenth command fails with one of ``kinds`` errors (the rest print
+    150 lines); ``text``: the agent's words before the ``i``th call."""
+    messages = coding_run(0)
+    for i in range(turns):
+        output = (f"Traceback (most recent call last):\n  File \"src/m{i}.py\", line 4\n"
+                  f"ValueError: m{i % kinds} rejects the input" if i % 10 == 3
+                  else "\n".join(f"v_{i}_{k} = f({k})" for k in range(150)))
+        messages += tool_turn(f"c{i}", "bash", {"command": f"python src/m{i}.py"}, output,
+                              text=text(i) if text else None)
+    return messages
 
 
 def _session(turns: int, output_chars: int, user_every: int) -> list[dict]:
@@ -156,13 +171,7 @@ def test_the_digest_lists_what_failed_in_the_turns_it_took_newest_first(synthesi
     """The failures the agent ruled out stay readable once their turns are condensed: each
     distinct failure line once, newest first, within a tenth of the budget."""
     wire = formats["openai"]
-    messages = coding_run(0)
-    for i in range(80):
-        failing = i % 10 == 3
-        output = (f"Traceback (most recent call last):\n  File \"src/m{i}.py\", line 4\n"
-                  f"ValueError: m{i % 20} rejects the input" if failing
-                  else "\n".join(f"v_{i}_{k} = f({k})" for k in range(150)))
-        messages += tool_turn(f"c{i}", "bash", {"command": f"python src/m{i}.py"}, output)
+    messages = _failing_run(80, 20)
     result = synthesizer.run(wire.parse({"messages": messages}),
                              SynthesisOptions(budget=Budget(8_000), steer=False))
     out = wire.render(result.transcript)["messages"]
@@ -309,14 +318,8 @@ def test_the_digests_newer_part_repeats_no_failure_line_and_lists_the_names(synt
     not listed again; the names, ranked over every condensed turn, come once, in the
     newer part, where a move rewrites them anyway."""
     wire = formats["openai"]
-    messages = coding_run(0)
-    for i in range(160):
-        failing = i % 10 == 3
-        output = (f"Traceback (most recent call last):\n  File \"src/m{i}.py\", line 4\n"
-                  f"ValueError: m{i % 30} rejects the input" if failing
-                  else "\n".join(f"v_{i}_{k} = f({k})" for k in range(150)))
-        messages += tool_turn(f"c{i}", "bash", {"command": f"python src/m{i}.py"}, output,
-                              text=f"Next I run `check_{i // 40}` on src/m{i}.py.")
+    messages = _failing_run(160, 30, text=lambda i: f"Next I run `check_{i // 40}` on "
+                            f"src/m{i}.py.")
     result = synthesizer.run(wire.parse({"messages": messages}),
                              SynthesisOptions(budget=Budget(8_000), steer=False))
     digest = wire.render(result.transcript)["messages"][2]["content"]
