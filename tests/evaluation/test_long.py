@@ -185,21 +185,39 @@ def _digested(messages: list[dict]) -> int:
 
 # Prefix reuse over every call of steps 300 to 900 of the chained mini-swe-agent session
 # (298 calls, each after the one before it), as a provider's cache meets them: 81.4% at
-# 8k and 93.5% at 32k (80.3% at 8k with a digest in one part, rewritten at every move
+# 8k and 93.6% at 32k (80.3% at 8k with a digest in one part, rewritten at every move
 # of the cut).
 REUSE_FLOORS = {8000: 0.80, 32000: 0.92}
 
 
-def test_a_budgeted_loop_keeps_most_of_its_prefix_from_call_to_call(encoder):
+def _reused(encoder, budget: int, start: int, stop: int) -> tuple[float, int]:
+    """Every call of steps ``start`` to ``stop`` of the chained mini-swe-agent session at
+    ``budget``: the share of the tokens sent that the call before had sent as a prefix,
+    and how many calls rewrote more than half of what they sent."""
     [session] = sessions(families=("mini-swe-agent",))
     seen = Seen(encoder)
-    steps = [k for k in range(300, 900) if session.messages[k].get("role") == "assistant"]
+    steps = [k for k in range(start, stop) if session.messages[k].get("role") == "assistant"]
+    ours = Ours(*budgeted(budget, Tier.MID), Engine(encoder))
+    sent = [seen.prompt(ours.compact(session.messages[:k]).messages) for k in steps]
+    shared = [shared_prefix(a, b) for a, b in pairwise(sent)]
+    return (sum(shared) / sum(count(b) for b in sent[1:]),
+            sum(n < count(b) / 2 for n, b in zip(shared, sent[1:], strict=True)))
+
+
+def test_a_budgeted_loop_keeps_most_of_its_prefix_from_call_to_call(encoder):
     for budget, floor in REUSE_FLOORS.items():
-        name, request = budgeted(budget, Tier.MID)
-        ours = Ours(name, request, Engine(encoder))
-        sent = [seen.prompt(ours.compact(session.messages[:k]).messages) for k in steps]
-        reused = sum(shared_prefix(a, b) for a, b in pairwise(sent))
-        assert reused / sum(count(b) for b in sent[1:]) >= floor
+        assert _reused(encoder, budget, 300, 900)[0] >= floor
+
+
+def test_at_a_large_budget_blocks_close_when_closing_pays_for_what_it_sends_again(encoder):
+    """Steps 1,200 to 1,600 at 128k, where the session fits with no digest: a block
+    closes into its note once the turns after it fill the budget's recent window, and
+    every token after the note is then sent anew. Counting those tokens in what a
+    closing must pay back makes blocks larger and closings rarer: 30 calls of 199
+    rewrote most of what they sent, and 20 now; 91.5% of the tokens sent were a cached
+    prefix, from 87.6%."""
+    reused, rewrites = _reused(encoder, 128_000, 1200, 1600)
+    assert reused >= 0.90 and rewrites <= 22
 
 
 def test_a_budgeted_loop_moves_its_cut_only_forward(encoder):

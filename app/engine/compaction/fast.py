@@ -234,8 +234,11 @@ def closed_blocks(messages: Sequence[Message], context: StrategyContext,
             return True
         closing = min(end + max(least_turns, 1), len(turns))
         # The turns between it and the newest one are sent again; the newest is new to
-        # the cache whether a block closes or not.
-        resent = after[end] - after[max(closing - 1, end)]
+        # the cache whether a block closes or not. A block that closes only once the
+        # turns after it reach ``least_tokens`` (a budget's recent window) has those sent
+        # again: at 128k, closing a block at the tier's size whenever it passed the window
+        # rewrote 100k tokens every few calls.
+        resent = max(after[end] - after[max(closing - 1, end)], least_tokens)
         block = after[start] - after[end]
         calls = payback * (made[closing] + 1)
         if not cache_price.pays(block, resent, calls):  # no note could pay: skip writing it
