@@ -1,3 +1,5 @@
+import asyncio
+
 import pytest
 import respx
 from prometheus_client.parser import text_string_to_metric_families
@@ -95,7 +97,13 @@ async def test_every_design_metric_is_exposed_with_its_labels(make_app):
             await c.post("/synthesize", json={**deep, "reasoning": {
                 "synthesis": "deep", "synthesis_provider": "down"}})  # a fallback
             await receiver.wait_for(2)
-            text = (await c.get("/metrics")).text
+            # The service counts a delivery once the receiver's answer is back, which
+            # can come after the receiver has the event: read until it is counted.
+            for _ in range(100):
+                text = (await c.get("/metrics")).text
+                if "contextsynth_webhook_deliveries_total{" in text:
+                    break
+                await asyncio.sleep(0.05)
     families = {f.name: f for f in text_string_to_metric_families(text)}
     for name, labels in SECTION_13.items():
         assert name in families, name
