@@ -29,7 +29,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from app.engine.compaction.base import Compaction, StrategyContext, cut_text, span_of
+from app.engine.compaction.base import Compaction, Span, StrategyContext, cut_text, span_of
 from app.engine.compaction.ledger import build_ledger, subjects_of
 from app.engine.compaction.notes import render_ledger
 from app.engine.compaction.tiers import TierBudget
@@ -258,13 +258,31 @@ class Condensed:
     noted: bool
 
 
+@dataclass(frozen=True, slots=True)
+class _Older:
+    """The digest's older part as written once: its span and lines, and the failure
+    lines' room it left (what it listed, and the characters left)."""
+
+    span: Span
+    lines: tuple[str, ...]
+    chars: int
+    shapes: frozenset[str]
+
+
+# The older parts a call wrote, by the message they end before and the user's newest
+# words they leave out (-1: none): every cut point a call tries after one anchor has the
+# same older part, which is written once.
+Olders = dict[tuple[int, int], _Older]
+
+
 def condensed(messages: Sequence[Message], head_stop: int, cut_at: int, compact: Compact,
               context: StrategyContext, *, tokens: int, anchor_at: int | None = None,
-              bare: bool = False) -> Condensed:
+              bare: bool = False, olders: Olders | None = None) -> Condensed:
     """The turns from ``cut_at`` on as the strategy compacts them, after a digest of the
     turns before them, for a budget of ``tokens``: in two parts when ``anchor_at`` (a
     message index after the head, before ``cut_at``) splits them (see ANCHOR_SHARE).
-    ``bare``: the digest's headers and handles only, for the smallest budgets."""
+    ``bare``: the digest's headers and handles only, for the smallest budgets;
+    ``olders``: the older parts written by the call's earlier tries, kept there."""
     region = messages[head_stop:cut_at]
     # The user's newest words stay whole, after the digest: in a long session they are
     # the request the agent is working on now (a new task, a correction), which a line
@@ -273,7 +291,6 @@ def condensed(messages: Sequence[Message], head_stop: int, cut_at: int, compact:
     split = anchor_at - head_stop if anchor_at is not None and head_stop < anchor_at \
         else 0
     parts_of = [region[:split], region[split:]] if 0 < split < len(region) else [region]
-    spans = tuple(span_of("summarized", part, context.handles) for part in parts_of)
     # The names are ranked over every condensed turn, and listed in the last part: the
     # newest turns weigh most in the ranking, so the list changes with every move.
     names = context.names.in_use([m for m in region if m is not words],
@@ -281,14 +298,30 @@ def condensed(messages: Sequence[Message], head_stop: int, cut_at: int, compact:
     # The failure lines' room is spent part by part, the older first: what it lists
     # stays as it was while the cut moves between anchors.
     failures = _Listed(int(tokens * FAILURE_SHARE * 4))
+
+    def written(n: int, part: Sequence[Message]) -> tuple[Span, list[str]]:
+        span = span_of("summarized", part, context.handles)
+        return span, _digest([m for m in part if m is not words], context,
+                             (DIGEST_SINCE if n else DIGEST_HEADER).format(
+                                 turns=sum(1 for m in part if m.role == "assistant"),
+                                 handle=span.handle),
+                             failures, names if n == len(parts_of) - 1 else ())
+
+    spans: list[Span] = []
     parts: list[Part] = []
-    for n, (part, span) in enumerate(zip(parts_of, spans, strict=True)):
-        last = n == len(parts_of) - 1
-        lines = _digest([m for m in part if m is not words], context,
-                        (DIGEST_SINCE if n else DIGEST_HEADER).format(
-                            turns=sum(1 for m in part if m.role == "assistant"),
-                            handle=span.handle),
-                        failures, names if last else ())
+    for n, part in enumerate(parts_of):
+        if n == 0 and len(parts_of) == 2 and olders is not None:
+            key = (split, next((i for i, m in enumerate(part) if m is words), -1))
+            if key not in olders:
+                span, lines = written(n, part)
+                olders[key] = _Older(span, tuple(lines), failures.chars,
+                                     frozenset(failures.shapes))
+            older = olders[key]
+            span, lines = older.span, list(older.lines)
+            failures.chars, failures.shapes = older.chars, set(older.shapes)
+        else:
+            span, lines = written(n, part)
+        spans.append(span)
         parts.extend(Part("text", line) for line in (lines[:1] if bare else lines))
     digest = Message("user", tuple(parts))
     kept = () if words is None else (words,)

@@ -32,6 +32,7 @@ from app.engine.jobs.synthesize.budget import (
     Budget,
     Compact,
     Grid,
+    Olders,
     check_fits,
     condensed,
     filled,
@@ -288,10 +289,12 @@ class Synthesizer:
         floor = self._stride_floor(prepared, sub, cuts, sizes, tokens, strategy.name)
         tried: dict[int, Compaction] = {}
         whole = wholly(prepared)
+        olders: Olders = {}
 
         def fits(i: int) -> bool:
             cut = condensed(messages, head_stop, turns[points[i]].start, sub, context,
-                            tokens=tokens, anchor_at=_anchor_at(turns, cuts, points[i]))
+                            tokens=tokens, anchor_at=_anchor_at(turns, cuts, points[i]),
+                            olders=olders)
             tried[i] = cut.compaction
             return size(cut.compaction) <= tokens and not (whole and cut.noted)
 
@@ -315,7 +318,7 @@ class Synthesizer:
         tried_out = compaction
         for bare in (False, True):
             last = condensed(messages, head_stop, turns[-1].start, sub, context,
-                             tokens=tokens, bare=bare,
+                             tokens=tokens, bare=bare, olders=olders,
                              anchor_at=_anchor_at(turns, cuts, len(turns) - 1),
                              ).compaction if len(turns) > 1 \
                 else compaction
@@ -358,11 +361,13 @@ class Synthesizer:
             return 0
         points = cuts.points
         within = bisect_left(points, start)  # the points inside the prefix
+        olders: Olders = {}
 
         def fits(i: int) -> bool:
             shorter = condensed(prefix, head_stop, turns[points[i]].start, sub,
                                 prepared.context, tokens=tokens,
-                                anchor_at=_anchor_at(turns, cuts, points[i]))
+                                anchor_at=_anchor_at(turns, cuts, points[i]),
+                                olders=olders)
             return count(lifted.lower(shorter.compaction.messages)) <= target \
                 and not (whole and shorter.noted)
 
