@@ -392,8 +392,8 @@ def _digest(region: Sequence[Message], context: StrategyContext, header: str,
 
 def _failure_lines(region: Sequence[Message], results: Mapping[int, ToolCall],
                    context: StrategyContext, listed: _Listed) -> list[str]:
-    """The distinct failure lines of the region's failed results, as many as fit in
-    ``chars``: first those of failures not since fixed (no later call of the region
+    """The distinct failure lines of the region's failed results, as many as ``listed``
+    has room for: first those of failures not since fixed (no later call of the region
     touching the same command or file succeeded), then the fixed ones, each newest
     first. The ledger names only the newest failure; these say what else is broken and
     what was tried and ruled out, the broken first: a long session's fixed failures
