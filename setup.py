@@ -46,6 +46,7 @@ COMPILED = [
     "app/engine/jobs/history/compressor.py",
     "app/engine/jobs/synthesize/asked.py",
     "app/engine/jobs/synthesize/nudge.py",
+    "app/engine/jobs/synthesize/strides.py",
     "app/engine/jobs/synthesize/synthesizer.py",
     "app/engine/jobs/trace/summarizer.py",
     "app/engine/jsontext.py",

@@ -11,13 +11,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.engine.compaction.base import Compaction
 from app.engine.compaction.tiers import Tier
 from app.engine.errors import BudgetTooSmall
 from app.engine.jobs.synthesize.budget import (
     ANCHOR_SHARE,
+    TARGET_SHARE,
     Budget,
+    Olders,
     anchor_points,
+    condensed,
     cut_points,
+    first_fitting,
+    first_fitting_near,
     grid,
     stride_start,
 )
@@ -274,10 +280,101 @@ def test_a_stride_condenses_once_and_its_next_calls_grow_at_the_end(synthesizer,
     assert len(starts) >= 2
     for k in starts:  # the stride's next calls: the same digest, the output grown at its end
         assert calls[k][1].startswith("[contextsynth] Digest of")
-        for a, b in pairwise(calls[k : k + 4]):
+        for a, b in pairwise(calls[k : k + 3]):
             assert b[1] == a[1] and b[2][: len(a[2]) - 1] == a[2][:-1]
     kept = sum(b[1] == a[1] for a, b in pairwise(calls))
     assert kept >= len(calls) // 3
+
+
+def test_within_a_stride_the_cut_moves_only_past_the_budget_and_then_well_below_it(
+        synthesizer, formats):
+    """Hysteresis on every call, not only at a stride's start: the cut stays while the
+    output fits, and a call that would pass the budget moves it down to TARGET_SHARE, so
+    the calls after a move grow at their end for a while. (Moved only as far as fitted,
+    the output passed the budget again a call or two later, each move a rewrite.)"""
+    wire = formats["openai"]
+    budget = 8_000
+    messages = _session(200, 600, 0)
+    sizes = [synthesizer.tokens(wire.parse({"messages": messages[k : k + 2]}).messages)
+             for k in range(2, len(messages), 2)]
+    calls = []  # (stride, the digest's first line, tokens sent) per call
+    for turns in range(60, 200):
+        result = synthesizer.run(wire.parse({"messages": messages[: 2 + 2 * turns]}),
+                                 SynthesisOptions(budget=Budget(budget), steer=False))
+        assert result.tokens_after <= budget
+        digest = wire.render(result.transcript)["messages"][2]["content"]
+        calls.append((stride_start(sizes[:turns], budget), digest.splitlines()[0],
+                      result.tokens_after))
+    moves = [k for k in range(1, len(calls))
+             if calls[k][1] != calls[k - 1][1] and calls[k][0] == calls[k - 1][0]]
+    assert len(moves) >= 3
+    for k in moves:
+        turn = sizes[60 + k - 1]
+        assert calls[k - 1][2] + turn > budget  # it had to move
+        assert calls[k][2] <= TARGET_SHARE * budget  # and moved well below the budget
+    assert min(b - a for a, b in pairwise(moves)) >= 3
+
+
+def test_the_users_newest_words_split_the_digest_and_stay_where_they_were_sent(
+        synthesizer, formats):
+    """The user's newest words end the digest's older part: the turns before them, the
+    words whole, then the turns from there to the cut. Every call while no newer words
+    come sends the first two as the call before sent them, however the cut moves."""
+    wire = formats["openai"]
+    budget = 8_000
+    request = {"role": "user", "content": "Now port every module to the new API, keeping "
+               "each public name. " + "The details follow. " * 120}
+    messages = [*_session(60, 600, 0), request]
+    for i in range(160):
+        messages += tool_turn(f"d{i}", "bash", {"command": f"cat lib/n{i}.py"},
+                              "\n".join(f"w_{i}_{k} = g({k})" for k in range(50)))
+    at = messages.index(request)
+    calls = []
+    for stop in range(at + 201, len(messages) + 1, 2):
+        result = synthesizer.run(wire.parse({"messages": messages[:stop]}),
+                                 SynthesisOptions(budget=Budget(budget), steer=False))
+        assert result.tokens_after <= budget
+        out = wire.render(result.transcript)["messages"]
+        assert out[2]["content"].startswith(f"{MARKER} Digest of")
+        assert out[3] == request
+        assert out[4]["content"].startswith(f"{MARKER} Then")
+        # The names, ranked over every condensed turn, are listed once, in the last part.
+        assert DIGEST_NAMES not in out[2]["content"] and DIGEST_NAMES in out[4]["content"]
+        took = _condensed(out[2]["content"] + out[4]["content"])
+        assert took[0] == sum(1 for m in messages[2:at] if m["role"] == "assistant")
+        calls.append(out)
+    moved = [(a, b) for a, b in pairwise(calls) if a[4] != b[4]]
+    assert len(moved) >= 2
+    assert all(b[:4] == a[:4] for a, b in moved)
+
+
+def test_an_older_part_kept_for_a_calls_later_tries_is_the_one_each_would_write(
+        synthesizer, formats):
+    """A call tries several cuts, and the digest's older part they share is written once.
+    A cut right after the user's words has no newer part, so its one part lists the
+    names; a later cut's older part must not (the names come once, in the last part)."""
+    wire = formats["openai"]
+    request = {"role": "user", "content": "Now port every module to the new API."}
+    messages = [*_session(30, 600, 0), request]
+    for i in range(20):
+        messages += tool_turn(f"d{i}", "bash", {"command": f"cat lib/n{i}.py"}, "ok")
+    prepared = synthesizer.prepare(wire.parse({"messages": messages}),
+                                   SynthesisOptions(budget=Budget(8_000)))
+    run = prepared.lifted.messages
+    at = messages.index(request)
+
+    def digest(cut_at: int, olders: Olders) -> list[str]:
+        out = condensed(run, 2, cut_at, lambda part: (Compaction(tuple(part)),
+                                                      prepared.context),
+                        prepared.context, tokens=8_000, olders=olders).compaction.messages
+        return [m.text for m in out[2:5]]
+
+    olders: Olders = {}
+    right_after = digest(at + 1, olders)
+    assert DIGEST_NAMES in right_after[0] and right_after[1] == request["content"]
+    later = digest(at + 11, olders)
+    assert later == digest(at + 11, {})
+    assert DIGEST_NAMES not in later[0] and DIGEST_NAMES in later[2]
 
 
 def test_a_move_of_the_cut_between_anchors_leaves_the_digests_older_part_as_sent(
@@ -379,14 +476,23 @@ def test_under_the_trigger_the_messages_go_back_as_sent(synthesizer, formats):
         wire.parse({"messages": messages}).messages
 
 
-def test_cut_points_fall_every_quarter_of_the_budget_and_stay_as_the_run_grows():
-    # A point where the running total reaches each multiple of 250 (a quarter of 1,000);
+def test_cut_points_fall_every_eighth_of_the_budget_and_stay_as_the_run_grows():
+    # A point where the running total reaches each multiple of 125 (an eighth of 1,000);
     # a turn that passes several multiples is one point; the newest turn is never cut.
-    assert cut_points([100, 100, 100, 600, 100, 100], 1000) == [3, 4, 5]
+    assert cut_points([100, 100, 100, 600, 100, 100], 1000) == [2, 3, 4, 5]
     assert cut_points([300], 1000) == []
     sizes = [137 * (k % 5 + 1) for k in range(80)]
     grown = [cut_points(sizes[:n], 2000) for n in range(2, 81)]
     assert all(b[:len(a)] == a for a, b in pairwise(grown))  # points only ever added
+
+
+@given(low=st.integers(0, 40), high=st.integers(-2, 80), first=st.integers(-3, 90))
+def test_the_search_near_the_last_cut_finds_what_a_bisection_finds(low, high, first):
+    # Points from ``first`` on fit: both searches find the first in low..high, or None.
+    def fits(i: int) -> bool:
+        return i >= first
+
+    assert first_fitting_near(fits, low, high) == first_fitting(fits, low, high)
 
 
 def test_a_stride_begins_each_time_the_run_grows_by_twice_the_budget():

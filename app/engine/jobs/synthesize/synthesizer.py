@@ -3,7 +3,6 @@ service got from an LLM), stats and receipt."""
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -26,25 +25,19 @@ from app.engine.jobs.accounting import account
 from app.engine.jobs.caches import EngineCaches
 from app.engine.jobs.synthesize.asked import asked_records
 from app.engine.jobs.synthesize.budget import (
-    FLOOR_MEMO_BYTES,
     NEAR_STEPS,
-    TARGET_SHARE,
     Budget,
-    Compact,
     Grid,
-    Olders,
     check_fits,
     condensed,
     filled,
-    fingerprint,
     first_fitting,
     grid,
     squeezed,
-    stride_start,
 )
 from app.engine.jobs.synthesize.modes import Mode
 from app.engine.jobs.synthesize.nudge import nudge
-from app.engine.memo import Memo
+from app.engine.jobs.synthesize.strides import Fitting, Strides
 from app.engine.reading.calls import validate
 from app.engine.reading.confidence import read_with_confidence
 from app.engine.reading.facts import Facts
@@ -193,9 +186,8 @@ class Synthesizer:
         self._strategies = strategies
         self._caches = caches or EngineCaches()
         self._window = WindowStrategy()
-        # Each stride's first cut point (see ``budget``), by the run as the stride began:
-        # a few dozen bytes an entry, so a fixed bound serves thousands of conversations.
-        self._floors: Memo[tuple[object, ...], int] = Memo(FLOOR_MEMO_BYTES)
+        # What a budgeted call's cut rests on, read from the run (see ``strides``).
+        self._strides = Strides()
 
     @property
     def strategies(self) -> Mapping[str, Strategy]:
@@ -286,17 +278,15 @@ class Synthesizer:
         sizes = [count(messages[t.start : t.stop]) for t in turns]
         cuts = grid(sizes, tokens)
         points = cuts.points
-        floor = self._stride_floor(prepared, sub, cuts, sizes, tokens, strategy.name)
+        fitting = Fitting(messages, context, sub, cuts, tokens,
+                          lambda m: count(lifted.lower(m)), whole=wholly(prepared))
+        floor = self._strides.floor(fitting, sizes, (tokens, context.budget, strategy.name))
         tried: dict[int, Compaction] = {}
-        whole = wholly(prepared)
-        olders: Olders = {}
 
         def fits(i: int) -> bool:
-            cut = condensed(messages, head_stop, turns[points[i]].start, sub, context,
-                            tokens=tokens, anchor_at=_anchor_at(turns, cuts, points[i]),
-                            olders=olders)
+            cut = fitting.cut(len(turns), i)
             tried[i] = cut.compaction
-            return size(cut.compaction) <= tokens and not (whole and cut.noted)
+            return size(cut.compaction) <= tokens and not (fitting.whole and cut.noted)
 
         # From the stride's first point on, one point at a time: the first fits but for
         # a stride that outgrew its room, and a point further on seldom needs more than
@@ -318,7 +308,7 @@ class Synthesizer:
         tried_out = compaction
         for bare in (False, True):
             last = condensed(messages, head_stop, turns[-1].start, sub, context,
-                             tokens=tokens, bare=bare, olders=olders,
+                             tokens=tokens, bare=bare, olders=fitting.olders,
                              anchor_at=_anchor_at(turns, cuts, len(turns) - 1),
                              ).compaction if len(turns) > 1 \
                 else compaction
@@ -330,49 +320,6 @@ class Synthesizer:
             f"output takes {size(tried_out)} tokens, past 'budget_tokens' {tokens}: the "
             "newest turn's own text does not fit beside the system prompt and the task; "
             "send a larger budget.", pointer="/budget_tokens")
-
-    def _stride_floor(self, prepared: Prepared, sub: Compact, cuts: Grid,
-                      sizes: Sequence[int], tokens: int, strategy: str) -> int:
-        """The first cut point this stride may use: the fewest condensed turns that took
-        the run, as it was when the stride began, down to TARGET_SHARE of the budget (0
-        in the first stride, or when it fitted then without condensing)."""
-        start = stride_start(sizes, tokens)
-        if not start:
-            return 0
-        prefix = prepared.lifted.messages[: prepared.context.segments.turns[start - 1].stop]
-        # The same for every call of the stride: kept, so that a call condenses once.
-        key = (fingerprint(prefix), tokens, prepared.context.budget, strategy)
-        return self._floors.get(key, lambda _: self._floor(prepared, sub, cuts, start,
-                                                           tokens))
-
-    def _floor(self, prepared: Prepared, sub: Compact, cuts: Grid, start: int,
-               tokens: int) -> int:
-        """The fewest of the cut points condensed that take the run's first ``start`` turns down
-        to TARGET_SHARE of ``tokens``."""
-        lifted = prepared.lifted
-        count = self._counter.messages
-        messages = lifted.messages
-        turns = prepared.context.segments.turns
-        head_stop = prepared.context.segments.head_stop
-        prefix = messages[: turns[start - 1].stop]
-        target = int(tokens * TARGET_SHARE)
-        whole = wholly(prepared)
-        if count(lifted.lower(sub(prefix)[0].messages)) <= target:
-            return 0
-        points = cuts.points
-        within = bisect_left(points, start)  # the points inside the prefix
-        olders: Olders = {}
-
-        def fits(i: int) -> bool:
-            shorter = condensed(prefix, head_stop, turns[points[i]].start, sub,
-                                prepared.context, tokens=tokens,
-                                anchor_at=_anchor_at(turns, cuts, points[i]),
-                                olders=olders)
-            return count(lifted.lower(shorter.compaction.messages)) <= target \
-                and not (whole and shorter.noted)
-
-        found = first_fitting(fits, 0, within - 1)
-        return found if found is not None else max(within - 1, 0)
 
     def plan_deep(self, prepared: Prepared) -> DeepPlan | None:
         """The prompt for the older turns; None when everything fits the recent window."""
