@@ -11,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.adapters.tokenizer import pretokenizer
 from app.engine.compaction.base import Compaction
+from app.engine.compaction.strategies import builtin_strategies
 from app.engine.compaction.tiers import Tier
 from app.engine.errors import BudgetTooSmall
 from app.engine.jobs.synthesize.budget import (
@@ -27,8 +29,9 @@ from app.engine.jobs.synthesize.budget import (
     grid,
     stride_start,
 )
-from app.engine.jobs.synthesize.synthesizer import SynthesisOptions
+from app.engine.jobs.synthesize.synthesizer import SynthesisOptions, Synthesizer
 from app.engine.prompts import DIGEST_FAILURES, DIGEST_NAMES, MARKER
+from app.engine.transcript.tokens import TokenCounter
 from tests.support.build import coding_run, tool_turn
 
 
@@ -287,7 +290,7 @@ def test_a_stride_condenses_once_and_its_next_calls_grow_at_the_end(synthesizer,
 
 
 def test_within_a_stride_the_cut_moves_only_past_the_budget_and_then_well_below_it(
-        synthesizer, formats):
+        synthesizer, formats, encoder):
     """Hysteresis on every call, not only at a stride's start: the cut stays while the
     output fits, and a call that would pass the budget moves it down to TARGET_SHARE, so
     the calls after a move grow at their end for a while. (Moved only as far as fitted,
@@ -312,6 +315,14 @@ def test_within_a_stride_the_cut_moves_only_past_the_budget_and_then_well_below_
         turn = sizes[60 + k - 1]
         assert calls[k - 1][2] + turn > budget  # it had to move
         assert calls[k][2] <= TARGET_SHARE * budget  # and moved well below the budget
+        # A replica that never saw the loop reads the same moves from the run alone.
+        for turns in (60 + k, 60 + k + 1):
+            sent = wire.parse({"messages": messages[: 2 + 2 * turns]})
+            fresh = Synthesizer(TokenCounter(encoder, pretokenizer=pretokenizer(encoder)),
+                                builtin_strategies())
+            options = SynthesisOptions(budget=Budget(budget), steer=False)
+            assert wire.render(fresh.run(sent, options).transcript) == \
+                wire.render(synthesizer.run(sent, options).transcript)
     assert min(b - a for a, b in pairwise(moves)) >= 3
 
 
