@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 
 from app.engine.compaction.base import StrategyContext
 from app.engine.jobs.synthesize.budget import (
-    FLOOR_MEMO_BYTES,
     TARGET_SHARE,
     Compact,
     Condensed,
@@ -34,6 +33,12 @@ from app.engine.transcript.model import Message
 # The tokens of some of the run's messages as the call would send them (lowered to the
 # wire's shapes).
 Size = Callable[[Sequence[Message]], int]
+# The bytes each memo may hold. An entry is kept under its key's fingerprint, a few dozen
+# bytes with its value: a stride's first cut, one a conversation; its readings, one for
+# each of the turns near the budget (a few dozen a stride at 8k), so a fleet of a
+# thousand budgeted loops keeps each one's current stride.
+FLOOR_MEMO_BYTES = 1 << 20
+MOVES_MEMO_BYTES = 1 << 23
 
 
 class Fitting:
@@ -103,12 +108,13 @@ class Fitting:
 
 class Strides:
     """Each stride's first cut and each reading of the run within a stride, by the run
-    as it was there: a few dozen bytes an entry, so a fixed bound serves thousands of
-    conversations."""
+    as it was there (a warm call that missed one would read the stride again)."""
 
     def __init__(self) -> None:
-        self._floors: Memo[tuple[object, ...], int] = Memo(FLOOR_MEMO_BYTES)
-        self._moves: Memo[tuple[object, ...], tuple[int, int]] = Memo(FLOOR_MEMO_BYTES)
+        self._floors: Memo[tuple[object, ...], int] = Memo(FLOOR_MEMO_BYTES,
+                                                            fingerprinted=True)
+        self._moves: Memo[tuple[object, ...], tuple[int, int]] = Memo(MOVES_MEMO_BYTES,
+                                                                       fingerprinted=True)
 
     def floor(self, fitting: Fitting, sizes: Sequence[int], key: tuple[object, ...]) -> int:
         """The first cut point the call may use (see the module's docstring), given each
