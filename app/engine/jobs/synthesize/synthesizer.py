@@ -288,10 +288,11 @@ class Synthesizer:
             tried[i] = cut.compaction
             return size(cut.compaction) <= tokens and not (fitting.whole and cut.noted)
 
-        # From the stride's first point on, one point at a time: the first fits but for
-        # a stride that outgrew its room, and a point further on seldom needs more than
-        # one step. (A bisection could settle on a later point that fits where an earlier
-        # one also does: closing blocks make the output's size uneven across points.)
+        # From the point the stride's readings leave (see strides) on, one point at a
+        # time: that one fits but where a turn the readings passed over grew the output
+        # by more than its own tokens, and a point further on seldom needs more than one
+        # step. (A bisection could settle on a later point that fits where an earlier one
+        # also does: closing blocks make the output's size uneven across points.)
         # Past a few steps, or when even the last point does not fit (a newest turn past
         # the budget), the search bisects or gives up: a long run has hundreds of points.
         most = len(points) - 1
