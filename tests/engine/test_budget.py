@@ -300,13 +300,13 @@ def test_within_a_stride_the_cut_moves_only_past_the_budget_and_then_well_below_
     messages = _session(200, 600, 0)
     sizes = [synthesizer.tokens(wire.parse({"messages": messages[k : k + 2]}).messages)
              for k in range(2, len(messages), 2)]
-    calls = []  # (stride, the digest's first line, tokens sent) per call
+    calls = []  # (stride, the turns the digest took, tokens sent) per call
     for turns in range(60, 200):
         result = synthesizer.run(wire.parse({"messages": messages[: 2 + 2 * turns]}),
                                  SynthesisOptions(budget=Budget(budget), steer=False))
         assert result.tokens_after <= budget
         digest = wire.render(result.transcript)["messages"][2]["content"]
-        calls.append((stride_start(sizes[:turns], budget), digest.splitlines()[0],
+        calls.append((stride_start(sizes[:turns], budget), sum(_condensed(digest)),
                       result.tokens_after))
     moves = [k for k in range(1, len(calls))
              if calls[k][1] != calls[k - 1][1] and calls[k][0] == calls[k - 1][0]]
