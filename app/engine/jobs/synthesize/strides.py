@@ -57,17 +57,25 @@ class Fitting:
         # synthesizer.wholly).
         self.whole = whole
         self.olders: Olders = {}
+        # Each cut made, by the turns and point: the stride's reading of this call's own
+        # turn makes the cut the search then tries first.
+        self._cuts: dict[tuple[int, int, bool], Condensed] = {}
 
     def cut(self, turns: int, point: int, *, bare: bool = False) -> Condensed:
         """The run's first ``turns`` turns with the cut at ``point`` (an index into the
         grid's points)."""
+        found = self._cuts.get((turns, point, bare))
+        if found is not None:
+            return found
         every = self.context.segments.turns
         at = self.cuts.points[point]
         anchor = self.cuts.anchor(at)
-        return condensed(self.messages[: every[turns - 1].stop],
+        made = condensed(self.messages[: every[turns - 1].stop],
                          self.context.segments.head_stop, every[at].start, self.sub,
                          self.context, tokens=self.tokens, bare=bare, olders=self.olders,
                          anchor_at=every[anchor].start if anchor else None)
+        self._cuts[turns, point, bare] = made
+        return made
 
     def size_at(self, turns: int, point: int) -> int:
         """The tokens of the run's first ``turns`` turns cut at ``point``: past any
